@@ -1,0 +1,66 @@
+"""Shared pieces of the benchmarks: a result row, timing, peak memory and the table."""
+
+from __future__ import annotations
+
+import resource
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+
+@dataclass
+class Row:
+    """One measured figure. ``target`` is the goal as text (e.g. ">= 5 M/s"), ``ok`` whether it
+    was met (None when there is no target)."""
+
+    group: str
+    name: str
+    value: float
+    unit: str
+    target: str = ""
+    ok: bool | None = None
+
+    def cells(self) -> list[str]:
+        mark = "" if self.ok is None else ("yes" if self.ok else "NO")
+        return [self.group, self.name, fmt(self.value), self.unit, self.target, mark]
+
+
+def fmt(value: float) -> str:
+    if value == 0:
+        return "0"
+    if abs(value) >= 100:
+        return f"{value:,.0f}"
+    if abs(value) >= 1:
+        return f"{value:,.2f}"
+    return f"{value:.4f}"
+
+
+def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
+    """Best wall time of ``repeat`` calls, in seconds."""
+    best = float("inf")
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def peak_rss_mb() -> float:
+    """Peak resident set size of this process so far, in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def table(rows: list[Row]) -> str:
+    head = ["group", "measure", "value", "unit", "target", "met"]
+    data = [head] + [r.cells() for r in rows]
+    widths = [max(len(r[i]) for r in data) for i in range(len(head))]
+    lines = []
+    for n, r in enumerate(data):
+        lines.append(
+            "  ".join(
+                c.rjust(w) if i == 2 else c.ljust(w) for i, (c, w) in enumerate(zip(r, widths))
+            )
+        )
+        if n == 0:
+            lines.append("  ".join("-" * w for w in widths))
+    return "\n".join(lines)

@@ -1,0 +1,1 @@
+"""tfrecord-browser's front end: the Streamlit app and the command line."""

@@ -1,0 +1,361 @@
+"""TFRecord framing: pure functions over bytes.
+
+A TFRecord stream is records laid end to end, with no file header and no sync marker::
+
+    uint64 length                   little-endian
+    uint32 masked_crc32c(length)    CRC32C of the 8 length bytes, masked, little-endian
+    byte   data[length]
+    uint32 masked_crc32c(data)
+
+``mask(crc) = ((crc >> 15) | (crc << 17)) + 0xa282ead8`` (mod 2**32), as in TensorFlow's
+``crc32c.h``. GZIP and ZLIB wrap the whole stream, so offsets here are always offsets in the
+decompressed stream.
+
+The scanner walks headers only (no payload is touched) and reports damage as data: a
+:class:`Problem` per damaged place, and after a bad header it resynchronises by looking for
+the next 12-byte window whose length CRC checks out and whose record's data CRC checks out too.
+"""
+
+from __future__ import annotations
+
+import struct
+from array import array
+from dataclasses import dataclass, field
+from typing import Any
+
+import crc32c as _crc32c
+import numpy as np
+
+from .errors import CorruptRecordError, TruncatedRecordError
+
+HEADER_SIZE = 12  # uint64 length + uint32 masked CRC of the length
+FOOTER_SIZE = 4  # uint32 masked CRC of the data
+OVERHEAD = HEADER_SIZE + FOOTER_SIZE
+MASK_DELTA = 0xA282EAD8
+
+_HEADER = struct.Struct("<QI")
+_U32 = struct.Struct("<I")
+_U64 = struct.Struct("<Q")
+
+# Problem kinds, as reported by verify/info and the app.
+DATA_CRC = "data_crc"  # the payload does not match its CRC; the length is trusted
+LENGTH_CRC = "length_crc"  # a header's length CRC failed (bit rot or junk between records)
+TRUNCATED = "truncated"  # the stream ends inside a record, or 1-11 stray bytes trail it
+PROBLEM_KINDS = (DATA_CRC, LENGTH_CRC, TRUNCATED)
+
+
+def crc32c(data: Any) -> int:
+    """Plain CRC32C (Castagnoli) of a bytes-like object."""
+    return int(_crc32c.crc32c(data))
+
+
+def mask_crc(crc: int) -> int:
+    """TensorFlow's CRC mask: rotate right by 15 bits and add a constant."""
+    return ((((crc >> 15) | (crc << 17)) & 0xFFFFFFFF) + MASK_DELTA) & 0xFFFFFFFF
+
+
+def unmask_crc(masked: int) -> int:
+    """Inverse of :func:`mask_crc`."""
+    rot = (masked - MASK_DELTA) & 0xFFFFFFFF
+    return ((rot >> 17) | (rot << 15)) & 0xFFFFFFFF
+
+
+def masked_crc32c(data: Any) -> int:
+    return mask_crc(int(_crc32c.crc32c(data)))
+
+
+def encode_header(length: int) -> bytes:
+    """The 12-byte header for a payload of ``length`` bytes."""
+    raw = _U64.pack(length)
+    return raw + _U32.pack(masked_crc32c(raw))
+
+
+def encode_footer(payload: Any) -> bytes:
+    return _U32.pack(masked_crc32c(payload))
+
+
+def encode_record(payload: bytes) -> bytes:
+    """One framed record: header, payload, footer."""
+    return encode_header(len(payload)) + bytes(payload) + encode_footer(payload)
+
+
+def header_ok(buf: Any, offset: int) -> bool:
+    """Whether the 12 bytes at ``offset`` are a header whose length CRC checks out."""
+    length_bytes = buf[offset : offset + 8]
+    (stored,) = _U32.unpack_from(buf, offset + 8)
+    return masked_crc32c(length_bytes) == stored
+
+
+def data_ok(buf: Any, offset: int, length: int) -> bool:
+    """Whether the record whose header is at ``offset`` has a matching data CRC.
+    The caller has checked that the record lies inside ``buf``."""
+    start = offset + HEADER_SIZE
+    mv = memoryview(buf)[start : start + length]
+    try:
+        (stored,) = _U32.unpack_from(buf, start + length)
+        return masked_crc32c(mv) == stored
+    finally:
+        mv.release()
+
+
+def read_at(buf: Any, offset: int, size: int, *, path: str = "") -> tuple[bytes, int] | None:
+    """Read the record whose header is at ``offset``: TensorFlow's three outcomes.
+
+    Returns ``(payload, next_offset)``, or ``None`` at a clean end of the stream (``offset ==
+    size``). Raises :class:`TruncatedRecordError` when the stream ends inside the record (1-11
+    stray bytes included, which TensorFlow ignores silently) and :class:`CorruptRecordError`
+    when a CRC fails. The length is used only after its CRC has checked out and it fits in the
+    stream, so a damaged length never turns into an allocation."""
+    if offset >= size:
+        return None
+    if size - offset < HEADER_SIZE:
+        raise TruncatedRecordError(
+            f"truncated record: {size - offset} stray bytes, too few for a header",
+            path=path,
+            offset=offset,
+        )
+    if not header_ok(buf, offset):
+        suffix = " (Is this even a TFRecord file?)" if offset == 0 else ""
+        raise CorruptRecordError(
+            f"corrupted record: the length CRC does not match{suffix}",
+            path=path,
+            offset=offset,
+            kind=LENGTH_CRC,
+        )
+    (length,) = _U64.unpack_from(buf, offset)
+    if length > size - offset - OVERHEAD:
+        raise TruncatedRecordError(
+            f"truncated record: the header promises {length} payload bytes but the stream ends"
+            f" {size - offset - HEADER_SIZE} bytes after it",
+            path=path,
+            offset=offset,
+        )
+    if not data_ok(buf, offset, length):
+        raise CorruptRecordError(
+            f"corrupted record: the data CRC does not match its {length} payload bytes",
+            path=path,
+            offset=offset,
+            kind=DATA_CRC,
+        )
+    start = offset + HEADER_SIZE
+    return bytes(buf[start : start + length]), start + length + FOOTER_SIZE
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One damaged place in a stream.
+
+    ``offset`` is the byte offset of the damaged record's header in the (decompressed) stream
+    (``None`` when unknown); ``end`` is where readable data resumes, so ``[offset, end)`` is the
+    skipped region (``end == offset`` when nothing was skipped, e.g. a bad data CRC whose
+    length could be trusted).
+    """
+
+    kind: str
+    offset: int | None
+    end: int | None
+    message: str
+    path: str = ""
+
+    @property
+    def skipped(self) -> int:
+        if self.offset is None or self.end is None:
+            return 0
+        return max(0, self.end - self.offset)
+
+    def describe(self) -> str:
+        where = self.path or "<memory>"
+        at = f" at byte {self.offset}" if self.offset is not None else ""
+        return f"{where}{at}: {self.message}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"offset": self.offset, "problem": self.kind, "message": self.describe()}
+
+
+@dataclass
+class ScanChunk:
+    """What one call of :func:`scan` found: record offsets and payload lengths in stream
+    order, the problems met, and where the next call should start."""
+
+    offsets: array = field(default_factory=lambda: array("Q"))
+    lengths: array = field(default_factory=lambda: array("Q"))
+    problems: list[Problem] = field(default_factory=list)
+    next_offset: int = 0
+    done: bool = False
+
+
+def _crc_table() -> np.ndarray:
+    poly = 0x82F63B78
+    table = np.zeros(256, dtype=np.uint32)
+    for i in range(256):
+        c = i
+        for _ in range(8):
+            c = (c >> 1) ^ poly if c & 1 else c >> 1
+        table[i] = c
+    return table
+
+
+_TABLE = _crc_table()
+_FF = np.uint32(0xFF)
+
+
+def _masked_crc_of_u64(values: np.ndarray) -> np.ndarray:
+    """Masked CRC32C of the 8 little-endian bytes of each uint64, vectorised."""
+    crc = np.full(values.shape, 0xFFFFFFFF, dtype=np.uint32)
+    v = values.astype(np.uint64, copy=False)
+    for k in range(8):
+        byte = ((v >> np.uint64(8 * k)) & np.uint64(0xFF)).astype(np.uint32)
+        crc = _TABLE[(crc ^ byte) & _FF] ^ (crc >> np.uint32(8))
+    crc ^= np.uint32(0xFFFFFFFF)
+    return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + np.uint32(MASK_DELTA)
+
+
+def _first_bad_header(buf: Any, offsets: array, lengths: np.ndarray) -> int:
+    """Index of the first header in a contiguous run whose length CRC fails, or -1."""
+    if not offsets:
+        return -1
+    offs = np.frombuffer(offsets, dtype=np.uint64).astype(np.int64)
+    data = np.frombuffer(buf, dtype=np.uint8)
+    pos = offs + 8
+    stored = (
+        data[pos].astype(np.uint32)
+        | (data[pos + 1].astype(np.uint32) << np.uint32(8))
+        | (data[pos + 2].astype(np.uint32) << np.uint32(16))
+        | (data[pos + 3].astype(np.uint32) << np.uint32(24))
+    )
+    bad = np.flatnonzero(_masked_crc_of_u64(lengths) != stored)
+    return int(bad[0]) if bad.size else -1
+
+
+_RESYNC_WINDOW = 1 << 20
+
+
+def find_next_record(buf: Any, start: int, size: int) -> int | None:
+    """The first offset >= ``start`` holding a header whose length CRC checks out and whose
+    record lies inside the stream with a matching data CRC; ``None`` if there is none.
+
+    Candidates are found a window at a time with a vectorised CRC over every byte position,
+    so a megabyte of junk costs milliseconds, and memory stays bounded by the window."""
+    data = np.frombuffer(buf, dtype=np.uint8)
+    pos = start
+    while pos + HEADER_SIZE <= size:
+        count = min(_RESYNC_WINDOW, size - HEADER_SIZE - pos + 1)
+        window = data[pos : pos + count + HEADER_SIZE - 1]
+        # Build little-endian u64 / u32 values at every byte position of the window.
+        u64 = np.zeros(count, dtype=np.uint64)
+        for k in range(8):
+            u64 |= window[k : k + count].astype(np.uint64) << np.uint64(8 * k)
+        stored = np.zeros(count, dtype=np.uint32)
+        for k in range(4):
+            stored |= window[8 + k : 8 + k + count].astype(np.uint32) << np.uint32(8 * k)
+        hits = np.flatnonzero(_masked_crc_of_u64(u64) == stored)
+        for hit in hits.tolist():
+            cand = pos + hit
+            length = int(u64[hit])
+            if length > size - cand - OVERHEAD:
+                continue
+            if data_ok(buf, cand, length):
+                return cand
+        pos += count
+    return None
+
+
+def scan(
+    buf: Any, start: int, size: int, *, max_records: int = 1 << 20, path: str = ""
+) -> ScanChunk:
+    """Walk record headers from ``start`` and return up to about ``max_records`` of them.
+
+    Pure over ``buf`` (bytes, mmap or memoryview): reads headers only, allocates nothing from a
+    length it has not checked, and turns every kind of damage into a :class:`Problem`. Call again
+    with ``next_offset`` until ``done``."""
+    out = ScanChunk(next_offset=start)
+    unpack = _U64.unpack_from
+    off = start
+    last_header = size - HEADER_SIZE
+    while len(out.offsets) < max_records:
+        # Fast path: follow the length chain; the length CRCs of the run are checked in bulk
+        # right after, before any offset of the run is kept.
+        run = array("Q")
+        append = run.append
+        budget = max_records - len(out.offsets)
+        while off <= last_header and budget:
+            (length,) = unpack(buf, off)
+            nxt = off + OVERHEAD + length
+            if nxt > size:
+                break
+            append(off)
+            off = nxt
+            budget -= 1
+        if run:
+            offs_np = np.frombuffer(run, dtype=np.uint64)
+            lens_np = np.empty_like(offs_np)
+            lens_np[:-1] = np.diff(offs_np) - np.uint64(OVERHEAD)
+            lens_np[-1] = np.uint64(off - int(offs_np[-1]) - OVERHEAD)
+            bad = _first_bad_header(buf, run, lens_np)
+            if bad >= 0:
+                out.offsets.extend(run[:bad])
+                out.lengths.frombytes(lens_np[:bad].tobytes())
+                _resync(buf, run[bad], size, out, path, LENGTH_CRC)
+                if out.done:
+                    return out
+                off = out.next_offset
+                continue
+            out.offsets.extend(run)
+            out.lengths.frombytes(lens_np.tobytes())
+        if len(out.offsets) >= max_records or off >= size:
+            break
+        if off > last_header:
+            left = size - off
+            out.problems.append(
+                Problem(
+                    TRUNCATED,
+                    off,
+                    size,
+                    f"truncated record: {left} stray byte{'s' if left != 1 else ''} after the"
+                    " last record, too few for a 12-byte header",
+                    path,
+                )
+            )
+            off = size
+            break
+        # A whole header is there but its record would run past the end of the stream.
+        if header_ok(buf, off):
+            (length,) = unpack(buf, off)
+            message = (
+                f"truncated record: the header promises {length} payload bytes but the stream"
+                f" ends {size - off - HEADER_SIZE} bytes after it"
+            )
+            _resync(buf, off, size, out, path, TRUNCATED, message)
+        else:
+            _resync(buf, off, size, out, path, LENGTH_CRC)
+        if out.done:
+            return out
+        off = out.next_offset
+    out.next_offset = off
+    out.done = off >= size
+    return out
+
+
+def _resync(
+    buf: Any,
+    off: int,
+    size: int,
+    out: ScanChunk,
+    path: str,
+    kind: str,
+    message: str | None = None,
+) -> None:
+    nxt = find_next_record(buf, off + 1, size)
+    end = size if nxt is None else nxt
+    if message is None:
+        message = "corrupted record: the length CRC does not match"
+        if off == 0:
+            message += " (Is this even a TFRecord file?)"
+    skipped = end - off
+    if nxt is None:
+        message += f"; no intact record follows ({skipped} bytes skipped to the end)"
+    else:
+        message += f"; {skipped} bytes skipped, reading resumes at byte {nxt}"
+    out.problems.append(Problem(kind, off, end, message, path))
+    out.next_offset = end
+    out.done = nxt is None

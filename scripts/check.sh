@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# The one test command: installs what the tests need, then lint, type checks and every test.
+# Used by the README's Quick start and by .ci/run. Extra arguments go to pytest.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python3 -m pip install --quiet --disable-pip-version-check -e ".[test]"
+
+# The end-to-end tests drive Debian's Chromium (never a downloaded browser build).
+if ! command -v chromium >/dev/null 2>&1; then
+  if [ "$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then
+    echo "== installing Debian's chromium for the browser tests"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "== chromium is missing and cannot be installed here: browser tests will fail" >&2
+  fi
+fi
+
+echo "== ruff"
+python3 -m ruff check .
+python3 -m ruff format --check .
+echo "== mypy"
+python3 -m mypy
+echo "== pytest"
+python3 -m pytest "$@"

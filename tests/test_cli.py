@@ -1,0 +1,161 @@
+"""The command line as scripts use it: JSON shapes, exit codes and messages."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+
+import pytest
+from conftest import DATA, damaged_expectations, expected_lines
+
+from browser_app.cli import main
+from browser_app.selection import SpecError, parse_record_spec
+from codec.writer import write_records
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_info_json(capsys):
+    code, out, _ = run(
+        capsys, "info", str(DATA / "basic.tfrecord"), str(DATA / "basic.tfrecord.gz"), "--json"
+    )
+    assert code == 0
+    files = json.loads(out)["files"]
+    assert [(f["compression"], f["records"], f["bytes"], f["problems"]) for f in files] == [
+        ("none", 64, 6411, 0),
+        ("gzip", 64, 6411, 0),
+    ]
+
+
+def test_info_human_on_damage(capsys):
+    code, out, _ = run(capsys, "info", str(DATA / "garbage_between.tfrecord"))
+    assert code == 1
+    assert "64 records" in out and "1 problem" in out and "37 bytes skipped" in out
+
+
+@pytest.mark.parametrize("name", sorted(damaged_expectations()))
+def test_verify_json_matches_expected(capsys, name):
+    exp = damaged_expectations()[name]
+    code, out, _ = run(capsys, "verify", str(DATA / name), "--json")
+    doc = json.loads(out)
+    [f] = doc["files"]
+    assert [(p["offset"], p["problem"]) for p in f["problems"]] == [
+        (p["offset"], p["problem"]) for p in exp["problems"]
+    ]
+    assert f["records"] == len(exp["readable_offsets"])
+    assert doc["ok"] == (not exp["problems"])
+    assert code == (1 if exp["problems"] else 0)
+    for p in f["problems"]:
+        assert name in p["message"] and str(p["offset"]) in p["message"]
+
+
+def test_verify_human_lines(capsys):
+    code, out, _ = run(
+        capsys, "verify", str(DATA / "corrupt_data_crc.tfrecord"), str(DATA / "basic.tfrecord")
+    )
+    assert code == 1
+    lines = out.splitlines()
+    assert any("byte 501: data_crc" in line for line in lines)
+    assert any(
+        line.startswith("OK ") and "basic.tfrecord: 64 intact records" in line for line in lines
+    )
+    assert lines[-1].startswith("DAMAGED: 2 files")
+
+
+def test_verify_missing_file_exit_2(capsys, tmp_path):
+    code, _, err = run(capsys, "verify", str(tmp_path / "typo.tfrecord"))
+    assert code == 2 and "no such file" in err and "Traceback" not in err
+
+
+def test_verify_no_permission_exit_2(capsys, tmp_path, monkeypatch):
+    import os
+
+    p = tmp_path / "secret.tfrecord"
+    write_records(p, [b"x"])
+    real_open = os.open
+
+    def deny(path, flags, *a, **k):
+        if os.fspath(path) == str(p):
+            raise PermissionError(13, "Permission denied", str(p))
+        return real_open(path, flags, *a, **k)
+
+    # Tests may run as root, who can read anything: refuse the open the way the OS would.
+    monkeypatch.setattr(os, "open", deny)
+    code, _, err = run(capsys, "verify", str(p))
+    assert code == 2 and "permission denied" in err and "Traceback" not in err
+
+
+def test_usage_error_exit_2(capsys):
+    assert run(capsys, "verify")[0] == 2
+    assert run(capsys, "frobnicate")[0] == 2
+
+
+def test_dump_raw_json_matches_golden(capsys):
+    code, out, _ = run(
+        capsys, "dump", str(DATA / "raw_records.tfrecord"), "--kind", "raw", "--json"
+    )
+    assert code == 0
+    got = [json.loads(line) for line in out.splitlines()]
+    assert got == expected_lines("raw_records.tfrecord")
+
+
+def test_dump_raw_record_spec(capsys):
+    code, out, _ = run(
+        capsys,
+        "dump",
+        str(DATA / "basic.tfrecord"),
+        "--kind",
+        "raw",
+        "--json",
+        "--records",
+        "0:2,-1",
+    )
+    assert code == 0
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line["index"] for line in lines] == [0, 1, 63]
+    exp = expected_lines("basic.tfrecord")
+    assert [line["offset"] for line in lines] == [exp[i]["offset"] for i in (0, 1, 63)]
+    assert all(len(base64.b64decode(line["record"])) == line["length"] for line in lines)
+
+
+def test_dump_reports_damage_on_stderr(capsys):
+    code, out, err = run(
+        capsys, "dump", str(DATA / "corrupt_data_crc.tfrecord"), "--kind", "raw", "--json"
+    )
+    assert code == 1
+    assert len(out.splitlines()) == 63
+    assert "at byte 501" in err
+
+
+def test_dump_bad_spec(capsys):
+    code, _, err = run(
+        capsys, "dump", str(DATA / "basic.tfrecord"), "--kind", "raw", "--records", "1:x"
+    )
+    assert code == 2 and "--records" in err
+
+
+def test_parse_record_spec():
+    assert parse_record_spec("0:3,15,-1", 20) == [0, 1, 2, 15, 19]
+    assert parse_record_spec(":", 3) == [0, 1, 2]
+    assert parse_record_spec("::2", 5) == [0, 2, 4]
+    assert parse_record_spec("5:100", 7) == [5, 6]
+    for bad in ["", "x", "1:2:3:4", "::0", "30"]:
+        with pytest.raises(SpecError):
+            parse_record_spec(bad, 20)
+
+
+def test_python_m_entry_point():
+    res = subprocess.run(
+        [sys.executable, "-m", "browser_app", "info", str(DATA / "basic.tfrecord"), "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["files"][0]["records"] == 64

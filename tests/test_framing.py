@@ -1,0 +1,102 @@
+"""Spec vectors from format.md and the pure framing functions."""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+
+from codec import framing
+from codec.errors import CorruptRecordError, TruncatedRecordError
+
+
+def test_crc32c_check_value():
+    assert framing.crc32c(b"123456789") == 0xE3069283
+    assert framing.mask_crc(0xE3069283) == 0xC78AB0E5
+    assert framing.unmask_crc(0xC78AB0E5) == 0xE3069283
+
+
+@pytest.mark.parametrize(
+    ("length", "masked"),
+    [(0, 0x07980329), (1, 0x41DE7501), (49, 0xE983839D)],
+)
+def test_length_crc_vectors(length, masked):
+    header = framing.encode_header(length)
+    assert header[:8] == struct.pack("<Q", length)
+    assert struct.unpack("<I", header[8:])[0] == masked
+
+
+def test_empty_record_is_exactly_16_bytes():
+    assert framing.encode_record(b"").hex() == "0000000000000000" + "29039807" + "d8ea82a2"
+    assert framing.masked_crc32c(b"") == 0xA282EAD8
+
+
+def test_mask_roundtrip_all_bits():
+    for crc in (0, 1, 0xFFFFFFFF, 0x80000000, 0x12345678):
+        assert framing.unmask_crc(framing.mask_crc(crc)) == crc
+
+
+def test_vectorised_length_crc_agrees_with_scalar():
+    import numpy as np
+
+    values = np.array([0, 1, 49, 2**32, 2**62, 2**64 - 1, 123456789], dtype=np.uint64)
+    got = framing._masked_crc_of_u64(values)
+    want = [framing.masked_crc32c(struct.pack("<Q", int(v))) for v in values]
+    assert got.tolist() == want
+
+
+def _stream(*payloads: bytes) -> bytes:
+    return b"".join(framing.encode_record(p) for p in payloads)
+
+
+def test_read_at_three_outcomes():
+    buf = _stream(b"abc", b"defg")
+    payload, nxt = framing.read_at(buf, 0, len(buf))
+    assert payload == b"abc" and nxt == 19
+    assert framing.read_at(buf, nxt, len(buf))[0] == b"defg"
+    assert framing.read_at(buf, len(buf), len(buf)) is None  # clean end
+    with pytest.raises(TruncatedRecordError) as e:
+        framing.read_at(buf[:-2], 19, len(buf) - 2, path="f.tfrecord")
+    assert "f.tfrecord at byte 19" in str(e.value)
+    bad = bytearray(buf)
+    bad[13] ^= 1
+    with pytest.raises(CorruptRecordError) as e2:
+        framing.read_at(bytes(bad), 0, len(bad))
+    assert e2.value.kind == "data_crc" and e2.value.offset == 0
+    with pytest.raises(CorruptRecordError) as e3:
+        framing.read_at(b"hello, this is text", 0, 19)
+    assert "Is this even a TFRecord file?" in str(e3.value)
+    with pytest.raises(TruncatedRecordError):
+        framing.read_at(buf + b"12345", len(buf), len(buf) + 5)
+
+
+def test_scan_reports_junk_and_resyncs():
+    junk = b"\x00\xff" * 20
+    buf = _stream(b"one", b"two") + junk + _stream(b"three")
+    chunk = framing.scan(buf, 0, len(buf))
+    assert chunk.done
+    assert len(chunk.offsets) == 3
+    [p] = chunk.problems
+    assert p.kind == "length_crc" and p.offset == 38 and p.end == 38 + len(junk)
+    assert p.skipped == len(junk)
+
+
+def test_scan_is_incremental():
+    buf = _stream(*[bytes([i]) * i for i in range(50)])
+    chunk = framing.scan(buf, 0, len(buf), max_records=7)
+    assert len(chunk.offsets) == 7 and not chunk.done
+    rest = framing.scan(buf, chunk.next_offset, len(buf))
+    assert len(rest.offsets) == 43 and rest.done
+
+
+def test_huge_length_in_last_header_is_not_trusted():
+    buf = _stream(b"ok") + struct.pack("<Q", 2**62) + b"\0" * 4
+    chunk = framing.scan(buf, 0, len(buf))
+    assert len(chunk.offsets) == 1
+    assert [p.kind for p in chunk.problems] == ["length_crc"]
+
+
+def test_valid_header_promising_too_much_is_truncated():
+    full = _stream(b"x" * 100)
+    chunk = framing.scan(full[:60], 0, 60)
+    assert [(p.kind, p.offset) for p in chunk.problems] == [("truncated", 0)]
