@@ -42,6 +42,8 @@ _INDEX_MAGIC = b"TFBIDX01"
 _INDEX_HEAD = struct.Struct("<8sQQQQQ")  # magic, size, mtime_ns, ino, count, problems-json length
 _U32 = struct.Struct("<I")
 _SCAN_STEP = 1 << 18  # records per incremental scan step
+_FIRST_STEP = 1 << 10  # the first step is small, so the first page shows at once
+_SCAN_BYTES = 128 << 20  # and no step maps more than this much of the file
 _RELEASE_EVERY = 64 << 20  # drop verified pages from RSS after this many bytes
 
 
@@ -321,12 +323,20 @@ class TFRecordFile(Sequence[bytes]):
         with self._lock:
             if self._done:
                 return True
-            chunk = scan(self._buf, self._next, self.size, max_records=max_records, path=self.path)
+            start = self._next
+            chunk = scan(
+                self._buf,
+                start,
+                self.size,
+                max_records=max_records,
+                max_bytes=_SCAN_BYTES,
+                path=self.path,
+            )
             self._offsets.extend(chunk.offsets)
             self._lengths.extend(chunk.lengths)
             self._problems.extend(chunk.problems)
             self._next = chunk.next_offset
-            self._release(0, self._next)
+            self._release(start, self._next)
             if chunk.done:
                 self._done = True
                 self._save_index_cache()
@@ -335,7 +345,8 @@ class TFRecordFile(Sequence[bytes]):
     def _ensure(self, n: int) -> None:
         """Index at least ``n`` records, or all of them if there are fewer."""
         while len(self._offsets) < n and not self._done:
-            self.index_more(max(_SCAN_STEP, n - len(self._offsets)))
+            step = _FIRST_STEP if not self._offsets else _SCAN_STEP
+            self.index_more(max(step, n - len(self._offsets)))
 
     def build_index(self) -> None:
         """Scan the whole file (the header-only scan), if not done yet."""

@@ -227,6 +227,7 @@ def test_index_cache_makes_reopen_scan_free(tmp_path, monkeypatch):
 
 def test_index_grows_incrementally(tmp_path, monkeypatch):
     monkeypatch.setattr("codec.reader._SCAN_STEP", 10)
+    monkeypatch.setattr("codec.reader._FIRST_STEP", 10)
     path = tmp_path / "inc.tfrecord"
     write_records(path, [b"%d" % i for i in range(1000)])
     with TFRecordFile(path, use_cache=False) as f:
