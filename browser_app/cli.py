@@ -267,7 +267,7 @@ def _add_more_commands(sub: Any) -> None:
     """Commands whose work lives in other modules register here."""
     import importlib
 
-    for name in ("browser_app.commands",):
+    for name in ("browser_app.cmd_export", "browser_app.cmd_schema"):
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
