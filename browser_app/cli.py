@@ -211,6 +211,30 @@ def cmd_dump(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_DAMAGED if damaged else EXIT_OK
 
 
+# -- index -------------------------------------------------------------------------------
+
+
+def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
+    """Write the DALI / ``tfrecord`` package text index (``<offset> <size>`` per record)."""
+    files = _open_files(args.paths, args.compression)
+    if args.out and len(files) > 1 and not os.path.isdir(args.out):
+        raise CliError("--out must be a folder when indexing several files")
+    damaged = False
+    for f in files:
+        with f:
+            name = os.path.basename(f.path) + ".idx"
+            if args.out:
+                target = os.path.join(args.out, name) if os.path.isdir(args.out) else args.out
+            else:
+                target = f.path + ".idx"
+            f.write_text_index(target)
+            damaged |= bool(f.problems)
+            out.write(f"{target}: {len(f):,} records\n")
+            for p in f.problems:
+                sys.stderr.write(p.describe() + "\n")
+    return EXIT_DAMAGED if damaged else EXIT_OK
+
+
 # -- parser ------------------------------------------------------------------------------
 
 
@@ -259,6 +283,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("--records", metavar="SPEC", help="e.g. 0:10,15,-1")
     p.add_argument("--kind", choices=["auto", "example", "sequence_example", "raw"], default="auto")
+    p = sub.add_parser("index", help="write the text index of NVIDIA DALI and the tfrecord package")
+    add_input(p)
+    p.add_argument("--out", help="file (one input) or folder; default: PATH.idx beside it")
     _add_more_commands(sub)
     return parser
 
@@ -290,6 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "info": cmd_info,
         "verify": cmd_verify,
         "dump": cmd_dump,
+        "index": cmd_index,
     }
     try:
         if args.command == "view":

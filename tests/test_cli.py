@@ -159,3 +159,15 @@ def test_python_m_entry_point():
     )
     assert res.returncode == 0, res.stderr
     assert json.loads(res.stdout)["files"][0]["records"] == 64
+
+
+def test_index_command_writes_dali_format(capsys, tmp_path):
+    src = tmp_path / "d.tfrecord"
+    write_records(src, [b"a" * i for i in range(3)])
+    code, out, _ = run(capsys, "index", str(src))
+    assert code == 0 and "3 records" in out
+    assert (tmp_path / "d.tfrecord.idx").read_text() == "0 16\n16 17\n33 18\n"
+    other = tmp_path / "e.tfrecord"
+    write_records(other, [b"b"])
+    code, _, err = run(capsys, "index", str(src), str(other), "--out", str(tmp_path / "x.idx"))
+    assert code == 2 and "--out must be a folder" in err
