@@ -1,0 +1,430 @@
+"""Pictures inside records: encoded images, raw pixel buffers and image-shaped tensors.
+
+- :func:`sniff_image` names the format of encoded bytes from the ordered magic-number table
+  ``codec.values.IMAGE_MAGIC`` (JPEG, PNG, GIF, BMP, WebP, TIFF).
+- :func:`find_images` finds every picture in a decoded :class:`~codec.example.Record` and
+  returns :class:`ImageRef` values; ``ref.display_bytes()`` gives bytes a browser shows as they
+  are (JPEG, PNG, GIF and WebP are passed through untouched; raw pixels, tensors, BMP and TIFF
+  are encoded once as PNG).
+- :func:`find_boxes` / :func:`draw_boxes` read and draw Object Detection API boxes.
+
+Pillow's decompression-bomb guard stays on; every Pillow failure becomes an
+:class:`~codec.errors.ImageError` with a message saying what was being decoded.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import struct
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFile, UnidentifiedImageError
+
+from codec.errors import CodecError, ImageError
+from codec.example import Feature, Record
+from codec.tensor import describe_tensor, is_serialized_tensor, parse_tensor
+from codec.values import IMAGE_MAGIC, ImageMagic
+from codec.values import sniff_image as _sniff_row
+
+__all__ = [
+    "IMAGE_MAGIC",
+    "Box",
+    "ImageRef",
+    "decode_image",
+    "draw_boxes",
+    "find_boxes",
+    "find_images",
+    "raw_pixels_to_image",
+    "sniff_image",
+    "tensor_to_image",
+    "thumbnail_bytes",
+]
+
+# Formats a browser shows as they are; anything else is re-encoded as PNG for display.
+BROWSER_FORMATS = {
+    "jpeg": "image/jpeg",
+    "png": "image/png",
+    "gif": "image/gif",
+    "webp": "image/webp",
+}
+
+_PIL_ERRORS = (
+    UnidentifiedImageError,
+    OSError,
+    ValueError,
+    SyntaxError,
+    EOFError,
+    Image.DecompressionBombError,
+    struct.error,
+)
+
+
+def sniff_image(b: bytes) -> str | None:
+    """The image format of ``b`` by magic number (``"jpeg"``, ``"png"``, ``"gif"``, ``"bmp"``,
+    ``"webp"``, ``"tiff"``), or ``None``."""
+    row: ImageMagic | None = _sniff_row(b)
+    return row.format if row is not None else None
+
+
+def decode_image(b: bytes) -> Image.Image:
+    """Decode encoded image bytes fully. Raises :class:`ImageError` for truncated or corrupt
+    data and for decompression bombs (Pillow's guard stays on)."""
+    fmt = sniff_image(b) or "image"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            img = Image.open(io.BytesIO(b))
+            img.load()
+    except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
+        raise ImageError(f"{fmt}: refused, too many pixels: {exc}") from exc
+    except _PIL_ERRORS as exc:
+        raise ImageError(f"{fmt} ({len(b)} bytes) cannot be decoded: {exc}") from exc
+    return img
+
+
+def raw_pixels_to_image(
+    buf: bytes, height: int, width: int, depth: int = 1, dtype: Any = np.uint8
+) -> Image.Image:
+    """An image from a raw row-major pixel buffer of ``height × width × depth`` values.
+    Raises :class:`ImageError` when the sizes do not match or the shape is not a picture."""
+    dt = np.dtype(dtype)
+    if height <= 0 or width <= 0 or depth not in (1, 2, 3, 4):
+        raise ImageError(
+            f"raw pixels: height {height} × width {width} × depth {depth} is not an image shape"
+            " (positive height and width, depth 1, 2, 3 or 4)"
+        )
+    values = height * width * depth
+    need = values * dt.itemsize
+    if len(buf) != need:
+        per = f" × {dt.itemsize} bytes ({dt.name})" if dt.itemsize != 1 else ""
+        raise ImageError(
+            f"raw pixels: {len(buf)} bytes do not match height {height} × width {width}"
+            f" × depth {depth}{per} = {need} bytes"
+        )
+    arr = np.frombuffer(buf, dtype=dt.newbyteorder("<") if dt.itemsize > 1 else dt)
+    return tensor_to_image(arr.reshape(height, width, depth))
+
+
+def _to_uint8(arr: np.ndarray) -> np.ndarray:
+    if arr.dtype == np.uint8:
+        return arr
+    if arr.dtype == np.bool_:
+        return arr.astype(np.uint8) * 255
+    if arr.dtype.kind in "iu":
+        lo, hi = (int(arr.min()), int(arr.max())) if arr.size else (0, 0)
+        if lo < 0 or hi > 255:
+            raise ImageError(
+                f"tensor image: {arr.dtype} values in [{lo}, {hi}] are outside [0, 255]"
+            )
+        return arr.astype(np.uint8)
+    if arr.dtype.kind == "f":
+        f = arr.astype(np.float64)
+        finite = f[np.isfinite(f)]
+        if finite.size == 0:
+            return np.zeros(arr.shape, dtype=np.uint8)
+        flo, fhi = float(finite.min()), float(finite.max())
+        if flo < 0.0 or fhi > 255.0:
+            raise ImageError(
+                f"tensor image: float values in [{flo:g}, {fhi:g}] are not in [0, 1] or [0, 255]"
+            )
+        scale = 255.0 if fhi <= 1.0 else 1.0
+        f = np.nan_to_num(f, nan=0.0, posinf=255.0 / scale, neginf=0.0)
+        return np.clip(np.rint(f * scale), 0, 255).astype(np.uint8)
+    raise ImageError(f"tensor image: dtype {arr.dtype} cannot be shown as an image")
+
+
+_MODES = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}
+
+
+def tensor_to_image(array: np.ndarray) -> Image.Image:
+    """An image from an ``H×W`` or ``H×W×{1,2,3,4}`` array: uint8 as is, bool as 0/255,
+    other integers when they lie in [0, 255], floats in [0, 1] (scaled by 255) or [0, 255]."""
+    arr = np.asarray(array)
+    if arr.ndim == 2:
+        arr = arr[:, :, None]
+    if arr.ndim != 3 or arr.shape[2] not in _MODES or arr.shape[0] <= 0 or arr.shape[1] <= 0:
+        raise ImageError(f"tensor image: shape {list(np.shape(array))} is not H×W or H×W×1/2/3/4")
+    data = np.ascontiguousarray(_to_uint8(arr))
+    mode = _MODES[data.shape[2]]
+    if mode == "L":
+        data = data[:, :, 0]
+    return Image.fromarray(data, mode=mode) if mode == "L" else Image.fromarray(data)
+
+
+def _png_bytes(img: Image.Image) -> bytes:
+    out = io.BytesIO()
+    if img.mode not in ("1", "L", "LA", "P", "RGB", "RGBA", "I", "I;16"):
+        img = img.convert("RGBA" if "A" in img.getbands() else "RGB")
+    img.save(out, format="PNG")
+    return out.getvalue()
+
+
+def thumbnail_bytes(b: bytes, max_side: int = 128) -> bytes:
+    """A small JPEG (for JPEG input) or PNG (anything else) whose longer side is at most
+    ``max_side``. JPEGs decode in Pillow's draft mode (DCT scaling), which is what makes this
+    cheap. Raises :class:`ImageError`."""
+    fmt = sniff_image(b) or "image"
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            img: Image.Image = Image.open(io.BytesIO(b))
+            if fmt == "jpeg" and isinstance(img, ImageFile.ImageFile):
+                img.draft(
+                    "RGB" if img.mode not in ("L", "CMYK") else img.mode, (max_side, max_side)
+                )
+            img.thumbnail((max_side, max_side))
+            out = io.BytesIO()
+            if fmt == "jpeg":
+                if img.mode not in ("L", "RGB"):
+                    img = img.convert("RGB")
+                img.save(out, format="JPEG", quality=85)
+                return out.getvalue()
+    except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
+        raise ImageError(f"{fmt}: refused, too many pixels: {exc}") from exc
+    except _PIL_ERRORS as exc:
+        raise ImageError(f"{fmt} ({len(b)} bytes) cannot be decoded: {exc}") from exc
+    return _png_bytes(img)
+
+
+# --------------------------------------------------------------------------------------------
+# Finding pictures in a record
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """One picture found in a record.
+
+    ``feature`` and ``index`` locate the value (``step`` too for a SequenceExample feature
+    list); ``source`` is ``"encoded"``, ``"raw"`` or ``"tensor"``; ``format`` the encoded
+    format (``"jpeg"``, ``"png"``…), ``"raw"`` or ``"tensor"``; ``width``/``height``/``depth``
+    are known for raw and tensor pictures (0 for encoded ones until decoded)."""
+
+    feature: str
+    index: int
+    source: str
+    format: str
+    data: bytes = field(repr=False, compare=False)
+    height: int = 0
+    width: int = 0
+    depth: int = 0
+    step: int | None = None
+
+    @property
+    def mime(self) -> str:
+        """MIME type of :meth:`display_bytes`."""
+        if self.source == "encoded" and self.format in BROWSER_FORMATS:
+            return BROWSER_FORMATS[self.format]
+        return "image/png"
+
+    def image(self) -> Image.Image:
+        """The decoded picture. Raises :class:`ImageError`."""
+        if self.source == "encoded":
+            return decode_image(self.data)
+        if self.source == "raw":
+            return raw_pixels_to_image(self.data, self.height, self.width, self.depth)
+        try:
+            return tensor_to_image(parse_tensor(self.data))
+        except ImageError:
+            raise
+        except CodecError as exc:
+            raise ImageError(f"tensor image: {exc}") from exc
+
+    def display_bytes(self) -> bytes:
+        """Bytes to show as :attr:`mime`: the stored bytes themselves for JPEG, PNG, GIF and
+        WebP (no re-encoding), else the picture encoded once as PNG."""
+        if self.source == "encoded" and self.format in BROWSER_FORMATS:
+            return self.data
+        return _png_bytes(self.image())
+
+    def thumbnail(self, max_side: int = 128) -> bytes:
+        """A small JPEG/PNG of the picture (see :func:`thumbnail_bytes`)."""
+        if self.source == "encoded":
+            return thumbnail_bytes(self.data, max_side)
+        img = self.image()
+        img.thumbnail((max_side, max_side))
+        return _png_bytes(img)
+
+
+_HEIGHT_NAMES = ("height", "image/height", "img_height", "image_height", "rows")
+_WIDTH_NAMES = ("width", "image/width", "img_width", "image_width", "cols")
+_DEPTH_NAMES = ("depth", "channels", "image/channels", "image/depth", "image_depth", "img_depth")
+_RAW_NAME = re.compile(r"raw|pixel|^image$|^img$|/image$|^image/encoded$|picture|frame", re.I)
+
+
+def _scalar_int(features: dict[str, Feature], names: Sequence[str], prefix: str) -> int | None:
+    for n in [prefix + n.rsplit("/", 1)[-1] for n in names if prefix] + list(names):
+        f = features.get(n)
+        if f is not None and f.type == "int64" and len(f.values) == 1:
+            v = int(f.values[0])
+            if v > 0:
+                return v
+    return None
+
+
+def _raw_shape(features: dict[str, Feature], name: str, size: int) -> tuple[int, int, int] | None:
+    """(height, width, depth) describing a raw buffer of ``size`` bytes in feature ``name``."""
+    prefix = name.rsplit("/", 1)[0] + "/" if "/" in name else ""
+    h = _scalar_int(features, _HEIGHT_NAMES, prefix)
+    w = _scalar_int(features, _WIDTH_NAMES, prefix)
+    if h is None or w is None or h * w == 0:
+        return None
+    d = _scalar_int(features, _DEPTH_NAMES, prefix)
+    if d is None:
+        d, rem = divmod(size, h * w)
+        if rem or d not in (1, 3, 4):
+            return None
+    return (h, w, d) if h * w * d == size and d in (1, 2, 3, 4) else None
+
+
+def _image_tensor(b: bytes) -> tuple[int, int, int] | None:
+    try:
+        dtype, shape = describe_tensor(b)
+    except CodecError:
+        return None
+    if dtype != "uint8" or len(shape) != 3 or shape[2] not in (1, 3, 4):
+        return None
+    if shape[0] <= 0 or shape[1] <= 0 or not is_serialized_tensor(b):
+        return None
+    return shape[0], shape[1], shape[2]
+
+
+def _refs_in(
+    name: str,
+    feat: Feature,
+    context: dict[str, Feature],
+    step: int | None,
+) -> list[ImageRef]:
+    if feat.type != "bytes":
+        return []
+    out = []
+    for i, v in enumerate(feat.values):
+        row = _sniff_row(v)
+        if row is not None:
+            out.append(ImageRef(name, i, "encoded", row.format, v, step=step))
+            continue
+        if v[:1] == b"\x08":
+            shape = _image_tensor(v)
+            if shape is not None:
+                h, w, d = shape
+                out.append(ImageRef(name, i, "tensor", "tensor", v, h, w, d, step=step))
+                continue
+        if _RAW_NAME.search(name):
+            raw = _raw_shape(context, name, len(v))
+            if raw is not None:
+                h, w, d = raw
+                out.append(ImageRef(name, i, "raw", "raw", v, h, w, d, step=step))
+    return out
+
+
+def find_images(record: Record) -> list[ImageRef]:
+    """Every picture in ``record``: encoded images in any bytes feature (by magic number),
+    image-shaped serialized tensors (uint8 H×W×1/3/4), and raw pixel buffers in a bytes
+    feature named like an image (``image_raw``, ``*raw*``, ``image``, ``pixels``…) whose length
+    is height × width × depth from ``height``/``width``/``depth`` features (also
+    ``image/height``, ``image/width``, ``image/channels``; depth inferred when missing)."""
+    out: list[ImageRef] = []
+    for name, feat in record.features.items():
+        out.extend(_refs_in(name, feat, record.features, None))
+    for name, steps in record.feature_lists.items():
+        for s, feat in enumerate(steps):
+            out.extend(_refs_in(name, feat, record.features, s))
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Object Detection API boxes
+
+
+@dataclass(frozen=True)
+class Box:
+    """One bounding box in pixels (``xmin``…``ymax``), with the class text and label when the
+    record has them; ``normalized`` tells whether the record stored it in [0, 1]."""
+
+    xmin: float
+    ymin: float
+    xmax: float
+    ymax: float
+    text: str | None = None
+    label: int | None = None
+    normalized: bool = True
+    index: int = 0
+
+
+def _floats(features: dict[str, Feature], name: str) -> list[float]:
+    f = features.get(name)
+    if f is None or f.type not in ("float", "int64"):
+        return []
+    return [float(v) for v in f.values]
+
+
+def find_boxes(record: Record, image_width: int, image_height: int) -> list[Box]:
+    """Boxes from ``image/object/bbox/{xmin,ymin,xmax,ymax}``, scaled to pixels of an image of
+    the given size. Coordinates are taken as normalised when every one is ≤ 1.0, else as
+    pixels. Class text from ``image/object/class/text``, label from
+    ``image/object/class/label``. Lists of unequal length give as many boxes as the shortest."""
+    feats = record.features
+    prefix = "image/object/bbox/"
+    xs0, ys0 = _floats(feats, prefix + "xmin"), _floats(feats, prefix + "ymin")
+    xs1, ys1 = _floats(feats, prefix + "xmax"), _floats(feats, prefix + "ymax")
+    n = min(len(xs0), len(ys0), len(xs1), len(ys1))
+    if n == 0:
+        return []
+    coords = xs0[:n] + ys0[:n] + xs1[:n] + ys1[:n]
+    normalized = all(c <= 1.0 for c in coords if math.isfinite(c))
+    sx, sy = (image_width, image_height) if normalized else (1, 1)
+    texts_f = feats.get("image/object/class/text")
+    texts = (
+        [v.decode("utf-8", "replace") for v in texts_f.values]
+        if texts_f is not None and texts_f.type == "bytes"
+        else []
+    )
+    labels_f = feats.get("image/object/class/label")
+    labels = (
+        [int(v) for v in labels_f.values]
+        if labels_f is not None and labels_f.type == "int64"
+        else []
+    )
+    return [
+        Box(
+            xs0[i] * sx,
+            ys0[i] * sy,
+            xs1[i] * sx,
+            ys1[i] * sy,
+            texts[i] if i < len(texts) else None,
+            labels[i] if i < len(labels) else None,
+            normalized,
+            i,
+        )
+        for i in range(n)
+    ]
+
+
+_COLORS = ("#ff3b30", "#34c759", "#007aff", "#ff9500", "#af52de", "#5ac8fa", "#ffcc00")
+
+
+def draw_boxes(img: Image.Image, boxes: Sequence[Box]) -> Image.Image:
+    """A copy of ``img`` (as RGB) with each box drawn and labelled with its class text (or
+    label number)."""
+    out = img.convert("RGB")
+    draw = ImageDraw.Draw(out)
+    width = max(1, round(min(out.size) / 100))
+    for box in boxes:
+        color = _COLORS[(box.label if box.label is not None else box.index) % len(_COLORS)]
+        x0, x1 = sorted((box.xmin, box.xmax))
+        y0, y1 = sorted((box.ymin, box.ymax))
+        draw.rectangle([x0, y0, x1, y1], outline=color, width=width)
+        caption = (
+            box.text if box.text is not None else (str(box.label) if box.label is not None else "")
+        )
+        if caption:
+            left, top, right, bottom = draw.textbbox((x0, y0), caption)
+            ty = max(0.0, y0 - (bottom - top) - 2)
+            draw.rectangle([x0, ty, x0 + (right - left) + 4, ty + (bottom - top) + 2], fill=color)
+            draw.text((x0 + 2, ty), caption, fill="white")
+    return out
