@@ -4,6 +4,7 @@ Only :mod:`codec.reader` and :mod:`codec.writer` touch files; framing, messages,
 image sniffing are pure functions over bytes.
 """
 
+from . import example, images, tensor
 from .dataset import TFRecordDataset, expand_paths, looks_like_tfrecord, verify_paths
 from .errors import (
     CodecError,
@@ -17,8 +18,10 @@ from .errors import (
     UnsupportedError,
     WriteError,
 )
+from .example import Feature, Record, decode, detect_kind, encode, encode_example, make_feature
 from .framing import PROBLEM_KINDS, Problem, encode_record, masked_crc32c, read_at
 from .reader import RecordInfo, TFRecordFile, VerifyReport, sniff_compression
+from .tensor import describe_tensor, parse_tensor, serialize_tensor
 from .writer import TFRecordWriter, atomic_output, write_records
 
 __all__ = [
@@ -27,9 +30,11 @@ __all__ = [
     "CorruptRecordError",
     "DecodeError",
     "EncodeError",
+    "Feature",
     "ImageError",
     "Problem",
     "ReaderClosedError",
+    "Record",
     "RecordError",
     "RecordInfo",
     "TFRecordDataset",
@@ -40,12 +45,23 @@ __all__ = [
     "VerifyReport",
     "WriteError",
     "atomic_output",
+    "decode",
+    "describe_tensor",
+    "detect_kind",
+    "encode",
+    "encode_example",
     "encode_record",
+    "example",
     "expand_paths",
+    "images",
     "looks_like_tfrecord",
+    "make_feature",
     "masked_crc32c",
+    "parse_tensor",
     "read_at",
+    "serialize_tensor",
     "sniff_compression",
+    "tensor",
     "verify_paths",
     "write_records",
 ]

@@ -270,7 +270,10 @@ def _walk_feature(b: bytes, pos: int, end: int) -> Feature:
                 raise _Fallback
             append(b[pos:stop])
             pos = stop
-        return _feature("bytes", values)
+        feat = _new(Feature)
+        _set_type(feat, "bytes")
+        _set_values(feat, values)
+        return feat
     if tag == 0x12:  # float_list: packed float value = 1
         if pos == end:
             values = []
@@ -288,7 +291,10 @@ def _walk_feature(b: bytes, pos: int, end: int) -> Feature:
             if unpacker is None:
                 unpacker = struct.Struct(f"<{count}f")
             values = list(unpacker.unpack_from(b, pos))
-        return _feature("float", values)
+        feat = _new(Feature)
+        _set_type(feat, "float")
+        _set_values(feat, values)
+        return feat
     if tag == 0x1A:  # int64_list: packed int64 value = 1
         start = pos
         values = []
@@ -315,7 +321,10 @@ def _walk_feature(b: bytes, pos: int, end: int) -> Feature:
                         append(v - (1 << 64) if v >> 63 else v)
                 if pos != end:
                     raise _Fallback
-        return _feature("int64", values)
+        feat = _new(Feature)
+        _set_type(feat, "int64")
+        _set_values(feat, values)
+        return feat
     raise _Fallback
 
 
@@ -379,8 +388,24 @@ def _walk_map(b: bytes, pos: int, end: int, is_list: bool) -> dict[str, Any]:
         stop = pos + ln
         if stop > end:
             raise _Fallback
-        key, value = _walk_entry(b, pos, stop, is_list)
-        out[key] = value  # a repeated key: the last one wins, as with a protobuf map
+        # The canonical entry, short: key (tag 1) then value (tag 2), filling the entry.
+        kend = pos + 2 + b[pos + 1]
+        if (
+            b[pos] == 0x0A
+            and b[pos + 1] < 0x80
+            and kend + 2 <= stop
+            and b[kend] == 0x12
+            and b[kend + 1] < 0x80
+            and kend + 2 + b[kend + 1] == stop
+        ):
+            key = b[pos + 2 : kend].decode("utf-8")
+            if is_list:
+                out[key] = _walk_steps(b, kend + 2, stop)
+            else:
+                out[key] = _walk_feature(b, kend + 2, stop)
+        else:
+            key, value = _walk_entry(b, pos, stop, is_list)
+            out[key] = value  # a repeated key: the last one wins, as with a protobuf map
         pos = stop
     if pos != end:
         raise _Fallback

@@ -145,6 +145,14 @@ def test_damaged_payloads_agree_with_protobuf(
     fast = ex.decode(damaged)
     assert same_record(fast, ex._decode_slow(damaged, "auto"))
     assert fast.kind == ex.detect_kind(damaged)
+    for kind in ("example", "sequence_example"):
+        try:
+            forced = ex.decode(damaged, kind)
+        except DecodeError:
+            with pytest.raises(DecodeError):
+                ex._decode_slow(damaged, kind)
+        else:
+            assert same_record(forced, ex._decode_slow(damaged, kind))
 
 
 @SETTINGS

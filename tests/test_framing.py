@@ -100,3 +100,29 @@ def test_valid_header_promising_too_much_is_truncated():
     full = _stream(b"x" * 100)
     chunk = framing.scan(full[:60], 0, 60)
     assert [(p.kind, p.offset) for p in chunk.problems] == [("truncated", 0)]
+
+
+def test_public_api_is_sorted_and_importable():
+    import codec
+
+    # isort-style, as ruff keeps it: CONSTANTS, then Classes, then functions and modules.
+    def order(name: str) -> tuple[int, str]:
+        return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+    assert codec.__all__ == sorted(codec.__all__, key=order)
+    for name in codec.__all__:
+        assert hasattr(codec, name), name
+    assert callable(codec.parse_tensor) and callable(codec.serialize_tensor)
+
+
+def test_codec_imports_no_front_end():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, codec, codec.example, codec.images, codec.tensor;"
+        "bad = [m for m in ('streamlit', 'pandas', 'browser_app') if m in sys.modules];"
+        "print(bad); sys.exit(1 if bad else 0)"
+    )
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stdout + res.stderr
