@@ -5,6 +5,7 @@
     │   ├── TruncatedRecordError    the stream ended inside a record ("truncated record at N")
     │   └── CorruptRecordError      a CRC did not match ("corrupted record at N")
     ├── DecodeError                 payload bytes are not the message they were taken for
+    ├── FilterSyntaxError           a filter expression does not parse (codec.filters)
     ├── EncodeError                 a Python value does not fit the feature's type
     ├── ImageError                  image bytes cannot be decoded or do not match their shape
     ├── UnsupportedError            a valid input this codec does not handle (e.g. a dtype)

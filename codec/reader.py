@@ -411,6 +411,33 @@ class TFRecordFile(Sequence[bytes]):
         i = self._resolve(i)
         return self._offsets[i], self._lengths[i]
 
+    def spans(self, start: int = 0, stop: int | None = None) -> tuple[Any, Any]:
+        """Header offsets and payload lengths of records ``start..stop`` as two int64 numpy
+        arrays (copies), indexing as far as needed: for bulk work over many records."""
+        import numpy as np
+
+        self._check_open()
+        if stop is None:
+            self.build_index()
+            stop = len(self._offsets)
+        else:
+            self._ensure(stop)
+            stop = min(stop, len(self._offsets))
+        start = max(0, min(start, stop))
+        offs = np.frombuffer(self._offsets, np.uint64)[start:stop].astype(np.int64)
+        lens = np.frombuffer(self._lengths, np.uint64)[start:stop].astype(np.int64)
+        return offs, lens
+
+    def read_span(self, start: int, end: int) -> bytes:
+        """Bytes ``[start, end)`` of the (decompressed) stream as they are, framing included
+        and no CRC checked: for copying runs of records that were checked another way."""
+        self._check_open()
+        if not 0 <= start <= end <= self.size:
+            raise IndexError(
+                f"{self.path}: span {start}..{end} is outside the {self.size}-byte stream"
+            )
+        return bytes(self._buf[start:end])
+
     def read(self, i: int, *, check_crc: bool | None = None) -> bytes:
         """The payload of record ``i``, its data CRC checked unless told otherwise."""
         i = self._resolve(i)

@@ -425,3 +425,15 @@ def test_dataset_verify_in_parallel(tmp_path):
         assert [r.ok for r in reports] == [True, True, False, True]
         assert [r.records for r in reports] == [10, 10, 9, 10]
         assert len(ds.problems) == 1
+
+
+def test_spans_and_read_span(tmp_path):
+    path = tmp_path / "s.tfrecord"
+    write_records(path, [b"a", b"bb", b"ccc"])
+    with TFRecordFile(path, use_cache=False) as f:
+        offs, lens = f.spans()
+        assert offs.tolist() == [0, 17, 35] and lens.tolist() == [1, 2, 3]
+        assert f.spans(1, 2)[0].tolist() == [17]
+        assert f.read_span(17, 35) == framing.encode_record(b"bb")
+        with pytest.raises(IndexError):
+            f.read_span(30, 10_000)
