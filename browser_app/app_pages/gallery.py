@@ -1,0 +1,77 @@
+"""Gallery: the page's pictures in a grid with their labels, for quick spot-checks."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from browser_app import app_pages, loading, presenters, state, widgets
+
+TILE_SIZES = {"Small": 112, "Medium": 160, "Large": 224}
+
+
+def render() -> None:
+    src = loading.current_source()
+    widgets.show_flashes()
+    if src is None:
+        st.subheader("Gallery", anchor=False)
+        widgets.no_source()
+        return
+    widgets.source_header(src, "Gallery")
+    if widgets.empty_source(src):
+        return
+    start, stop, _total = widgets.pager(src, "gallery")
+    left, mid, _ = st.columns([1, 2, 5], vertical_alignment="center")
+    with left:
+        boxes = widgets.boxes_toggle("gallery")
+    with mid:
+        size_name = st.segmented_control(
+            "Tile size",
+            list(TILE_SIZES),
+            default=state.get("tile", "Medium"),
+            key=state.widget_key("tile"),
+            label_visibility="collapsed",
+        )
+        state.put("tile", size_name or "Medium")
+    size = TILE_SIZES.get(size_name or "Medium", 160)
+    items = loading.gallery_items(src, start, stop, size=size, boxes=boxes)
+    if not items:
+        st.info(f"No records from {start:,} on.")
+        return
+    pictures = sum(1 for it in items if it.data is not None)
+    if not pictures:
+        st.info(
+            f"No pictures in records {start:,}–{stop - 1:,}. The Records page shows every feature."
+        )
+    per_row = max(3, min(10, 1100 // (size + 24)))
+    with st.container(key="tfb-gallery"):
+        for row_start in range(0, len(items), per_row):
+            cols = st.columns(per_row)
+            for col, item in zip(cols, items[row_start : row_start + per_row]):
+                with col:
+                    _tile(item)
+
+
+def _tile(item: presenters.GalleryItem) -> None:
+    if item.data is not None:
+        st.image(
+            item.data,
+            output_format="PNG" if item.mime == "image/png" else "JPEG",
+            width="stretch",
+        )
+    elif item.status == presenters.STATUS_DAMAGED:
+        st.error(item.error or "damaged", icon=":material/error:")
+    else:
+        st.warning(item.error or "no picture", icon=":material/broken_image:")
+    if item.index is not None and st.button(
+        item.caption,
+        key=state.widget_key(f"tile:{item.index}"),
+        type="tertiary",
+        help="Open this record on the Records page",
+        width="stretch",
+    ):
+        state.set_record(item.index)
+        app_pages.goto("records")
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,194 @@
+"""Overview: files, sizes, compression, record count, kind, integrity and features."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from browser_app import app_pages, loading, presenters, state, widgets
+
+MAX_PROBLEM_BUTTONS = 25
+
+
+def render() -> None:
+    src = loading.current_source()
+    widgets.show_flashes()
+    if src is None:
+        st.subheader("Overview", anchor=False)
+        widgets.no_source()
+        return
+    widgets.source_header(src, "Overview")
+    ds = src.dataset
+    summary = loading.feature_summary(src)
+    verify_key = f"verified:{src.spec}"
+    reports: list[dict[str, Any]] | None = None
+    if loading.should_auto_verify(src) or state.get(verify_key):
+        reports = loading.verify_source(src)
+
+    records = ds.indexed if ds.index_complete else None
+    damaged = sum(r["damaged"] for r in reports) if reports is not None else None
+    skipped = (
+        sum(r["skipped_bytes"] for r in reports)
+        if reports is not None
+        else sum(p.skipped for p in ds.problems)
+    )
+    m = st.columns(5)
+    m[0].metric("Records", f"{records:,}" if records is not None else f"{ds.indexed:,}+")
+    m[1].metric(
+        "Intact",
+        f"{records - damaged:,}" if records is not None and damaged is not None else "—",
+    )
+    m[2].metric("Damaged records", f"{damaged:,}" if damaged is not None else "—")
+    m[3].metric("Skipped bytes", f"{skipped:,}")
+    m[4].metric("Kind", widgets._kind_label(summary["kinds"]))
+
+    st.markdown("##### Files")
+    _files_table(src, reports)
+
+    st.markdown("##### Integrity")
+    if reports is None:
+        total = sum(f.size for f in ds.files)
+        st.info(
+            f"The header scan has run; data CRCs are checked as records are read. Check every"
+            f" CRC of {presenters.format_bytes(total)} now?",
+            icon=":material/verified:",
+        )
+        if st.button("Check every CRC", key=state.widget_key("verify"), icon=":material/search:"):
+            state.put(verify_key, True)
+            st.rerun()
+        problems = [
+            {"kind": p.kind, "offset": p.offset, "end": p.end, "message": p.message, "path": p.path}
+            for p in ds.problems
+        ]
+    else:
+        problems = [p for r in reports for p in r["problems"]]
+        if not problems:
+            st.success(
+                "Every CRC checks out: "
+                + presenters.plural(sum(r["records"] for r in reports), "intact record")
+                + ".",
+                icon=":material/verified:",
+            )
+    if problems:
+        _problems(src, problems)
+
+    st.markdown("##### Features")
+    _features(summary)
+
+
+def _files_table(src: loading.Source, reports: list[dict[str, Any]] | None) -> None:
+    by_path = {r["path"]: r for r in reports} if reports else {}
+    rows = []
+    for f in src.dataset.files:
+        r = by_path.get(f.path)
+        problems = len(r["problems"]) if r else len(f.problems)
+        rows.append(
+            {
+                "file": src.rel(f.path),
+                "size": presenters.format_bytes(f.file_size),
+                "compression": f.compression,
+                "stream bytes": f.size,
+                "records": f.indexed if f.index_complete else None,
+                "damaged": r["damaged"] if r else None,
+                "problems": problems,
+                "status": (
+                    "✓ intact"
+                    if r and r["ok"]
+                    else (
+                        "✗ damaged"
+                        if problems
+                        else "header scan clean"
+                        if f.index_complete
+                        else "indexing…"
+                    )
+                ),
+            }
+        )
+    df = pd.DataFrame(rows)
+    df["records"] = pd.array(df["records"], dtype="Int64")
+    df["damaged"] = pd.array(df["damaged"], dtype="Int64")
+    st.dataframe(
+        df,
+        hide_index=True,
+        width="stretch",
+        height=min(len(df), 10) * 35 + 38,
+        column_config={
+            "stream bytes": st.column_config.NumberColumn(
+                "stream bytes", format="%d", help="decompressed size"
+            ),
+        },
+    )
+
+
+def _problems(src: loading.Source, problems: list[dict[str, Any]]) -> None:
+    damaged = [p for p in problems if p["kind"] == "data_crc"]
+    other = [p for p in problems if p["kind"] != "data_crc"]
+    skipped = sum(
+        max(0, (p["end"] or 0) - (p["offset"] or 0)) for p in other if p["offset"] is not None
+    )
+    parts = []
+    if damaged:
+        parts.append(presenters.plural(len(damaged), "damaged record"))
+    if other:
+        parts.append(presenters.plural(len(other), "unreadable region"))
+    st.error(
+        f"**{' and '.join(parts)}** ({skipped:,} bytes skipped). Every other record is intact"
+        " and readable.",
+        icon=":material/report:",
+    )
+    for n, p in enumerate(problems[:MAX_PROBLEM_BUTTONS]):
+        at = f"byte {p['offset']:,}" if p["offset"] is not None else "unknown offset"
+        c1, c2 = st.columns([5, 1], vertical_alignment="center")
+        c1.markdown(f"`{p['kind']}` · {src.rel(p['path'])} · **{at}** — {p['message']}")
+        if p["offset"] is None:
+            continue
+        target = p["offset"] if p["kind"] == "data_crc" else (p["end"] or p["offset"])
+        index = presenters.locate_offset(src.dataset, p["path"], target)
+        if index is None:
+            index = max(0, src.dataset.indexed - 1)
+        label = f"Record {index:,}" if p["kind"] == "data_crc" else f"Before record {index:,}"
+        if c2.button(label, key=state.widget_key(f"problem:{n}"), icon=":material/arrow_forward:"):
+            state.set_record(index)
+            app_pages.goto("records")
+    if len(problems) > MAX_PROBLEM_BUTTONS:
+        st.caption(f"… and {len(problems) - MAX_PROBLEM_BUTTONS:,} more problems.")
+
+
+def _features(summary: dict[str, Any]) -> None:
+    feats = summary["features"]
+    n = summary["records"]
+    if not feats:
+        if summary["kinds"].get("raw"):
+            st.caption(f"The records are raw bytes (not Examples): no features. ({n} records seen)")
+        else:
+            st.caption("No features in the records seen so far.")
+        return
+    rows = []
+    for e in feats:
+        lo, hi = e["min_len"], e["max_len"]
+        rows.append(
+            {
+                "feature": e["name"],
+                "type": e["type"],
+                "holds": e["content"],
+                "in records": f"{e['records']:,} of {n:,}",
+                "length": f"{lo}" if lo == hi else f"{lo}–{hi}",
+                "where": "feature list" if e["section"] == "feature_lists" else "",
+                "example": e["example"],
+                "drift": "⚠ types differ" if e["drift"] else "",
+            }
+        )
+    df = pd.DataFrame(rows)
+    if not any(r["where"] for r in rows):
+        df = df.drop(columns=["where"])
+    if not any(r["drift"] for r in rows):
+        df = df.drop(columns=["drift"])
+    st.dataframe(df, hide_index=True, width="stretch", height=min(len(df), 20) * 35 + 38)
+    more = f" ({summary['damaged']} damaged skipped)" if summary["damaged"] else ""
+    st.caption(f"From the first {presenters.plural(n, 'record')} read{more}.")
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,200 @@
+"""Root confinement: the app opens files under one folder (``--root``) and nowhere else.
+
+Every path a person types, picks, or puts in a URL goes through :func:`resolve_inside` (or
+:func:`expand_inside` for globs and shard patterns). A path is refused when it contains a
+``..`` component, when it is outside the root, or when a symlink leads out of it; all of
+these are checked on the *real* path (``os.path.realpath``), so a link inside the root that
+points elsewhere is caught as well.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import codec
+
+__all__ = [
+    "PathRefused",
+    "RootEntry",
+    "expand_inside",
+    "is_pattern",
+    "list_tfrecords",
+    "relative_to_root",
+    "resolve_inside",
+]
+
+_PATTERN = re.compile(r"[*?\[]|@\d+$")
+_SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", "venv", ".mypy_cache", ".cache"}
+
+
+class PathRefused(ValueError):
+    """A path the app will not open; the message says why, in words for the person."""
+
+
+def _real_root(root: str | os.PathLike[str]) -> str:
+    return os.path.realpath(os.fspath(root))
+
+
+def _inside(real: str, real_root: str) -> bool:
+    try:
+        return os.path.commonpath([real, real_root]) == real_root
+    except ValueError:  # different drives, or a mix of absolute and relative
+        return False
+
+
+def _check_text(path: str) -> str:
+    text = path.strip()
+    if not text:
+        raise PathRefused("no path given")
+    if "\x00" in text:
+        raise PathRefused("a path cannot contain a NUL character")
+    parts = re.split(r"[\\/]+", text)
+    if ".." in parts:
+        raise PathRefused(f"{text}: paths with '..' are not opened; give a path inside the root")
+    return text
+
+
+def resolve_inside(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> str:
+    """The real absolute path of ``path`` (absolute, or relative to ``root``), if it lies in
+    ``root``. Raises :class:`PathRefused` otherwise. The path need not exist."""
+    text = _check_text(os.fspath(path))
+    real_root = _real_root(root)
+    expanded = os.path.expanduser(text)
+    candidate = expanded if os.path.isabs(expanded) else os.path.join(real_root, expanded)
+    real = os.path.realpath(candidate)
+    if not _inside(real, real_root):
+        if os.path.islink(candidate) or real != os.path.normpath(os.path.abspath(candidate)):
+            raise PathRefused(f"{text}: a symlink leads outside the root folder {real_root}")
+        raise PathRefused(f"{text}: outside the root folder {real_root}")
+    return real
+
+
+def relative_to_root(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> str:
+    """``path`` written relative to ``root`` with ``/`` separators (for URLs and labels).
+
+    ``"."`` for the root itself; the real path when it is not inside the root."""
+    real_root = _real_root(root)
+    real = os.path.realpath(os.fspath(path))
+    if not _inside(real, real_root):
+        return real
+    rel = os.path.relpath(real, real_root)
+    return rel.replace(os.sep, "/")
+
+
+def is_pattern(spec: str) -> bool:
+    """Whether ``spec`` is a glob (``*``, ``?``, ``[``) or ``name@N`` shard shorthand."""
+    return bool(_PATTERN.search(spec))
+
+
+def expand_inside(root: str | os.PathLike[str], spec: str) -> list[str]:
+    """Files named by ``spec`` (a path, folder, glob, ``train-*-of-00010`` or ``name@N``),
+    every one of them confined to ``root``.
+
+    Raises :class:`PathRefused` for a spec outside the root, ``FileNotFoundError`` (with a
+    message for the person) when nothing matches."""
+    text = _check_text(spec)
+    real_root = _real_root(root)
+    expanded = os.path.expanduser(text)
+    absolute = expanded if os.path.isabs(expanded) else os.path.join(real_root, expanded)
+    # The fixed part of a pattern (before the first wildcard) must itself be inside the root.
+    head = absolute
+    if is_pattern(text):
+        head = os.path.dirname(re.split(r"[*?\[]", absolute, maxsplit=1)[0]) or real_root
+    resolve_inside(real_root, head)
+    files = codec.expand_paths([absolute])
+    out = []
+    for f in files:
+        real = os.path.realpath(f)
+        if not _inside(real, real_root):
+            raise PathRefused(
+                f"{relative_to_root(real_root, f)}: a symlink leads outside the root folder"
+                f" {real_root}"
+            )
+        out.append(real)
+    return out
+
+
+@dataclass(frozen=True)
+class RootEntry:
+    """A TFRecord-looking file under the root: its path relative to the root and its size."""
+
+    rel: str
+    size: int
+    mtime: float
+
+
+def _walk(real_root: str, max_depth: int) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    stack: list[tuple[str, int]] = [(real_root, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        try:
+            with os.scandir(folder) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            continue
+        subdirs = []
+        for e in entries:
+            if e.name.startswith("."):
+                continue
+            try:
+                if e.is_dir(follow_symlinks=False):
+                    if depth < max_depth and e.name not in _SKIP_DIRS:
+                        subdirs.append((e.path, depth + 1))
+                    continue
+            except OSError:
+                continue
+            yield folder, e
+        stack.extend(reversed(subdirs))
+
+
+def list_tfrecords(
+    root: str | os.PathLike[str],
+    query: str = "",
+    *,
+    limit: int = 500,
+    max_depth: int = 6,
+    max_visits: int = 50_000,
+) -> tuple[list[RootEntry], bool]:
+    """TFRecord-looking files under ``root`` (by name, see :func:`codec.looks_like_tfrecord`),
+    sorted by path, filtered by ``query`` (a substring, or a glob when it has wildcards).
+
+    Returns ``(entries, truncated)``: at most ``limit`` entries, and at most ``max_visits``
+    directory entries looked at (a huge tree is cut short, not walked for minutes). Symlinks
+    leading outside the root are left out; hidden folders and tool folders are not walked."""
+    real_root = _real_root(root)
+    q = query.strip().lower()
+    glob_q = any(c in q for c in "*?[")
+    out: list[RootEntry] = []
+    visited = 0
+    for _folder, e in _walk(real_root, max_depth):
+        visited += 1
+        if visited > max_visits:
+            out.sort(key=lambda r: r.rel)
+            return out, True
+        if not codec.looks_like_tfrecord(e.name):
+            continue
+        rel = os.path.relpath(e.path, real_root).replace(os.sep, "/")
+        if q:
+            low = rel.lower()
+            if glob_q:
+                if not (fnmatch.fnmatch(low, q) or fnmatch.fnmatch(e.name.lower(), q)):
+                    continue
+            elif q not in low:
+                continue
+        try:
+            if e.is_symlink() and not _inside(os.path.realpath(e.path), real_root):
+                continue
+            st = e.stat()
+        except OSError:
+            continue
+        if not os.path.isfile(e.path):
+            continue
+        out.append(RootEntry(rel, st.st_size, st.st_mtime))
+        if len(out) >= limit:
+            return out, True
+    out.sort(key=lambda r: r.rel)
+    return out, False

@@ -1,0 +1,180 @@
+"""The Schema, Statistics and Filter pages through AppTest (no browser).
+
+Each page runs in a small script that does what the router does before a page runs
+(``state.init()``), with ``sys.argv`` set as the launcher sets it."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from conftest import DATA
+from streamlit.testing.v1 import AppTest
+
+from browser_app.app_pages import filter as filter_page
+
+SCRIPT = """
+from browser_app import state
+from browser_app.app_pages import {page}
+state.init()
+{page}.render()
+"""
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("qa")
+    for name in (
+        "drift.tfrecord",
+        "sequence.tfrecord",
+        "images_png.tfrecord",
+        "corrupt_data_crc.tfrecord",
+        "basic.tfrecord",
+    ):
+        shutil.copy(DATA / name, root / name)
+    (root / "shards").mkdir()
+    for p in (DATA / "shards").iterdir():
+        shutil.copy(p, root / "shards" / p.name)
+    return root
+
+
+def page(monkeypatch: pytest.MonkeyPatch, root: Path, name: str, path: str, **params: str):
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root), str(root / path)])
+    at = AppTest.from_string(SCRIPT.format(page=name), default_timeout=30)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def markdown(at: AppTest) -> str:
+    return "\n".join(str(m.value) for m in at.main.markdown)
+
+
+# -- schema ---------------------------------------------------------------------------------
+
+
+def test_schema_table_and_drift_links(monkeypatch, root):
+    at = page(monkeypatch, root, "schema", "drift.tfrecord")
+    ok(at)
+    df = at.main.dataframe[0].value
+    assert list(df["feature"]) == ["id", "label", "tags", "weight"]
+    label = df[df["feature"] == "label"].iloc[0]
+    assert label["types"] == "float 2, int64 38"
+    assert df[df["feature"] == "weight"].iloc[0]["present"] == "35 / 40"
+    text = markdown(at)
+    assert "**label** is int64 in most records" in text
+    assert "[7](records?file=drift.tfrecord&record=7)" in text
+    assert "[23](records?file=drift.tfrecord&record=23)" in text
+    assert "**weight** is missing from 5 records" in text
+    assert "[30](records?file=drift.tfrecord&record=30)" in text
+    assert [m.value for m in at.main.metric][:3] == ["40", "4", "2"]
+
+
+def test_schema_without_drift_and_with_feature_lists(monkeypatch, root):
+    at = page(monkeypatch, root, "schema", "sequence.tfrecord")
+    ok(at)
+    df = at.main.dataframe[0].value
+    lists = df[df["kind"] == "feature list"]
+    assert set(lists["feature"]) == {"frame_id", "frame_score", "tokens"}
+    assert all(lists["steps"] != "")
+    assert at.main.success and "No drift" in at.main.success[0].value
+
+
+def test_schema_sample_is_labelled(monkeypatch, root):
+    at = page(monkeypatch, root, "schema", "basic.tfrecord")
+    ok(at)
+    assert not at.main.warning
+    at.toggle(key="tfb:w:schema:use_sample").set_value(True).run()
+    at.number_input(key="tfb:w:schema:sample").set_value(10).run()
+    at.button(key="tfb:w:schema:infer").click().run()
+    ok(at)
+    assert at.main.warning and "sample" in at.main.warning[0].value.lower()
+    assert "10 of 64" in at.main.warning[0].value
+
+
+def test_schema_reports_damaged_records(monkeypatch, root):
+    at = page(monkeypatch, root, "schema", "corrupt_data_crc.tfrecord")
+    ok(at)
+    assert any("fail their CRC" in e.value and "record=5" in e.value for e in at.main.error)
+
+
+# -- statistics -----------------------------------------------------------------------------
+
+
+def test_statistics_charts_each_feature(monkeypatch, root):
+    at = page(monkeypatch, root, "statistics", "drift.tfrecord")
+    ok(at)
+    box = at.selectbox(key="tfb:w:statistics:feature")
+    assert box.options == ["id", "label", "tags", "weight"]
+    box.set_value("weight").run()
+    ok(at)
+    assert any("Histogram" in str(m.value) for m in at.main.markdown)
+    at.selectbox(key="tfb:w:statistics:feature").set_value("tags").run()
+    ok(at)
+    text = markdown(at)
+    assert "Most common values" in text and "Values per record" in text
+
+
+def test_statistics_image_sizes_and_shards(monkeypatch, root):
+    at = page(monkeypatch, root, "statistics", "images_png.tfrecord")
+    ok(at)
+    at.selectbox(key="tfb:w:statistics:feature").set_value("picture").run()
+    ok(at)
+    assert "Image sizes" in markdown(at)
+    at = page(monkeypatch, root, "statistics", "shards/part-*")
+    ok(at)
+    shard_box = at.selectbox(key="tfb:w:statistics:shard")
+    assert len(shard_box.options) == 4
+    shard_box.set_value(shard_box.options[2]).run()
+    at.selectbox(key="tfb:w:statistics:feature").set_value("feature1").run()
+    ok(at)
+    assert "Most common values" in markdown(at)
+
+
+# -- filter ---------------------------------------------------------------------------------
+
+
+def test_filter_results_and_paging(monkeypatch, root):
+    at = page(monkeypatch, root, "filter", "basic.tfrecord")
+    ok(at)
+    assert at.main.info
+    at.text_input(key="tfb:w:filter:expr").input("feature1 >= 0").run()
+    ok(at)
+    df = at.main.dataframe[0].value
+    assert list(df["#"]) == list(range(25))
+    assert "64 matching records" in markdown(at)
+    at.pagination(key="tfb:w:filter:page").select(3).run()
+    ok(at)
+    assert list(at.main.dataframe[0].value["#"]) == list(range(50, 64))
+
+
+def test_filter_syntax_error_shows_the_position(monkeypatch, root):
+    at = page(monkeypatch, root, "filter", "basic.tfrecord")
+    at.text_input(key="tfb:w:filter:expr").input("feature1 == 3)").run()
+    ok(at)
+    assert at.main.error and "unbalanced ')'" in at.main.error[0].value
+    assert at.main.code[0].value == "feature1 == 3)\n             ^"
+    assert not at.main.dataframe
+
+
+def test_filter_damaged_and_export_hand_off(monkeypatch, root):
+    at = page(monkeypatch, root, "filter", "corrupt_data_crc.tfrecord")
+    at.text_input(key="tfb:w:filter:expr").input("not intact").run()
+    ok(at)
+    df = at.main.dataframe[0].value
+    assert list(df["#"]) == [5]
+    assert df["status"][0].startswith("damaged")
+    at.button(key="tfb:w:filter:export").click().run()
+    ok(at)
+    chosen = at.session_state["tfb:x:" + filter_page.SELECTION]
+    assert chosen["records"] == [5] and chosen["for_export"] is True
+    assert chosen["spec"] == "corrupt_data_crc.tfrecord"

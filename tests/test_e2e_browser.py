@@ -1,0 +1,196 @@
+"""End to end: the real server (started the way a person starts it) in headless Chromium.
+
+Uses Debian's chromium (``/usr/bin/chromium``; ``scripts/check.sh`` installs it). Without it
+the test is skipped locally and FAILS in CI (``CI=true``). Screenshots go to ``artifacts/``;
+the README's ``assets/screenshot-records.png`` is written when missing or when
+``UPDATE_SCREENSHOTS=1``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+REPO = Path(__file__).resolve().parent.parent
+ARTIFACTS = REPO / "artifacts"
+README_SHOT = REPO / "assets" / "screenshot-records.png"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def _need_chromium() -> None:
+    if os.path.exists(CHROMIUM):
+        return
+    message = "Debian's chromium is not installed (scripts/check.sh installs it)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message + "; browser tests must run in CI")
+    pytest.skip(message)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``python -m browser_app view`` with no paths: the bundled sample, as a person runs it."""
+    _need_chromium()
+    port = _free_port()
+    log_path = tmp_path_factory.mktemp("server") / "server.log"
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "browser_app", "view", "--no-browser", "--port", str(port)],
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"the server stopped:\n{log_path.read_text()}")
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
+                    if r.read() == b"ok":
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"the server did not answer within 60 s:\n{log_path.read_text()}")
+            time.sleep(0.2)
+        # The launcher prints the URL once the server answers.
+        while f"running at {url}" not in log_path.read_text():
+            assert time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert "Traceback" not in log_path.read_text(), log_path.read_text()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    _need_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _cell(grid, col: int, row: int):  # type: ignore[no-untyped-def]
+    # Column 0 is the row selector; 1 is "#", 2 is "status".
+    return grid.get_by_test_id(f"glide-cell-{col}-{row}").first
+
+
+def _no_errors(page) -> None:  # type: ignore[no-untyped-def]
+    assert page.get_by_test_id("stException").count() == 0
+    assert page.get_by_text("could not be shown").count() == 0
+
+
+def test_browse_the_sample(server: str, browser) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1440, "height": 1500})
+    page.goto(server)
+    grid = page.get_by_test_id("stDataFrame").first
+    expect(_cell(grid, 1, 0)).to_have_text("0", timeout=30_000)
+    expect(page.get_by_text("detection.tfrecord").first).to_be_visible()
+    expect(_cell(grid, 2, 0)).to_have_text("✓ intact")
+
+    # Page forward: the first row becomes record 25 and the URL follows.
+    page.get_by_role("button", name="Next", exact=True).click()
+    expect(_cell(grid, 1, 0)).to_have_text("25", timeout=15_000)
+    page.wait_for_url("**record=25**", timeout=10_000)
+
+    # Jump to a record: its detail appears, with its picture rendered by the browser.
+    box = page.get_by_label("Go to record", exact=True)
+    box.fill("42")
+    box.press("Enter")
+    expect(page.get_by_role("heading", name="Record 42")).to_be_visible(timeout=15_000)
+    picture = page.locator(".st-key-tfb-pictures img").first
+    expect(picture).to_be_visible(timeout=15_000)
+    page.wait_for_function(
+        "el => el.complete && el.naturalWidth > 0", arg=picture.element_handle(), timeout=15_000
+    )
+    assert picture.evaluate("el => el.naturalWidth") >= 96
+    _no_errors(page)
+    page.screenshot(path=str(ARTIFACTS / "e2e-records.png"))
+
+    # The README's picture: the records page at a record with several boxes.
+    if not README_SHOT.exists() or os.environ.get("UPDATE_SCREENSHOTS") == "1":
+        shot = browser.new_page(viewport={"width": 1440, "height": 1300})
+        shot.goto(server + "/?file=detection.tfrecord&record=6&size=10")
+        expect(shot.get_by_role("heading", name="Record 6")).to_be_visible(timeout=30_000)
+        img = shot.locator(".st-key-tfb-pictures img").first
+        shot.wait_for_function(
+            "el => el.complete && el.naturalWidth > 0", arg=img.element_handle(), timeout=15_000
+        )
+        shot.wait_for_timeout(800)
+        shot.screenshot(path=str(README_SHOT))
+        shot.close()
+    page.close()
+
+
+def test_damaged_record_is_flagged(server: str, browser) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1440, "height": 1500})
+    page.goto(server)
+    path = page.get_by_label("TFRecord path", exact=True)
+    expect(path).to_be_visible(timeout=30_000)
+    path.fill("damaged.tfrecord")
+    path.press("Enter")
+    grid = page.get_by_test_id("stDataFrame").first
+    expect(_cell(grid, 2, 5)).to_have_text("✗ damaged: data CRC fails", timeout=15_000)
+    expect(_cell(grid, 2, 9)).to_contain_text("skipped")
+    expect(_cell(grid, 2, 10)).to_have_text("✓ intact")
+
+    # The deep link reopens the damaged record's view in a fresh session.
+    page.goto(server + "/?file=damaged.tfrecord&record=5")
+    expect(page.get_by_text("Record 5 is damaged")).to_be_visible(timeout=30_000)
+    grid = page.get_by_test_id("stDataFrame").first
+    expect(_cell(grid, 2, 5)).to_have_text("✗ damaged: data CRC fails", timeout=15_000)
+    page.wait_for_timeout(500)
+    _no_errors(page)
+    page.screenshot(path=str(ARTIFACTS / "e2e-damaged.png"))
+
+    # The gallery shows the pictures around it.
+    page.get_by_role("link", name="Gallery").click()
+    expect(page.get_by_role("heading", name="Gallery")).to_be_visible(timeout=15_000)
+    expect(page.locator(".st-key-tfb-gallery img").first).to_be_visible(timeout=15_000)
+    expect(page.locator(".st-key-tfb-gallery img")).to_have_count(10, timeout=15_000)
+    _no_errors(page)
+    page.screenshot(path=str(ARTIFACTS / "e2e-gallery.png"))
+    page.close()

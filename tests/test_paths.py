@@ -1,0 +1,133 @@
+"""Root confinement: what the app may open, and what it refuses (with a reason)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from browser_app.paths import (
+    PathRefused,
+    expand_inside,
+    is_pattern,
+    list_tfrecords,
+    relative_to_root,
+    resolve_inside,
+)
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "root"
+    (root / "sub").mkdir(parents=True)
+    (root / ".hidden").mkdir()
+    for name in ("a.tfrecord", "sub/b.tfrecord", ".hidden/c.tfrecord", "notes.txt"):
+        (root / name).write_bytes(b"")
+    for k in range(3):
+        (root / "sub" / f"train-{k:05d}-of-00003.tfrecord").write_bytes(b"")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.tfrecord").write_bytes(b"")
+    os.symlink(outside / "secret.tfrecord", root / "link_out.tfrecord")
+    os.symlink(outside, root / "dir_out")
+    os.symlink(root / "a.tfrecord", root / "link_in.tfrecord")
+    return root
+
+
+def test_relative_and_absolute_paths_inside(tree):
+    real = os.path.realpath(tree / "sub" / "b.tfrecord")
+    assert resolve_inside(tree, "sub/b.tfrecord") == real
+    assert resolve_inside(tree, str(tree / "sub" / "b.tfrecord")) == real
+    assert resolve_inside(tree, "./sub//b.tfrecord") == real
+    # A path need not exist to be inside.
+    assert resolve_inside(tree, "new.tfrecord").endswith("new.tfrecord")
+
+
+def test_symlink_inside_the_root_is_followed(tree):
+    assert resolve_inside(tree, "link_in.tfrecord") == os.path.realpath(tree / "a.tfrecord")
+
+
+@pytest.mark.parametrize(
+    ("path", "reason"),
+    [
+        ("../outside/secret.tfrecord", "'..'"),
+        ("sub/../../outside/secret.tfrecord", "'..'"),
+        ("sub/..", "'..'"),
+        ("/etc/passwd", "outside the root"),
+        ("link_out.tfrecord", "symlink"),
+        ("dir_out/secret.tfrecord", "symlink"),
+        ("", "no path"),
+        ("a\x00b", "NUL"),
+    ],
+)
+def test_refused(tree, path, reason):
+    with pytest.raises(PathRefused, match=reason):
+        resolve_inside(tree, path)
+
+
+def test_absolute_path_of_a_sibling_folder_with_the_same_prefix(tree, tmp_path):
+    sibling = tmp_path / "root2"
+    sibling.mkdir()
+    with pytest.raises(PathRefused, match="outside the root"):
+        resolve_inside(tree, str(sibling / "x.tfrecord"))
+
+
+def test_expand_inside_patterns(tree):
+    shards = expand_inside(tree, "sub/train-*-of-00003.tfrecord")
+    assert [Path(p).name for p in shards] == [f"train-{k:05d}-of-00003.tfrecord" for k in range(3)]
+    assert [Path(p).name for p in expand_inside(tree, "sub/train.tfrecord@3")] == [
+        f"train-{k:05d}-of-00003.tfrecord" for k in range(3)
+    ]
+    assert Path(expand_inside(tree, "a.tfrecord")[0]).name == "a.tfrecord"
+    # A folder opens the TFRecord files in it.
+    assert len(expand_inside(tree, "sub")) == 4
+
+
+def test_expand_inside_refuses_escapes(tree):
+    with pytest.raises(PathRefused, match="symlink"):
+        expand_inside(tree, "link_*.tfrecord")  # link_out leads outside
+    with pytest.raises(PathRefused):
+        expand_inside(tree, "../outside/*.tfrecord")
+    with pytest.raises(PathRefused):
+        expand_inside(tree, "dir_out/*.tfrecord")
+    with pytest.raises(FileNotFoundError, match="no file matches"):
+        expand_inside(tree, "nothing-*.tfrecord")
+    with pytest.raises(FileNotFoundError, match="no such file"):
+        expand_inside(tree, "typo.tfrecord")
+
+
+def test_is_pattern():
+    assert is_pattern("a/*.tfrecord") and is_pattern("train@10") and is_pattern("x[0-3]")
+    assert not is_pattern("plain/file.tfrecord") and not is_pattern("user@host.tfrecord")
+
+
+def test_relative_to_root(tree, tmp_path):
+    assert relative_to_root(tree, tree / "sub" / "b.tfrecord") == "sub/b.tfrecord"
+    assert relative_to_root(tree, tree) == "."
+    outside = tmp_path / "outside" / "secret.tfrecord"
+    assert relative_to_root(tree, outside) == os.path.realpath(outside)
+
+
+def test_list_tfrecords(tree):
+    entries, truncated = list_tfrecords(tree)
+    names = [e.rel for e in entries]
+    assert not truncated
+    assert "a.tfrecord" in names and "sub/b.tfrecord" in names
+    assert "link_in.tfrecord" in names
+    assert "link_out.tfrecord" not in names  # leads outside the root
+    assert not any(n.startswith(".hidden") for n in names)
+    assert not any("dir_out" in n for n in names)  # symlinked folders are not walked
+    assert "notes.txt" not in names
+    assert names == sorted(names)
+
+
+def test_list_tfrecords_search_and_limits(tree):
+    entries, _ = list_tfrecords(tree, "TRAIN")
+    assert len(entries) == 3
+    entries, _ = list_tfrecords(tree, "sub/*-of-00003.tfrecord")
+    assert len(entries) == 3
+    entries, truncated = list_tfrecords(tree, limit=2)
+    assert len(entries) == 2 and truncated
+    entries, truncated = list_tfrecords(tree, max_visits=1)
+    assert truncated
