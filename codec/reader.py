@@ -183,6 +183,7 @@ class TFRecordFile(Sequence[bytes]):
         self._next = 0
         self._done = self.size == 0
         self._damaged: dict[int, Problem] = {}
+        self._read_since_release = 0
         if not self._done and use_cache:
             self._load_index_cache()
 
@@ -445,6 +446,11 @@ class TFRecordFile(Sequence[bytes]):
         n = self._lengths[i]
         start = off + HEADER_SIZE
         data = self._buf[start : start + n]
+        self._read_since_release += n
+        if self._read_since_release > _RELEASE_EVERY:
+            # Paging through a file far larger than memory must not keep it all resident.
+            self._read_since_release = 0
+            self._release(0, self.size)
         if self.check_crc if check_crc is None else check_crc:
             (stored,) = _U32.unpack_from(self._buf, start + n)
             if mask_crc(_crc32c.crc32c(data)) != stored:

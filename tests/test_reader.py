@@ -437,3 +437,16 @@ def test_spans_and_read_span(tmp_path):
         assert f.read_span(17, 35) == framing.encode_record(b"bb")
         with pytest.raises(IndexError):
             f.read_span(30, 10_000)
+
+
+def test_reading_through_a_file_releases_pages(tmp_path, monkeypatch):
+    monkeypatch.setattr("codec.reader._RELEASE_EVERY", 10_000)
+    path = tmp_path / "r.tfrecord"
+    write_records(path, [bytes(1000)] * 50)
+    released = []
+    with TFRecordFile(path, use_cache=False) as f:
+        real = f._release
+        monkeypatch.setattr(f, "_release", lambda a, b: (released.append((a, b)), real(a, b)))
+        for i in range(50):
+            assert f[i] == bytes(1000)
+    assert len(released) >= 4
