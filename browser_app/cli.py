@@ -27,7 +27,7 @@ class CliError(Exception):
     """A problem to report on stderr with exit code 2."""
 
 
-def _open_files(paths: Sequence[str], compression: str) -> list[codec.TFRecordFile]:
+def open_inputs(paths: Sequence[str], compression: str) -> list[codec.TFRecordFile]:
     try:
         expanded = codec.expand_paths(list(paths))
     except FileNotFoundError as exc:
@@ -58,7 +58,7 @@ def _human_bytes(n: int) -> str:
 
 
 def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
-    files = _open_files(args.paths, args.compression)
+    files = open_inputs(args.paths, args.compression)
     rows: list[dict[str, Any]] = []
     damaged = False
     for f in files:
@@ -102,7 +102,7 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
-    files = _open_files(args.paths, args.compression)
+    files = open_inputs(args.paths, args.compression)
     paths = [f.path for f in files]
     for f in files:
         f.close()
@@ -168,7 +168,7 @@ def _hex_preview(payload: bytes, limit: int = 64) -> str:
 
 
 def cmd_dump(args: argparse.Namespace, out: TextIO) -> int:
-    files = _open_files([args.path], args.compression)
+    files = open_inputs([args.path], args.compression)
     encode = _record_encoder(args.kind)
     damaged = False
     for f in files:
@@ -216,7 +216,7 @@ def cmd_dump(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
     """Write the DALI / ``tfrecord`` package text index (``<offset> <size>`` per record)."""
-    files = _open_files(args.paths, args.compression)
+    files = open_inputs(args.paths, args.compression)
     if args.out and len(files) > 1 and not os.path.isdir(args.out):
         raise CliError("--out must be a folder when indexing several files")
     damaged = False
@@ -238,6 +238,23 @@ def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
 # -- parser ------------------------------------------------------------------------------
 
 
+def add_input(p: argparse.ArgumentParser, many: bool = True) -> None:
+    """The input arguments every reading command shares: PATH... and --compression."""
+    if many:
+        p.add_argument(
+            "paths",
+            nargs="+",
+            metavar="PATH",
+            help="files, globs, shard patterns (train-*-of-00010) or name@N",
+        )
+    p.add_argument(
+        "--compression",
+        choices=["auto", "none", "gzip", "zlib"],
+        default="auto",
+        help="default: detected from the first bytes",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tfrecord-browser",
@@ -245,21 +262,6 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a command, opens the app on the bundled sample dataset.",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-
-    def add_input(p: argparse.ArgumentParser, many: bool = True) -> None:
-        if many:
-            p.add_argument(
-                "paths",
-                nargs="+",
-                metavar="PATH",
-                help="files, globs, shard patterns (train-*-of-00010) or name@N",
-            )
-        p.add_argument(
-            "--compression",
-            choices=["auto", "none", "gzip", "zlib"],
-            default="auto",
-            help="default: detected from the first bytes",
-        )
 
     p = sub.add_parser("view", help="start the browser app")
     p.add_argument("paths", nargs="*", metavar="PATH")

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from browser_app.cli import EXIT_DAMAGED, EXIT_OK, _open_files
+from browser_app.cli import EXIT_DAMAGED, EXIT_OK, add_input, open_inputs
 from codec.schema import Schema, infer_schema
 
 
@@ -24,18 +24,7 @@ def register(sub: Any) -> None:
         "types, presence, list lengths and values, plus type conflicts, missing features and "
         "list-length drift with the record numbers involved.",
     )
-    p.add_argument(
-        "paths",
-        nargs="+",
-        metavar="PATH",
-        help="files, globs, shard patterns (train-*-of-00010) or name@N",
-    )
-    p.add_argument(
-        "--compression",
-        choices=["auto", "none", "gzip", "zlib"],
-        default="auto",
-        help="default: detected from the first bytes",
-    )
+    add_input(p)
     p.add_argument("--json", action="store_true", help="print the schema as one JSON object")
     p.add_argument(
         "--sample",
@@ -73,7 +62,7 @@ def _positive(text: str) -> int:
 
 
 def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
-    files = _open_files(args.paths, args.compression)
+    files = open_inputs(args.paths, args.compression)
     progress = _progress_printer() if sys.stderr.isatty() and not args.json else None
     try:
         schema = infer_schema(

@@ -53,6 +53,7 @@ from codec.errors import CodecError, CorruptRecordError, WriteError
 from codec.example import Record
 from codec.framing import Problem, encode_record
 from codec.values import format_float, is_text
+from codec.writer import fsync_dir
 
 __all__ = [
     "COMPRESSIONS",
@@ -362,7 +363,7 @@ class _Stage:
             for tmp, dst in self.pairs:
                 os.replace(tmp, dst)
                 done.append(dst)
-                _fsync_dir(os.path.dirname(os.path.abspath(dst)))
+                fsync_dir(os.path.dirname(os.path.abspath(dst)))
         except OSError as exc:
             self.discard()
             raise WriteError(
@@ -370,19 +371,6 @@ class _Stage:
                 + (f" ({len(done)} of the other files were already written)" if done else "")
             ) from exc
         self.pairs = []
-
-
-def _fsync_dir(path: str) -> None:
-    try:
-        fd = os.open(path or ".", os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def _fsync_file(path: str) -> None:

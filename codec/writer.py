@@ -21,7 +21,8 @@ from .framing import encode_footer, encode_header
 COMPRESSIONS = ("none", "gzip", "zlib")
 
 
-def _fsync_dir(path: str) -> None:
+def fsync_dir(path: str) -> None:
+    """fsync a folder, so a rename inside it survives a crash (best effort)."""
     try:
         fd = os.open(path or ".", os.O_RDONLY)
     except OSError:
@@ -53,7 +54,7 @@ def atomic_output(target: str | os.PathLike[str], mode: str = "wb") -> Iterator[
             os.fsync(f.fileno())
         os.chmod(tmp, 0o644 & ~_umask())
         os.replace(tmp, target)
-        _fsync_dir(directory)
+        fsync_dir(directory)
     except BaseException as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

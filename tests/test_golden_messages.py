@@ -5,35 +5,16 @@ from __future__ import annotations
 
 import base64
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import DATA, EXPECTED, INTACT_GOLDEN
 
 from codec import example as ex
 from codec.reader import TFRecordFile
 from codec.tensor import describe_tensor, parse_tensor, serialize_tensor
 
-DATA = Path(__file__).parent / "data"
-EXPECTED = DATA / "expected"
-
-GOLDEN = [
-    "basic.tfrecord",
-    "basic.tfrecord.gz",
-    "basic.tfrecord.zlib",
-    "detection.tfrecord",
-    "drift.tfrecord",
-    "edge_values.tfrecord",
-    "images_jpeg.tfrecord",
-    "images_png.tfrecord",
-    "raw_pixels.tfrecord",
-    "raw_records.tfrecord",
-    "sequence.tfrecord",
-    "tensors.tfrecord",
-    "shards/part-00000-of-00003.tfrecord",
-    "shards/part-00001-of-00003.tfrecord",
-    "shards/part-00002-of-00003.tfrecord",
-]
+GOLDEN = [*INTACT_GOLDEN, *(f"shards/part-0000{k}-of-00003.tfrecord" for k in range(3))]
 
 FILE_KIND = {"sequence.tfrecord": "sequence_example", "raw_records.tfrecord": "raw"}
 
