@@ -19,7 +19,7 @@ if __package__ in (None, ""):
 
 import streamlit as st
 
-from browser_app import app_pages, loading, state, widgets
+from browser_app import app_pages, edit_session, loading, state, widgets
 
 log = logging.getLogger("tfrecord-browser")
 
@@ -71,6 +71,8 @@ PAGES: list[PageSpec] = [
         section="Quality",
     ),
     PageSpec("app_pages/filter.py", "Filter", ":material/filter_alt:", "filter", section="Quality"),
+    PageSpec("app_pages/changes.py", "Changes", ":material/edit_note:", "changes", section="Edit"),
+    PageSpec("app_pages/export.py", "Export", ":material/file_export:", "export", section="Edit"),
 ]
 
 
@@ -100,7 +102,8 @@ def main() -> None:
     st.logo(LOGO, size="large", icon_image=ICON)
     try:
         widgets.file_picker()
-        loading.current_source()  # opens (or reports) what the session has open
+        src = loading.current_source()  # opens (or reports) what the session has open
+        edit_session.sidebar_status(src)  # pending changes and review marks
     except Exception as exc:
         log.exception("sidebar failed")
         st.sidebar.error(f"The file picker failed: {type(exc).__name__}: {exc}")

@@ -36,6 +36,12 @@ __all__ = [
 
 DAMAGED_STYLE = "background-color: rgba(255, 43, 43, 0.12); color: #b3261e"
 SKIPPED_STYLE = "background-color: rgba(255, 170, 0, 0.14); color: #8a5300"
+# Rows with pending edits (statuses set by browser_app.edit_session.page_view).
+EDIT_STYLES = {
+    "edited": "background-color: rgba(37, 99, 235, 0.08)",
+    "deleted": "text-decoration: line-through; color: #8a8a8a",
+    "added": "background-color: rgba(22, 163, 74, 0.10)",
+}
 _SHARD = re.compile(r"^(?P<stem>.*-)(?P<k>\d{5})-of-(?P<n>\d{5})(?P<ext>(\.[^/]*)?)$")
 
 CSS = """
@@ -414,7 +420,7 @@ def records_table(src: Source, view: presenters.PageView, start: int) -> int | N
             return [DAMAGED_STYLE] * len(row)
         if status == presenters.STATUS_SKIPPED:
             return [SKIPPED_STYLE] * len(row)
-        return [""] * len(row)
+        return [EDIT_STYLES.get(status, "")] * len(row)
 
     # Styled: damaged rows red, skipped regions amber, and empty cells empty (not "None").
     float_cols = [n for n, k in view.columns if k == "float"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from browser_app import app_pages, loading, presenters, state, widgets
+from browser_app import app_pages, edit_session, loading, presenters, review, state, widgets
 
 TILE_SIZES = {"Small": 112, "Medium": 160, "Large": 224}
 
@@ -33,7 +33,7 @@ def render() -> None:
         )
         state.put("tile", size_name or "Medium")
     size = TILE_SIZES.get(size_name or "Medium", 160)
-    items = loading.gallery_items(src, start, stop, size=size, boxes=boxes)
+    items = edit_session.gallery_items(src, start, stop, size=size, boxes=boxes)
     if not items:
         st.info(f"No records from {start:,} on.")
         return
@@ -49,6 +49,8 @@ def render() -> None:
             for col, item in zip(cols, items[row_start : row_start + per_row]):
                 with col:
                     _tile(item)
+                    if item.index is not None:
+                        review.tile_mark(src, item.index)  # passed / flagged, comment
 
 
 def _tile(item: presenters.GalleryItem) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from browser_app import loading, presenters, state, widgets
+from browser_app import edit_session, editor, loading, presenters, state, widgets
 
 
 def render() -> None:
@@ -20,7 +20,7 @@ def render() -> None:
         return
     start, stop, _total = widgets.pager(src, "records")
     boxes = state.show_boxes()
-    view = loading.page_view(src, start, stop, boxes=boxes)
+    view = edit_session.page_view(src, start, stop, boxes=boxes)  # pending edits applied
     if not view.rows:
         st.info(f"No records from {start:,} on: {src.label} ends before that.")
         return
@@ -64,7 +64,7 @@ def _detail(
     if slot is None:
         return
     st.divider()
-    widgets.record_detail(src, slot, state.show_boxes())
+    editor.detail(src, slot, state.show_boxes())  # View (edits applied) / Edit, and review
 
 
 if __name__ == "__main__":

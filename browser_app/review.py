@@ -1,0 +1,334 @@
+"""Review marks: passed or flagged, with a comment, from the record view and the gallery.
+
+Marks are saved in the source's journal (they survive a refresh or a restart, and undoing
+edits leaves them alone). In the record view the buttons have keyboard shortcuts: **P**
+passed, **F** flagged, **J** next record, **K** previous record; the comment is saved when
+Enter is pressed. :func:`report` gives every mark as CSV or JSON.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from typing import Any
+
+import streamlit as st
+
+from browser_app import edit_session, loading, state
+from browser_app.journal import Journal, Mark, RecordRef
+from codec.errors import CodecError
+
+__all__ = [
+    "progress",
+    "render_marks",
+    "render_report",
+    "report_csv",
+    "report_json",
+    "report_rows",
+    "tile_mark",
+]
+
+ICONS = {"passed": "✓", "flagged": "⚑"}
+LABELS = {"passed": "Passed", "flagged": "Flagged"}
+
+
+def _sid(src: loading.Source) -> str:
+    return src.spec
+
+
+def _set(src: loading.Source, ref: RecordRef, status: str | None, comment: str | None) -> None:
+    j = edit_session.journal(src, quiet=True)
+    if j is None:
+        state.flash("Review marks cannot be saved: the pending edits cannot be opened.", "error")
+        return
+    try:
+        old = j.marks().get(ref)
+        text = comment if comment is not None else (old.comment if old else "")
+        j.set_mark(ref, status, text)
+    except CodecError as exc:
+        state.flash(f"The mark was not saved: {exc}", "error")
+        return
+    edit_session.bump()
+
+
+def _on_status(
+    src: loading.Source, ref: RecordRef, status: str | None, comment_widget: str
+) -> None:
+    comment = state.widget_value(comment_widget)
+    _set(src, ref, status, None if comment is None else str(comment))
+
+
+def _on_comment(src: loading.Source, ref: RecordRef, comment_widget: str) -> None:
+    j = edit_session.journal(src, quiet=True)
+    if j is None:
+        return
+    comment = str(state.widget_value(comment_widget) or "")
+    mark = j.marks().get(ref)
+    if mark is None:
+        if not comment.strip():
+            return
+        # A comment on an unmarked record flags it: a remark usually means "look again".
+        _set(src, ref, "flagged", comment)
+        return
+    _set(src, ref, mark.status, comment)
+
+
+def _go(n: int) -> None:
+    state.set_record(max(0, n))
+
+
+def progress(src: loading.Source, j: Journal) -> tuple[int, int, int, int]:
+    """``(reviewed, total, passed, flagged)`` over the records of the edited dataset (while
+    the index is still growing, over the records indexed so far)."""
+    ds = src.dataset
+    total_source = ds.indexed
+    marks = j.marks()
+    deleted = set(j.deleted_records())
+    live = {
+        r: m
+        for r, m in marks.items()
+        if r not in deleted and (isinstance(r, str) or r < total_source)
+    }
+    try:
+        total = j.count(total_source)
+    except (CodecError, IndexError):
+        total = total_source
+    passed = sum(1 for m in live.values() if m.status == "passed")
+    flagged = sum(1 for m in live.values() if m.status == "flagged")
+    return len(live), total, passed, flagged
+
+
+def progress_line(src: loading.Source, j: Journal) -> str:
+    done, total, passed, flagged = progress(src, j)
+    return (
+        f"**{done:,} of {total:,} reviewed** · {ICONS['passed']} {passed:,} passed ·"
+        f" {ICONS['flagged']} {flagged:,} flagged"
+    )
+
+
+def render_marks(src: loading.Source, ref: RecordRef) -> None:
+    """The review bar of the record view: status, comment, shortcuts and progress."""
+    j = edit_session.journal(src, quiet=True)
+    if j is None:
+        return
+    mark = j.marks().get(ref)
+    rev = edit_session.revision()
+    base = f"review:{_sid(src)}:{ref}"
+    comment_widget = f"{base}:comment:{rev}"
+    with st.container(border=True, key=f"tfb-review-{abs(hash(base)) % 10**8}"):
+        head, bar = st.columns([2.2, 3], vertical_alignment="center")
+        now = (
+            f"{ICONS[mark.status]} **{LABELS[mark.status]}**"
+            + (f" — {mark.comment}" if mark.comment else "")
+            if mark is not None
+            else "not reviewed yet"
+        )
+        head.markdown(f"**Review** · {now}")
+        done, total, _p, _f = progress(src, j)
+        bar.progress(min(1.0, done / total) if total else 0.0, text=progress_line(src, j))
+        row = st.container(horizontal=True, vertical_alignment="bottom", gap="small")
+        row.button(
+            "Passed",
+            key=state.widget_key(f"{base}:pass"),
+            icon=":material/check_circle:",
+            type="primary" if mark is not None and mark.status == "passed" else "secondary",
+            on_click=_on_status,
+            args=(src, ref, "passed", comment_widget),
+            shortcut="P",
+        )
+        row.button(
+            "Flagged",
+            key=state.widget_key(f"{base}:flag"),
+            icon=":material/flag:",
+            type="primary" if mark is not None and mark.status == "flagged" else "secondary",
+            on_click=_on_status,
+            args=(src, ref, "flagged", comment_widget),
+            shortcut="F",
+        )
+        row.button(
+            "Clear",
+            key=state.widget_key(f"{base}:clear"),
+            icon=":material/backspace:",
+            on_click=_on_status,
+            args=(src, ref, None, comment_widget),
+            disabled=mark is None,
+        )
+        if state.widget_value(comment_widget) is None:
+            state.set_widget_value(comment_widget, mark.comment if mark else "")
+        row.text_input(
+            "Comment (Enter saves)",
+            key=state.widget_key(comment_widget),
+            on_change=_on_comment,
+            args=(src, ref, comment_widget),
+            placeholder="What is wrong (or right) with this record",
+            width=220,
+        )
+        if isinstance(ref, int):
+            row.button(
+                "Previous record",
+                key=state.widget_key(f"{base}:prev"),
+                icon=":material/keyboard_arrow_up:",
+                on_click=_go,
+                args=(ref - 1,),
+                disabled=ref <= 0,
+                shortcut="K",
+            )
+            last = src.dataset.indexed - 1 if src.dataset.index_complete else None
+            row.button(
+                "Next record",
+                key=state.widget_key(f"{base}:next"),
+                icon=":material/keyboard_arrow_down:",
+                on_click=_go,
+                args=(ref + 1,),
+                disabled=last is not None and ref >= last,
+                shortcut="J",
+            )
+
+
+def _on_tile(src: loading.Source, ref: RecordRef, widget: str) -> None:
+    value = state.widget_value(widget)
+    _set(src, ref, str(value) if value else None, None)
+
+
+def _on_tile_comment(src: loading.Source, ref: RecordRef, widget: str) -> None:
+    _on_comment(src, ref, widget)
+
+
+def tile_mark(src: loading.Source, ref: RecordRef, j: Journal | None = None) -> None:
+    """A compact mark control under a gallery tile: passed / flagged, and a comment."""
+    j = j or edit_session.journal(src, quiet=True)
+    if j is None:
+        return
+    mark = j.marks().get(ref)
+    rev = edit_session.revision()
+    widget = f"review:tile:{_sid(src)}:{ref}:{rev}"
+    state.set_widget_value(widget, mark.status if mark else None)
+    c = st.columns([3, 1], vertical_alignment="center", gap="small")
+    with c[0]:
+        st.segmented_control(
+            f"Review record {ref}",
+            list(ICONS),
+            key=state.widget_key(widget),
+            format_func=lambda s: ICONS[s],
+            on_change=_on_tile,
+            args=(src, ref, widget),
+            label_visibility="collapsed",
+        )
+    with c[1].popover(
+        "",
+        icon=":material/chat:" if not (mark and mark.comment) else ":material/mark_chat_read:",
+        help=mark.comment if mark and mark.comment else "Comment",
+    ):
+        cw = f"review:tilec:{_sid(src)}:{ref}:{rev}"
+        if state.widget_value(cw) is None:
+            state.set_widget_value(cw, mark.comment if mark else "")
+        st.text_input(
+            f"Comment on record {ref} (Enter saves)",
+            key=state.widget_key(cw),
+            on_change=_on_tile_comment,
+            args=(src, ref, cw),
+        )
+
+
+# -- the report ----------------------------------------------------------------------------
+
+
+def report_rows(src: loading.Source, j: Journal) -> list[dict[str, Any]]:
+    """One row per mark, in record order: record, status, comment, time, file, edited."""
+    rows = []
+    marks: dict[RecordRef, Mark] = j.marks()
+    ints = sorted(r for r in marks if isinstance(r, int))
+    news = sorted((r for r in marks if isinstance(r, str)), key=lambda r: (len(r), r))
+    refs: list[RecordRef] = [*ints, *news]
+    for r in refs:
+        m = marks[r]
+        where = ""
+        if isinstance(r, int):
+            try:
+                where = src.rel(src.dataset.span(r)[0])
+            except (IndexError, CodecError):
+                where = ""
+        rows.append(
+            {
+                "record": r,
+                "status": m.status,
+                "comment": m.comment,
+                "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(m.timestamp)),
+                "file": where,
+                "edited": j.is_touched(r),
+                "deleted": j.is_deleted(r),
+            }
+        )
+    return rows
+
+
+def report_csv(rows: list[dict[str, Any]]) -> bytes:
+    out = io.StringIO()
+    fields = ["record", "status", "comment", "time", "file", "edited", "deleted"]
+    w = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
+    w.writeheader()
+    for row in rows:
+        w.writerow(row)
+    return out.getvalue().encode("utf-8")
+
+
+def report_json(src: loading.Source, j: Journal, rows: list[dict[str, Any]]) -> bytes:
+    done, total, passed, flagged = progress(src, j)
+    doc = {
+        "source": src.label,
+        "records": total,
+        "reviewed": done,
+        "passed": passed,
+        "flagged": flagged,
+        "marks": rows,
+    }
+    return json.dumps(doc, indent=1, ensure_ascii=False).encode("utf-8")
+
+
+def render_report(src: loading.Source, j: Journal) -> None:
+    """Review progress, the marks as a table, and the report as CSV / JSON downloads."""
+    done, total, _p, _f = progress(src, j)
+    st.progress(min(1.0, done / total) if total else 0.0, text=progress_line(src, j))
+    rows = report_rows(src, j)
+    if not rows:
+        st.info(
+            "No review marks yet. Mark records passed or flagged from the Records page (keys"
+            " P and F) or under the pictures of the Gallery.",
+            icon=":material/fact_check:",
+        )
+        return
+    st.dataframe(
+        [{k: v for k, v in r.items() if k != "deleted"} for r in rows],
+        hide_index=True,
+        width="stretch",
+        height=min(len(rows), 12) * 35 + 38,
+    )
+    stem = src.label.replace("/", "_").rsplit(".", 1)[0] or "review"
+    c = st.columns([1, 1, 4])
+    c[0].download_button(
+        "Review report (CSV)",
+        report_csv(rows),
+        file_name=f"{stem}-review.csv",
+        mime="text/csv",
+        key=state.widget_key("review:csv"),
+        on_click="ignore",
+        icon=":material/download:",
+    )
+    c[1].download_button(
+        "Review report (JSON)",
+        report_json(src, j, rows),
+        file_name=f"{stem}-review.json",
+        mime="application/json",
+        key=state.widget_key("review:json"),
+        on_click="ignore",
+        icon=":material/download:",
+    )
+    flagged = [r for r in rows if r["status"] == "flagged"]
+    if flagged:
+        st.caption(
+            "Flagged: "
+            + ", ".join(str(r["record"]) for r in flagged[:40])
+            + (f" and {len(flagged) - 40:,} more" if len(flagged) > 40 else "")
+        )
