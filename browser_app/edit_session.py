@@ -64,14 +64,19 @@ def _alive(j: Journal) -> bool:
     """A cached journal stays valid while its dataset is open (the reader cache may have
     closed it) and its files are unchanged."""
     try:
-        return not any(f.closed for f in j.source.files) and loading.identity(j.paths) == (
-            j._key  # type: ignore[attr-defined]
+        return not any(f.closed for f in j.source.files) and loading.identity(j.paths) == _KEYS.get(
+            id(j)
         )
     except Exception:
         return False
 
 
+# The source identity each cached journal was opened for, to notice a changed file.
+_KEYS: dict[int, tuple[tuple[str, int, int], ...]] = {}
+
+
 def _release(j: Journal) -> None:
+    _KEYS.pop(id(j), None)
     j.close()
 
 
@@ -83,7 +88,7 @@ def _open_journal(
     _dataset: Any,
 ) -> Journal:
     j = Journal(_dataset, known_types=dict(types), known_list_types=dict(list_types))
-    j._key = key  # type: ignore[attr-defined]
+    _KEYS[id(j)] = key
     return j
 
 
@@ -237,25 +242,12 @@ def new_children(j: Journal, anchor: RecordRef) -> list[str]:
     return out
 
 
-def _root(j: Journal, ref: RecordRef) -> int | None:
-    seen: set[RecordRef] = set()
-    while isinstance(ref, str):
-        if ref in seen:
-            return None
-        seen.add(ref)
-        try:
-            ref = j.inserted_after(ref)
-        except CodecError:
-            return None
-    return ref
-
-
 def _fingerprint(j: Journal, start: int, stop: int) -> tuple[Any, ...]:
     """What the page's overlay depends on: the pending change ids of its records (and of new
     records placed among them)."""
     out = []
     for r in j.edited_records():
-        root = _root(j, r)
+        root = j.anchor(r)
         if root is not None and start <= root < stop:
             out.append((r, tuple(c.id for c in j.changes_for(r))))
     return tuple(out)

@@ -17,7 +17,6 @@ stand for the stored value as it is; pictures are replaced by uploading a new on
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 from typing import Any
 
@@ -619,7 +618,6 @@ def _on_upload(src: loading.Source, ref: RecordRef, widget: str, fname: str, ind
     ch, err = _journal_call(src, lambda j: j.replace_image(ref, fname, index, data))
     key: Key = ("picture", fname, index)
     if err is not None:
-        err = re.sub(r"\s*<[^<>]*object at 0x[0-9a-f]+>", "", err)  # the imaging library's repr
         _set_rejected(src, ref, key, (label, err))
         edit_session.bump()  # clears the uploader
         return
@@ -710,7 +708,7 @@ def _on_new_from_copy(src: loading.Source, ref: RecordRef, widget: str) -> None:
     root = anchor
     j = edit_session.journal(src, quiet=True)
     if isinstance(root, str) and j is not None:
-        root = edit_session._root(j, root) or 0
+        root = j.anchor(root) or 0
     state.set_record(int(root))
     state.set_widget_value(_target_name(src, int(root)), new_id)
     ch = j.changes_for(new_id)[0] if j is not None else None

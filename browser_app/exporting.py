@@ -260,19 +260,10 @@ class _Plan:
         out: list[tuple[int, RecordRef]] = []
         for pos, ref in enumerate(j.order(self.source_total)):
             if ref in wanted or (
-                include_added and isinstance(ref, str) and self._root(ref) in wanted
+                include_added and isinstance(ref, str) and j.anchor(ref) in wanted
             ):
                 out.append((pos, ref))
         return out
-
-    def _root(self, new_id: str) -> RecordRef:
-        assert self.journal is not None
-        ref: RecordRef = new_id
-        seen = set()
-        while isinstance(ref, str) and ref not in seen:
-            seen.add(ref)
-            ref = self.journal.inserted_after(ref)
-        return ref
 
     def items(self) -> Iterator[tuple[int, RecordRef]]:
         if self._items is not None:

@@ -1309,6 +1309,20 @@ class Journal:
         after: RecordRef = ch.detail["after"]
         return after
 
+    def anchor(self, ref: RecordRef) -> int | None:
+        """The source record that ``ref`` stands at: itself for a source record, else the
+        source record a chain of added records was inserted after (``None`` if unknown)."""
+        seen: set[RecordRef] = set()
+        while isinstance(ref, str):
+            if ref in seen:
+                return None
+            seen.add(ref)
+            try:
+                ref = self.inserted_after(ref)
+            except EditError:
+                return None
+        return ref
+
     def count(self, total: int | None = None) -> int:
         """How many records the edited dataset has."""
         self.refresh()

@@ -72,6 +72,9 @@ def sniff_image(b: bytes) -> str | None:
     return row.format if row is not None else None
 
 
+_OBJECT_REPR = re.compile(r"\s*<[^<>]*object at 0x[0-9a-fA-F]+>")
+
+
 def decode_image(b: bytes) -> Image.Image:
     """Decode encoded image bytes fully. Raises :class:`ImageError` for truncated or corrupt
     data and for decompression bombs (Pillow's guard stays on)."""
@@ -84,7 +87,10 @@ def decode_image(b: bytes) -> Image.Image:
     except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
         raise ImageError(f"{fmt}: refused, too many pixels: {exc}") from exc
     except _PIL_ERRORS as exc:
-        raise ImageError(f"{fmt} ({len(b)} bytes) cannot be decoded: {exc}") from exc
+        # Pillow names its in-memory file object ("<_io.BytesIO object at 0x…>"), which means
+        # nothing to the person reading the message.
+        reason = _OBJECT_REPR.sub("", str(exc)).strip()
+        raise ImageError(f"{fmt} ({len(b)} bytes) cannot be decoded: {reason}") from exc
     return img
 
 

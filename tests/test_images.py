@@ -294,3 +294,13 @@ def test_thumbnails() -> None:
     assert bmp_ref.mime == "image/png"
     assert Image.open(io.BytesIO(bmp_ref.display_bytes())).format == "PNG"
     assert Image.open(io.BytesIO(bmp_ref.thumbnail(8))).size == (8, 4)
+
+
+def test_decode_error_names_no_python_object():
+    from codec.errors import ImageError
+    from codec.images import decode_image
+
+    with pytest.raises(ImageError) as e:
+        decode_image(b"not an image at all")
+    assert "object at 0x" not in str(e.value)
+    assert str(e.value) == "image (19 bytes) cannot be decoded: cannot identify image file"

@@ -73,7 +73,7 @@ def _redo(src: loading.Source, change_id: int) -> None:
 
 
 def _open(src: loading.Source, j: Journal, ref: RecordRef) -> None:
-    root = edit_session._root(j, ref)
+    root = j.anchor(ref)
     if root is None:
         return
     state.set_record(root)
