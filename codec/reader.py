@@ -10,6 +10,7 @@ and the reader keeps going past it.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import mmap
 import os
@@ -28,6 +29,7 @@ import crc32c as _crc32c
 from .errors import CorruptRecordError, ReaderClosedError
 from .framing import (
     DATA_CRC,
+    FOOTER_SIZE,
     HEADER_SIZE,
     OVERHEAD,
     Problem,
@@ -45,6 +47,8 @@ _SCAN_STEP = 1 << 18  # records per incremental scan step
 _FIRST_STEP = 1 << 10  # the first step is small, so the first page shows at once
 _SCAN_BYTES = 128 << 20  # and no step maps more than this much of the file
 _RELEASE_EVERY = 64 << 20  # drop verified pages from RSS after this many bytes
+_VERIFY_BLOCK = 8 << 20  # verify in blocks this size; measured best for 4 MiB records on 2 cores
+_THREADED_RECORD_SIZE = 64 << 10  # verify on two threads when records average this or more
 
 
 def sniff_compression(head: bytes) -> str:
@@ -502,41 +506,71 @@ class TFRecordFile(Sequence[bytes]):
 
     # -- verification ----------------------------------------------------------------------
 
-    def verify(self, progress: Callable[[int, int], None] | None = None) -> VerifyReport:
-        """Check every length and data CRC of the file."""
+    def verify(
+        self, progress: Callable[[int, int], None] | None = None, *, threads: int | None = None
+    ) -> VerifyReport:
+        """Check every length and data CRC of the file.
+
+        Records are checked in blocks of about 8 MiB whose pages are released when done.
+        Where records are large (crc32c then runs without the GIL, and most of the time goes
+        into mapping pages), blocks are checked on ``threads`` threads (default: up to 2)."""
+        import numpy as np
+
         self._check_open()
         self.build_index()
-        buf = self._buf
-        offsets, lengths = self._offsets, self._lengths
-        crc = _crc32c.crc32c
-        unpack = _U32.unpack_from
+        n = len(self._offsets)
+        offsets = np.frombuffer(self._offsets, np.uint64)
+        bounds = np.searchsorted(offsets, np.arange(0, self.size, _VERIFY_BLOCK, dtype=np.uint64))
+        edges = [*dict.fromkeys(int(b) for b in bounds), n]
+        blocks = [(a, b) for a, b in itertools.pairwise(edges) if b > a]
+        if threads is None:
+            large = n and self.size / n >= _THREADED_RECORD_SIZE
+            threads = min(2, os.cpu_count() or 1) if large and len(blocks) > 1 else 1
         bad: list[int] = []
-        mv = memoryview(buf) if self.size else memoryview(b"")
-        released = 0
-        try:
-            for i in range(len(offsets)):
-                start = offsets[i] + HEADER_SIZE
-                end = start + lengths[i]
-                if mask_crc(crc(mv[start:end])) != unpack(buf, end)[0]:
-                    bad.append(i)
-                if end - released > _RELEASE_EVERY:
-                    self._release(released, end)
-                    released = end
+        if threads > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(threads) as pool:
+                for found, end in pool.map(self._verify_block, blocks):
+                    bad.extend(found)
                     if progress:
                         progress(end, self.size)
-        finally:
-            mv.release()
-        self._release(0, self.size)
+        else:
+            for block in blocks:
+                found, end = self._verify_block(block)
+                bad.extend(found)
+                if progress:
+                    progress(end, self.size)
         for i in bad:
             self._data_crc_problem(i)
         return VerifyReport(
             path=self.path,
             compression=self.compression,
-            records=len(offsets) - len(bad),
+            records=n - len(bad),
             damaged=len(bad),
             bytes=self.size,
             problems=self.problems,
         )
+
+    def _verify_block(self, block: tuple[int, int]) -> tuple[list[int], int]:
+        """Data-CRC check of records ``block[0]..block[1]``; returns the failing record numbers
+        and the end of the block, after releasing its pages."""
+        lo, hi = block
+        buf = self._buf
+        offsets, lengths = self._offsets, self._lengths
+        crc = _crc32c.crc32c
+        unpack = _U32.unpack_from
+        bad: list[int] = []
+        end = offsets[lo]
+        with memoryview(buf) as mv:
+            for i in range(lo, hi):
+                start = offsets[i] + HEADER_SIZE
+                end = start + lengths[i]
+                if mask_crc(crc(mv[start:end])) != unpack(buf, end)[0]:
+                    bad.append(i)
+        end += FOOTER_SIZE
+        self._release(offsets[lo], end)
+        return bad, end
 
     def _release(self, start: int, end: int) -> None:
         """Let the kernel drop pages we are done with, so scanning or verifying a file far

@@ -450,3 +450,18 @@ def test_reading_through_a_file_releases_pages(tmp_path, monkeypatch):
         for i in range(50):
             assert f[i] == bytes(1000)
     assert len(released) >= 4
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_verify_in_blocks_finds_every_bad_record(tmp_path, monkeypatch, threads):
+    monkeypatch.setattr("codec.reader._VERIFY_BLOCK", 4096)
+    path = tmp_path / "v.tfrecord"
+    write_records(path, [bytes([i % 251]) * 1000 for i in range(40)])
+    data = bytearray(path.read_bytes())
+    for k in (3, 17, 39):  # one payload byte of three records, in different blocks
+        data[k * 1016 + 12 + 500] ^= 0xFF
+    path.write_bytes(bytes(data))
+    with TFRecordFile(path, use_cache=False) as f:
+        report = f.verify(threads=threads)
+    assert report.damaged == 3 and report.records == 37
+    assert [p.offset for p in report.problems] == [3 * 1016, 17 * 1016, 39 * 1016]
