@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 import codec
 from browser_app.selection import SpecError, parse_record_spec
+from codec.values import format_bytes
 
 EXIT_OK = 0
 EXIT_DAMAGED = 1
@@ -43,15 +44,6 @@ def open_inputs(paths: Sequence[str], compression: str) -> list[codec.TFRecordFi
     except OSError as exc:
         raise CliError(f"{exc.filename or ''}: cannot open: {exc.strerror or exc}") from exc
     return files
-
-
-def _human_bytes(n: int) -> str:
-    value = float(n)
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{n:,} bytes" if unit == "bytes" else f"{value:,.1f} {unit}"
-        value /= 1024
-    return f"{n} bytes"  # pragma: no cover
 
 
 # -- info --------------------------------------------------------------------------------
@@ -82,9 +74,9 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
         out.write("\n")
     else:
         for r in rows:
-            size = _human_bytes(r["bytes"])
+            size = format_bytes(r["bytes"])
             if r["compression"] != "none":
-                size += f" ({r['compression']}, {_human_bytes(r['file_bytes'])} on disk)"
+                size += f" ({r['compression']}, {format_bytes(r['file_bytes'])} on disk)"
             state = "no damage found by the header scan (run verify to check every CRC)"
             if r["problems"]:
                 state = (
@@ -127,7 +119,7 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
                 )
             out.write(
                 f"{verdict} {r.path}: {r.records:,} intact records{extra}"
-                f" ({_human_bytes(r.bytes)}, {r.compression})\n"
+                f" ({format_bytes(r.bytes)}, {r.compression})\n"
             )
         if len(reports) > 1:
             bad = sum(1 for r in reports if not r.ok)

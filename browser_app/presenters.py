@@ -21,6 +21,7 @@ import numpy as np
 import codec
 from codec import example as ex
 from codec import images as im
+from codec import values
 from codec.tensor import describe_tensor, is_serialized_tensor, parse_tensor
 from codec.values import format_float
 
@@ -60,15 +61,8 @@ BROKEN_PICTURE = "data:image/svg+xml;base64," + base64.b64encode(
 
 
 def format_bytes(n: int | None) -> str:
-    """``"1,234 bytes"``, ``"5.2 KiB"``, ``"1.9 GiB"``."""
-    if n is None:
-        return "?"
-    value = float(n)
-    for unit in ("bytes", "KiB", "MiB", "GiB", "TiB"):
-        if value < 1024 or unit == "TiB":
-            return f"{n:,} bytes" if unit == "bytes" else f"{value:,.1f} {unit}"
-        value /= 1024
-    return f"{n:,} bytes"  # pragma: no cover
+    """``"1,234 bytes"``, ``"5.2 KiB"``, ``"1.9 GiB"``; ``"?"`` when unknown."""
+    return "?" if n is None else values.format_bytes(n)
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:

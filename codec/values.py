@@ -15,6 +15,7 @@ import numpy as np
 __all__ = [
     "IMAGE_MAGIC",
     "ImageMagic",
+    "format_bytes",
     "format_float",
     "is_text",
     "sniff_image",
@@ -89,3 +90,13 @@ def is_text(b: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return _CONTROL.search(s) is None
+
+
+def format_bytes(n: int) -> str:
+    """``"1,234 bytes"``, ``"5.2 KiB"``, ``"1.9 GiB"``."""
+    value = float(n)
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if value < 1024:
+            return f"{n:,} bytes" if unit == "bytes" else f"{value:,.1f} {unit}"
+        value /= 1024
+    return f"{value:,.1f} TiB"

@@ -171,3 +171,16 @@ def test_index_command_writes_dali_format(capsys, tmp_path):
     write_records(other, [b"b"])
     code, _, err = run(capsys, "index", str(src), str(other), "--out", str(tmp_path / "x.idx"))
     assert code == 2 and "--out must be a folder" in err
+
+
+def test_format_bytes():
+    from codec.values import format_bytes
+
+    assert [format_bytes(n) for n in (0, 1023, 1024, 6411, 2**31, 2**45)] == [
+        "0 bytes",
+        "1,023 bytes",
+        "1.0 KiB",
+        "6.3 KiB",
+        "2.0 GiB",
+        "32.0 TiB",
+    ]

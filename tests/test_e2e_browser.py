@@ -9,103 +9,28 @@ the README's ``assets/screenshot-records.png`` is written when missing or when
 from __future__ import annotations
 
 import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
+from browser_support import ARTIFACTS, REPO, chromium, need_chromium, running_server
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-REPO = Path(__file__).resolve().parent.parent
-ARTIFACTS = REPO / "artifacts"
 README_SHOT = REPO / "assets" / "screenshot-records.png"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-def _need_chromium() -> None:
-    if os.path.exists(CHROMIUM):
-        return
-    message = "Debian's chromium is not installed (scripts/check.sh installs it)"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message + "; browser tests must run in CI")
-    pytest.skip(message)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``python -m browser_app view`` with no paths: the bundled sample, as a person runs it."""
-    _need_chromium()
-    port = _free_port()
-    log_path = tmp_path_factory.mktemp("server") / "server.log"
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "browser_app", "view", "--no-browser", "--port", str(port)],
-            cwd=REPO,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    try:
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the server stopped:\n{log_path.read_text()}")
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
-                    if r.read() == b"ok":
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"the server did not answer within 60 s:\n{log_path.read_text()}")
-            time.sleep(0.2)
-        # The launcher prints the URL once the server answers.
-        while f"running at {url}" not in log_path.read_text():
-            assert time.monotonic() < deadline, log_path.read_text()
-            time.sleep(0.1)
+    need_chromium()
+    with running_server([], tmp_path_factory.mktemp("server")) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    assert "Traceback" not in log_path.read_text(), log_path.read_text()
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[object]:
-    _need_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def _cell(grid, col: int, row: int):  # type: ignore[no-untyped-def]

@@ -9,52 +9,18 @@ FAILS in CI (``CI=true``). Screenshots go to ``artifacts/``.
 from __future__ import annotations
 
 import io
-import os
-import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_support import ARTIFACTS, chromium, need_chromium, running_server
 
 import codec
 from browser_app.sample_data import write_sample
 from codec import example as ex
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
-
-REPO = Path(__file__).resolve().parent.parent
-ARTIFACTS = REPO / "artifacts"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-def _need_chromium() -> None:
-    if os.path.exists(CHROMIUM):
-        return
-    message = "Debian's chromium is not installed (scripts/check.sh installs it)"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(message + "; browser tests must run in CI")
-    pytest.skip(message)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture(scope="module")
@@ -68,65 +34,17 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def server(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Iterator[str]:
     """``python -m browser_app view --root ROOT`` as a person starts it, with its own cache
     folder (where the edit journal lives)."""
-    _need_chromium()
-    port = _free_port()
+    need_chromium()
     base = tmp_path_factory.mktemp("server")
-    log_path = base / "server.log"
-    env = dict(os.environ, PYTHONUNBUFFERED="1", TFRECORD_BROWSER_CACHE=str(base / "cache"))
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "browser_app",
-                "view",
-                str(root / "detection.tfrecord"),
-                "--root",
-                str(root),
-                "--no-browser",
-                "--port",
-                str(port),
-            ],
-            cwd=REPO,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    try:
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"the server stopped:\n{log_path.read_text()}")
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
-                    if r.read() == b"ok":
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail(f"the server did not answer within 60 s:\n{log_path.read_text()}")
-            time.sleep(0.2)
+    args = [str(root / "detection.tfrecord"), "--root", str(root)]
+    with running_server(args, base, {"TFRECORD_BROWSER_CACHE": str(base / "cache")}) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    assert "Traceback" not in log_path.read_text(), log_path.read_text()
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    _need_chromium()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 def _no_errors(page: Any) -> None:

@@ -1,0 +1,109 @@
+"""What the end-to-end tests share: Debian's Chromium, and the real server started the way a
+person starts it (``python -m browser_app view …``)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+ARTIFACTS = REPO / "artifacts"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def need_chromium() -> None:
+    """Skip without Chromium on a developer machine; fail in CI, where it must be there."""
+    if os.path.exists(CHROMIUM):
+        return
+    message = "Debian's chromium is not installed (scripts/check.sh installs it)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message + "; browser tests must run in CI")
+    pytest.skip(message)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def running_server(
+    view_args: Sequence[str], log_dir: Path, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """Start ``python -m browser_app view ARGS --no-browser --port N``, wait until it answers
+    and has printed its address, yield the URL, stop it, and check its log has no traceback."""
+    port = free_port()
+    log_path = log_dir / "server.log"
+    full_env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
+    cmd = [sys.executable, "-m", "browser_app", "view", *view_args, "--no-browser"]
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(
+            [*cmd, "--port", str(port)],
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=full_env,
+        )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    try:
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"the server stopped:\n{log_path.read_text()}")
+            try:
+                with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
+                    if r.read() == b"ok":
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"the server did not answer within 60 s:\n{log_path.read_text()}")
+            time.sleep(0.2)
+        # The launcher prints the URL once the server answers.
+        while f"running at {url}" not in log_path.read_text():
+            assert time.monotonic() < deadline, log_path.read_text()
+            time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    assert "Traceback" not in log_path.read_text(), log_path.read_text()
+
+
+@contextlib.contextmanager
+def chromium() -> Iterator[Any]:
+    """A headless Debian Chromium driven by Playwright (never a downloaded browser)."""
+    need_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield b
+        finally:
+            b.close()
