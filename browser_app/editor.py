@@ -796,16 +796,6 @@ def _choose_target(src: loading.Source, j: Journal, record_no: int) -> RecordRef
     return picked if picked is not None else record_no
 
 
-def _describe(ref: RecordRef, j: Journal) -> str:
-    if isinstance(ref, int):
-        return f"Record {ref:,}"
-    try:
-        after = j.inserted_after(ref)
-    except CodecError:
-        after = "?"
-    return f"New record {ref} (after record {after})"
-
-
 def render(src: loading.Source, record_no: int, ref: RecordRef | None = None) -> None:
     """The editor for record ``record_no`` (and the new records placed after it: a switch
     chooses which one, unless ``ref`` says)."""
@@ -832,7 +822,7 @@ def render(src: loading.Source, record_no: int, ref: RecordRef | None = None) ->
         c = st.columns([5, 1.2], vertical_alignment="center")
         with c[0]:
             st.warning(
-                f"{_describe(ref, j)} is deleted: it is left out of exports.",
+                f"{j.label(ref)} is deleted: it is left out of exports.",
                 icon=":material/delete:",
             )
         c[1].button(
@@ -848,7 +838,7 @@ def render(src: loading.Source, record_no: int, ref: RecordRef | None = None) ->
         rec.kind, "raw payload"
     )
     status = f" · :blue[✎ {presenters.plural(n, 'pending change')}]" if n else ""
-    st.markdown(f"**Editing {_describe(ref, j)}** · {kind}{status}")
+    st.markdown(f"**Editing {j.label(ref)}** · {kind}{status}")
     _record_actions(src, j, ref, record_no, editable=True)
     if rec.kind == "raw":
         st.info(

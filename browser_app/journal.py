@@ -1309,6 +1309,16 @@ class Journal:
         after: RecordRef = ch.detail["after"]
         return after
 
+    def label(self, ref: RecordRef) -> str:
+        """How a person calls a record: ``Record 12`` or ``New record n1 (after record 12)``."""
+        if isinstance(ref, int):
+            return f"Record {ref:,}"
+        try:
+            after: RecordRef = self.inserted_after(ref)
+        except EditError:
+            after = "?"
+        return f"New record {ref} (after record {after})"
+
     def anchor(self, ref: RecordRef) -> int | None:
         """The source record that ``ref`` stands at: itself for a source record, else the
         source record a chain of added records was inserted after (``None`` if unknown)."""

@@ -82,16 +82,6 @@ def _open(src: loading.Source, j: Journal, ref: RecordRef) -> None:
     app_pages.goto("records")
 
 
-def _title(j: Journal, ref: RecordRef) -> str:
-    if isinstance(ref, int):
-        return f"Record {ref:,}"
-    try:
-        after = j.inserted_after(ref)
-    except CodecError:
-        after = "?"
-    return f"New record {ref} (after record {after})"
-
-
 def _record_block(src: loading.Source, j: Journal, ref: RecordRef) -> None:
     changes = j.changes_for(ref)
     with st.container(border=True):
@@ -101,7 +91,7 @@ def _record_block(src: loading.Source, j: Journal, ref: RecordRef) -> None:
             status = " · :red[deleted — left out of exports]"
         elif isinstance(ref, str):
             status = " · :green[new]"
-        head[0].markdown(f"**{_title(j, ref)}**{status}")
+        head[0].markdown(f"**{j.label(ref)}**{status}")
         if head[1].button(
             "Open",
             key=state.widget_key(f"changes:open:{ref}"),
