@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 import codec
 from browser_app.selection import SpecError, parse_record_spec
+from browser_app.view.text import format_record_text, hex_preview
 from codec.values import format_bytes
 
 EXIT_OK = 0
@@ -139,7 +140,7 @@ def _record_encoder(kind: str) -> Callable[[bytes], tuple[str, Any, str]]:
     if kind == "raw":
 
         def raw(payload: bytes) -> tuple[str, Any, str]:
-            return "raw", base64.b64encode(payload).decode("ascii"), _hex_preview(payload)
+            return "raw", base64.b64encode(payload).decode("ascii"), hex_preview(payload)
 
         return raw
     from codec import example
@@ -147,16 +148,9 @@ def _record_encoder(kind: str) -> Callable[[bytes], tuple[str, Any, str]]:
     def decoded(payload: bytes) -> tuple[str, Any, str]:
         k = example.detect_kind(payload) if kind == "auto" else kind
         rec = example.decode(payload, k)
-        return k, example.to_json(payload, k), example.format_record_text(rec)
+        return k, example.to_json(payload, k), format_record_text(rec)
 
     return decoded
-
-
-def _hex_preview(payload: bytes, limit: int = 64) -> str:
-    head = payload[:limit]
-    text = "".join(chr(b) if 32 <= b < 127 else "." for b in head)
-    more = f" … ({len(payload)} bytes)" if len(payload) > limit else f" ({len(payload)} bytes)"
-    return f"{head.hex(' ')}  |{text}|{more}"
 
 
 def cmd_dump(args: argparse.Namespace, out: TextIO) -> int:

@@ -317,7 +317,7 @@ def _edited_page(
     _j: Journal,
 ) -> presenters.PageView:
     ds = loading.open_dataset(tuple(p for p, _, _ in key))
-    items = list(_slots(_j, presenters.read_page(ds, start, stop)))
+    items = list(_slots(_j, ds.page(start, stop)))
     view = presenters.page_view([s for s, _, _ in items], thumb_size=thumbs, boxes=boxes)
     for pos, (slot, new_id, status) in enumerate(items):
         if not status or pos >= len(view.rows):
@@ -362,7 +362,7 @@ def gallery_items(
     if j is None or not j.pending or not _fingerprint(j, start, stop):
         return loading.gallery_items(src, start, stop, size=size, boxes=boxes)
     try:
-        items = list(_slots(j, presenters.read_page(src.dataset, start, stop)))
+        items = list(_slots(j, src.dataset.page(start, stop)))
         tiles = presenters.gallery_items([s for s, _, _ in items], size=size, boxes=boxes)
     except CodecError:
         log.exception("overlaying the pending edits failed")

@@ -38,8 +38,7 @@ from browser_app.journal import (
 )
 from codec import example as ex
 from codec.errors import CodecError
-from codec.images import sniff_image
-from codec.values import is_text
+from codec.values import is_text, sniff_image
 
 __all__ = [
     "cell_text",

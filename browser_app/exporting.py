@@ -1134,7 +1134,7 @@ def _image_files(
                 data = ref.data if ref.source == "encoded" else ref.display_bytes()
             except CodecError as exc:
                 report.skipped.append(
-                    Problem("image", None, None, f"record {pos}: {ref.feature}[{ref.index}]: {exc}")
+                    Problem("image", None, None, f"record {pos}: {ref.feature}[{ref.index}]: {exc}")  # type: ignore[arg-type]
                 )
                 continue
             report.images += 1

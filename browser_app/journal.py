@@ -54,9 +54,9 @@ import numpy as np
 
 import codec
 from codec import example as ex
+from codec.cache import default_cache_dir
 from codec.errors import CodecError, EncodeError
 from codec.example import Feature, Record
-from codec.reader import default_cache_dir
 from codec.values import format_float, is_text
 
 try:  # POSIX advisory locks keep two processes appending to one journal in order
@@ -700,43 +700,15 @@ class FeatureDiff(NamedTuple):
         return "feature_lists" if isinstance(value, list) else "features"
 
 
-class _SingleFile:
-    """A :class:`codec.TFRecordFile` seen as a one-file dataset."""
-
-    def __init__(self, f: codec.TFRecordFile) -> None:
-        self.files = [f]
-        self.paths = [f.path]
-
-    def __len__(self) -> int:
-        return len(self.files[0])
-
-    def read(self, i: int) -> bytes:
-        return self.files[0].read(i)
-
-    def locate(self, i: int) -> tuple[int, int]:
-        if i < 0:
-            i += len(self)
-        self.files[0].span(i)  # IndexError when out of range
-        return 0, i
-
-    def global_index(self, file_number: int, local: int) -> int:
-        if file_number != 0:
-            raise IndexError(f"file {file_number} out of range (1 file)")
-        return local
-
-    def close(self) -> None:
-        self.files[0].close()
+DatasetSource = Any  # codec.TFRecordDataset, codec.TFRecordFile, a path or a list of paths
 
 
-Source = Any  # codec.TFRecordDataset, codec.TFRecordFile, a path or a list of paths
-
-
-def as_dataset(source: Source) -> tuple[Any, bool]:
+def as_dataset(source: DatasetSource) -> tuple[Any, bool]:
     """``(dataset-like, owned)`` for a dataset, a file, or paths (opened here, ``owned``)."""
-    if isinstance(source, (codec.TFRecordDataset, _SingleFile)):
+    if isinstance(source, codec.TFRecordDataset):
         return source, False
     if isinstance(source, codec.TFRecordFile):
-        return _SingleFile(source), False
+        return codec.TFRecordDataset(source), False  # the file stays the caller's
     if isinstance(source, (str, os.PathLike)) or (
         isinstance(source, Sequence) and all(isinstance(s, (str, os.PathLike)) for s in source)
     ):
@@ -765,7 +737,7 @@ class Journal:
 
     def __init__(
         self,
-        source: Source,
+        source: DatasetSource,
         *,
         path: str | os.PathLike[str] | None = None,
         cache_dir: str | os.PathLike[str] | None = None,

@@ -239,7 +239,7 @@ def _page(
     key: tuple[tuple[str, int, int], ...], start: int, stop: int, thumbs: int, boxes: bool
 ) -> presenters.PageView:
     ds = open_dataset(tuple(p for p, _, _ in key))
-    slots = presenters.read_page(ds, start, stop)
+    slots = ds.page(start, stop)
     return presenters.page_view(slots, thumb_size=thumbs, boxes=boxes)
 
 
@@ -255,7 +255,7 @@ def _gallery(
     key: tuple[tuple[str, int, int], ...], start: int, stop: int, size: int, boxes: bool
 ) -> list[presenters.GalleryItem]:
     ds = open_dataset(tuple(p for p, _, _ in key))
-    slots = presenters.read_page(ds, start, stop)
+    slots = ds.page(start, stop)
     return presenters.gallery_items(slots, size=size, boxes=boxes)
 
 

@@ -37,7 +37,6 @@ __all__ = [
     "gallery_items",
     "hex_dump",
     "page_view",
-    "read_page",
     "record_pictures",
     "report_dict",
     "sequence_table",
@@ -45,9 +44,9 @@ __all__ = [
     "value_view",
 ]
 
-STATUS_INTACT = "intact"
-STATUS_DAMAGED = "damaged"
-STATUS_SKIPPED = "skipped"
+STATUS_INTACT = codec.dataset.INTACT
+STATUS_DAMAGED = codec.dataset.DAMAGED
+STATUS_SKIPPED = codec.dataset.SKIPPED
 PREVIEW_VALUES = 8  # values shown in a table cell before "…"
 MAX_COLUMNS = 40  # feature columns in the page table
 MAX_PICTURE_PIXELS = 40_000_000  # larger pictures are not decoded for display
@@ -60,9 +59,7 @@ BROKEN_PICTURE = "data:image/svg+xml;base64," + base64.b64encode(
 ).decode("ascii")
 
 
-def format_bytes(n: int | None) -> str:
-    """``"1,234 bytes"``, ``"5.2 KiB"``, ``"1.9 GiB"``; ``"?"`` when unknown."""
-    return "?" if n is None else values.format_bytes(n)
+format_bytes = values.format_bytes
 
 
 def plural(n: int, word: str, words: str | None = None) -> str:
@@ -72,102 +69,7 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 # -- reading a page ----------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Slot:
-    """One place on a page: a record (intact or damaged) or a skipped region between records.
-
-    ``index`` is the global record number (None for a skipped region); ``offset`` the byte
-    offset of the record's header (or of the skipped region) in the file's stream;
-    ``length`` the payload length (or the number of bytes skipped)."""
-
-    index: int | None
-    path: str
-    offset: int | None
-    length: int
-    payload: bytes | None = None
-    problem: codec.Problem | None = None
-
-    @property
-    def status(self) -> str:
-        if self.index is None:
-            return STATUS_SKIPPED
-        return STATUS_DAMAGED if self.payload is None else STATUS_INTACT
-
-
-def _regions_between(
-    problems: Sequence[codec.Problem], lo: int, hi: int | None
-) -> list[codec.Problem]:
-    """Problems that are not records (bad headers, truncation) starting in ``[lo, hi)``."""
-    out = []
-    for p in problems:
-        if p.kind == "data_crc" or p.offset is None:
-            continue
-        if p.offset >= lo and (hi is None or p.offset < hi):
-            out.append(p)
-    return out
-
-
-def read_page(ds: codec.TFRecordDataset, start: int, stop: int) -> list[Slot]:
-    """Records ``start..stop-1`` of ``ds`` (fewer at the end), each intact or damaged, with
-    the skipped regions that lie between them in place. Indexes only as far as needed."""
-    slots: list[Slot] = []
-    problems_of: dict[int, list[codec.Problem]] = {}
-    last: tuple[int, int] | None = None  # (file number, local index) of the previous record
-    ended = False
-    for i in range(max(0, start), stop):
-        try:
-            k, j = ds.locate(i)
-        except IndexError:
-            ended = True
-            break
-        f = ds.files[k]
-        if k not in problems_of:
-            problems_of[k] = f.problems
-        off, n = f.span(j)
-        if last is not None and last[0] != k:
-            _trailing(ds, last[0], problems_of, slots)
-        if j == 0:
-            lo = 0
-        else:
-            poff, pn = f.span(j - 1)
-            lo = poff + pn + codec.framing.OVERHEAD
-        for p in _regions_between(problems_of[k], lo, off):
-            slots.append(Slot(None, f.path, p.offset, p.skipped, None, p))
-        try:
-            data: bytes | None = f.read(j)
-            prob = None
-        except codec.CorruptRecordError as exc:
-            data = None
-            prob = f.is_damaged(j) or codec.Problem("data_crc", off, off, exc.reason, f.path)
-        slots.append(Slot(ds.global_index(k, j) if k else j, f.path, off, n, data, prob))
-        last = (k, j)
-    if last is not None:
-        k, j = last
-        f = ds.files[k]
-        if f.index_complete and j == f.indexed - 1:
-            _trailing(ds, k, problems_of, slots)
-    elif ended or start == 0:
-        # Nothing readable on this page: show what the files hold instead of records.
-        for k, f in enumerate(ds.files):
-            if f.index_complete and f.indexed == 0:
-                problems_of[k] = f.problems
-                for p in _regions_between(problems_of[k], 0, None):
-                    slots.append(Slot(None, f.path, p.offset, p.skipped, None, p))
-    return slots
-
-
-def _trailing(
-    ds: codec.TFRecordDataset,
-    k: int,
-    problems_of: dict[int, list[codec.Problem]],
-    slots: list[Slot],
-) -> None:
-    f = ds.files[k]
-    if not f.index_complete or not f.indexed:
-        return
-    off, n = f.span(f.indexed - 1)
-    for p in _regions_between(problems_of.get(k) or f.problems, off + n + 16, None):
-        slots.append(Slot(None, f.path, p.offset, p.skipped, None, p))
+Slot = codec.Slot
 
 
 # -- single values -----------------------------------------------------------------------
@@ -831,27 +733,6 @@ def feature_summary(ds: codec.TFRecordDataset, limit: int = 200) -> dict[str, An
         e["types"] = dict(types)
         out.append(e)
     return {"records": seen, "damaged": damaged, "kinds": dict(kinds), "features": out}
-
-
-def locate_offset(ds: codec.TFRecordDataset, path: str, offset: int) -> int | None:
-    """The global number of the first record of file ``path`` whose header is at or after
-    ``offset`` (the record a problem at ``offset`` belongs to, or the one after a skipped
-    region); None when there is none."""
-    for k, f in enumerate(ds.files):
-        if f.path != path:
-            continue
-        f.build_index()
-        lo, hi = 0, f.indexed
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if f.span(mid)[0] < offset:
-                lo = mid + 1
-            else:
-                hi = mid
-        if lo >= f.indexed:
-            return None
-        return ds.global_index(k, lo)
-    return None
 
 
 # -- gallery -----------------------------------------------------------------------------

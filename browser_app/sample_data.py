@@ -376,7 +376,7 @@ def sample_dir() -> Path:
     bundled = bundled_sample_dir()
     if _complete(bundled):
         return bundled
-    from codec.reader import default_cache_dir
+    from codec.cache import default_cache_dir
 
     target = default_cache_dir() / "sample"
     stamp = target / ".version"

@@ -4,8 +4,9 @@ Only :mod:`codec.reader` and :mod:`codec.writer` touch files; framing, messages,
 image sniffing are pure functions over bytes.
 """
 
-from . import example, images, tensor
-from .dataset import TFRecordDataset, expand_paths, looks_like_tfrecord, verify_paths
+from . import example, images, kinds, tensor
+from .cache import FileIdentity, default_cache_dir
+from .dataset import Slot, TFRecordDataset, expand_paths, looks_like_tfrecord, verify_paths
 from .errors import (
     CodecError,
     CorruptRecordError,
@@ -19,7 +20,8 @@ from .errors import (
     WriteError,
 )
 from .example import Feature, Record, decode, detect_kind, encode, encode_example, make_feature
-from .framing import PROBLEM_KINDS, Problem, encode_record, masked_crc32c, read_at
+from .framing import Problem, encode_record, masked_crc32c, read_at
+from .kinds import PROBLEM_KINDS
 from .reader import RecordInfo, TFRecordFile, VerifyReport, sniff_compression
 from .tensor import describe_tensor, parse_tensor, serialize_tensor
 from .writer import TFRecordWriter, atomic_output, write_records
@@ -31,12 +33,14 @@ __all__ = [
     "DecodeError",
     "EncodeError",
     "Feature",
+    "FileIdentity",
     "ImageError",
     "Problem",
     "ReaderClosedError",
     "Record",
     "RecordError",
     "RecordInfo",
+    "Slot",
     "TFRecordDataset",
     "TFRecordFile",
     "TFRecordWriter",
@@ -46,6 +50,7 @@ __all__ = [
     "WriteError",
     "atomic_output",
     "decode",
+    "default_cache_dir",
     "describe_tensor",
     "detect_kind",
     "encode",
@@ -54,6 +59,7 @@ __all__ = [
     "example",
     "expand_paths",
     "images",
+    "kinds",
     "looks_like_tfrecord",
     "make_feature",
     "masked_crc32c",

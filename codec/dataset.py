@@ -1,7 +1,9 @@
 """Several TFRecord files (a list, a glob, a shard pattern) opened as one dataset.
 
-Global record numbers run across the files in order and map back to ``(file, local index)``.
-Files are indexed lazily, in order, as far as the record asked for.
+Global record numbers run across the files in order and map back to ``(file, local index)``
+here and nowhere else (prefix sums over the files' record counts, and a bisect). Files are
+indexed lazily, in order, as far as the record asked for. A page of the dataset comes as
+:class:`Slot` values: records, intact or damaged, and the skipped regions between them.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ import os
 import re
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from typing import Any, overload
 
-from .errors import ReaderClosedError
-from .framing import Problem
+from .errors import CorruptRecordError, ReaderClosedError
+from .framing import OVERHEAD, Problem
+from .kinds import DATA_CRC
 from .reader import TFRecordFile, VerifyReport
 
 _SHARD_AT = re.compile(r"^(?P<base>.+)@(?P<n>\d+)$")
@@ -85,52 +89,125 @@ def looks_like_tfrecord(name: str) -> bool:
     return bool(_TFRECORD_NAME.search(name))
 
 
+@dataclass(frozen=True)
+class Slot:
+    """One place on a page of a dataset: a record (intact or damaged) or a skipped region.
+
+    ``index`` is the global record number (``None`` for a skipped region) and ``local`` its
+    number within its file; ``offset`` the byte offset of the record's header (or of the
+    skipped region) in the file's (decompressed) stream; ``length`` the payload length (or the
+    number of bytes skipped); ``payload`` the CRC-checked bytes, ``None`` when damaged."""
+
+    index: int | None
+    path: str
+    offset: int | None
+    length: int
+    payload: bytes | None = None
+    problem: Problem | None = None
+    local: int | None = None
+
+    @property
+    def status(self) -> str:
+        """``intact``, ``damaged`` or ``skipped``."""
+        if self.index is None:
+            return SKIPPED
+        return DAMAGED if self.payload is None else INTACT
+
+
+INTACT = "intact"
+DAMAGED = "damaged"
+SKIPPED = "skipped"
+
+
 class TFRecordDataset(Sequence[bytes]):
-    """Many files as one sequence of payloads, with global record numbers."""
+    """Many files as one sequence of payloads, with global record numbers.
+
+    A record has a *global number* (its position in the dataset, counting across the files in
+    order) and a *local number* (its position in its own file); :meth:`locate` and
+    :meth:`global_index` convert between them, and are the only place that does. Files are
+    indexed lazily, in order, as far as the record asked for.
+
+    ``source`` is anything :func:`expand_paths` takes, or already open
+    :class:`~codec.reader.TFRecordFile` objects (one or a list), which the dataset then uses
+    but does not close."""
 
     def __init__(
         self,
-        specs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+        source: (
+            str
+            | os.PathLike[str]
+            | TFRecordFile
+            | Sequence[str | os.PathLike[str]]
+            | Sequence[TFRecordFile]
+        ),
         **reader_options: Any,
     ) -> None:
-        self.paths = expand_paths(specs)
-        self.files: list[TFRecordFile] = []
-        try:
-            for p in self.paths:
-                self.files.append(TFRecordFile(p, **reader_options))
-        except BaseException:
-            self.close()
-            raise
-        # _starts[k] is the global number of file k's first record, known for files
-        # 0.._known (all files before the first one whose index is incomplete).
         self._closed = False
+        given: list[TFRecordFile] | None = None
+        if isinstance(source, TFRecordFile):
+            given = [source]
+        elif (
+            isinstance(source, (list, tuple))
+            and source
+            and all(isinstance(f, TFRecordFile) for f in source)
+        ):
+            given = list(source)
+        self._owned = given is None
+        if given is not None:
+            self.files: list[TFRecordFile] = given
+            self.paths = [f.path for f in given]
+        else:
+            self.paths = expand_paths(source)  # type: ignore[arg-type]
+            self.files = []
+            try:
+                for p in self.paths:
+                    self.files.append(TFRecordFile(p, **reader_options))
+            except BaseException:
+                self.close()
+                raise
+        # _starts[k] is the global number of file k's first record, for the files before
+        # the first one whose index is incomplete (and one more: the total of those).
+        self._starts = [0]
 
-    def _starts(self, upto: int) -> list[int]:
-        starts = [0]
-        for f in self.files[:upto]:
-            starts.append(starts[-1] + len(f))
+    # -- numbering ---------------------------------------------------------------------------
+
+    def _complete_starts(self) -> list[int]:
+        """Prefix sums of record counts over the leading run of completely indexed files."""
+        starts = self._starts
+        while len(starts) <= len(self.files) and self.files[len(starts) - 1].index_complete:
+            starts.append(starts[-1] + self.files[len(starts) - 1].indexed)
         return starts
 
     def locate(self, i: int) -> tuple[int, int]:
-        """``(file number, local index)`` of global record ``i`` (negative counts from the end)."""
+        """``(file number, local index)`` of global record ``i`` (negative counts from the
+        end). Raises ``IndexError`` when there is no such record."""
         self._check_open()
         if i < 0:
             i += len(self)
             if i < 0:
                 raise IndexError("record index out of range")
-        base = 0
-        for k, f in enumerate(self.files):
+        starts = self._complete_starts()
+        if i < starts[-1]:
+            k = bisect.bisect_right(starts, i) - 1
+            return k, i - starts[k]
+        base = starts[-1]
+        for k in range(len(starts) - 1, len(self.files)):
+            f = self.files[k]
             f._ensure(i - base + 1)
-            n = f.indexed
-            if i - base < n:
+            if i - base < f.indexed:
                 return k, i - base
-            if not f.index_complete:  # pragma: no cover - _ensure completes what it can
-                continue
-            base += n
+            base += f.indexed
         raise IndexError(f"record index {i} out of range ({base} records)")
 
     def global_index(self, file_number: int, local: int) -> int:
-        return self._starts(file_number)[-1] + local
+        """The global number of record ``local`` of file ``file_number`` (indexing the files
+        before it)."""
+        starts = self._complete_starts()
+        if file_number >= len(starts):
+            for f in self.files[len(starts) - 1 : file_number]:
+                f.build_index()
+            starts = self._complete_starts()
+        return starts[file_number] + local
 
     def __len__(self) -> int:
         self._check_open()
@@ -190,6 +267,77 @@ class TFRecordDataset(Sequence[bytes]):
     def problems(self) -> list[Problem]:
         return [p for f in self.files for p in f.problems]
 
+    def record_at(self, path: str, offset: int) -> int | None:
+        """The global number of the first record of file ``path`` whose header is at or after
+        ``offset`` (the record a problem at ``offset`` belongs to, or the one after a skipped
+        region); ``None`` when there is none."""
+        for k, f in enumerate(self.files):
+            if f.path == path:
+                local = f.record_at(offset)
+                return None if local is None else self.global_index(k, local)
+        return None
+
+    # -- pages -------------------------------------------------------------------------------
+
+    def page(self, start: int, stop: int) -> list[Slot]:
+        """Records ``start..stop-1`` (fewer at the end), each intact or damaged, with the
+        skipped regions that lie between them in place. Indexes only as far as needed.
+
+        A page that holds no record at all (past the end, or a file without one record)
+        shows the skipped regions of the files that have no record instead."""
+        slots: list[Slot] = []
+        problems_of: dict[int, list[Problem]] = {}
+        last: tuple[int, int] | None = None  # (file number, local index) of the previous record
+        ended = False
+        for i in range(max(0, start), stop):
+            try:
+                k, j = self.locate(i)
+            except IndexError:
+                ended = True
+                break
+            f = self.files[k]
+            if k not in problems_of:
+                problems_of[k] = f.problems
+            off, n = f.span(j)
+            if last is not None and last[0] != k:
+                self._trailing(last[0], problems_of, slots)
+            if j == 0:
+                lo = 0
+            else:
+                poff, pn = f.span(j - 1)
+                lo = poff + pn + OVERHEAD
+            for p in _regions_between(problems_of[k], lo, off):
+                slots.append(Slot(None, f.path, p.offset, p.skipped, None, p))
+            try:
+                data: bytes | None = f.read(j)
+                prob = None
+            except CorruptRecordError as exc:
+                data = None
+                prob = f.is_damaged(j) or Problem(DATA_CRC, off, off, exc.reason, f.path)
+            slots.append(Slot(i, f.path, off, n, data, prob, j))
+            last = (k, j)
+        if last is not None:
+            k, j = last
+            f = self.files[k]
+            if f.index_complete and j == f.indexed - 1:
+                self._trailing(k, problems_of, slots)
+        elif ended or start == 0:
+            for f in self.files:
+                if f.index_complete and f.indexed == 0:
+                    for p in _regions_between(f.problems, 0, None):
+                        slots.append(Slot(None, f.path, p.offset, p.skipped, None, p))
+        return slots
+
+    def _trailing(self, k: int, problems_of: dict[int, list[Problem]], slots: list[Slot]) -> None:
+        f = self.files[k]
+        if not f.index_complete or not f.indexed:
+            return
+        off, n = f.span(f.indexed - 1)
+        for p in _regions_between(problems_of.get(k) or f.problems, off + n + OVERHEAD, None):
+            slots.append(Slot(None, f.path, p.offset, p.skipped, None, p))
+
+    # -- checks --------------------------------------------------------------------------------
+
     def verify(
         self, workers: int | None = None, progress: Callable[[int, int], None] | None = None
     ) -> list[VerifyReport]:
@@ -205,14 +353,26 @@ class TFRecordDataset(Sequence[bytes]):
 
     def close(self) -> None:
         self._closed = True
-        for f in self.files:
-            f.close()
+        if self._owned:
+            for f in self.files:
+                f.close()
 
     def __enter__(self) -> TFRecordDataset:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _regions_between(problems: Sequence[Problem], lo: int, hi: int | None) -> list[Problem]:
+    """Problems that are not records (bad headers, truncation) starting in ``[lo, hi)``."""
+    out = []
+    for p in problems:
+        if p.kind == DATA_CRC or p.offset is None:
+            continue
+        if p.offset >= lo and (hi is None or p.offset < hi):
+            out.append(p)
+    return out
 
 
 def _verify_one(args: tuple[str, dict[str, Any]]) -> VerifyReport:
@@ -242,9 +402,7 @@ def verify_paths(
         if readers is not None:
             for f, rep in zip(readers, reports):
                 for prob in rep.problems:
-                    if prob.kind == "data_crc" and prob.offset is not None:
-                        idx = bisect.bisect_left(f._offsets, prob.offset)
-                        f._damaged.setdefault(idx, prob)
+                    f.note_damage(prob)
         return reports
     reports = []
     for n, p in enumerate(paths):

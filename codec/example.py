@@ -44,9 +44,19 @@ from google.protobuf import json_format
 from google.protobuf.message import DecodeError as _ProtoDecodeError
 
 from codec.errors import DecodeError, EncodeError
+from codec.kinds import (
+    EXAMPLE,
+    FEATURE_TYPES,
+    NONE,
+    RAW,
+    RECORD_KINDS,
+    SEQUENCE_EXAMPLE,
+    RecordKind,
+)
 from codec.protos import example_pb2
-from codec.tensor import describe_tensor, is_serialized_tensor
-from codec.values import format_float, is_text, sniff_image
+from codec.tensor import is_serialized_tensor
+from codec.values import format_float, image_magic, is_text
+from codec.wire import WireError, read_varint
 
 __all__ = [
     "FEATURE_TYPES",
@@ -61,15 +71,13 @@ __all__ = [
     "encode_example",
     "encode_sequence_example",
     "format_float",
-    "format_record_text",
     "from_json",
     "make_feature",
     "to_json",
 ]
 
-KINDS = ("example", "sequence_example", "raw")
-FEATURE_TYPES = ("bytes", "float", "int64")
-NONE_TYPE = "none"  # a Feature message with no list set
+KINDS = RECORD_KINDS
+NONE_TYPE = NONE  # a Feature message with no list set
 
 INT64_MIN = -(1 << 63)
 INT64_MAX = (1 << 63) - 1
@@ -94,7 +102,7 @@ class Record:
     context; ``feature_lists`` a SequenceExample's feature lists (else ``{}``); ``raw`` the
     payload of a ``raw`` record."""
 
-    kind: str
+    kind: RecordKind
     features: dict[str, Feature]
     feature_lists: dict[str, list[Feature]]
     raw: bytes | None = None
@@ -187,12 +195,12 @@ _NAMES = {_WireExample: "tf.train.Example", _WireSequenceExample: "tf.train.Sequ
 def _sniff(payload: bytes) -> tuple[str, Any]:
     """The kind of ``payload`` and, unless raw, its parsed wire SequenceExample."""
     if not payload:
-        return "example", None
+        return EXAMPLE, None
     msg = _WireSequenceExample()
     try:
         msg.ParseFromString(payload)
     except Exception:  # any parse failure, whatever the runtime raises, means "not ours"
-        return "raw", None
+        return RAW, None
     # No unknown field anywhere: discard them and the size must still match. A mismatch can
     # also be a legitimate non-canonical encoding (e.g. unpacked lists): then compare the
     # serializations with and without unknown fields.
@@ -201,10 +209,10 @@ def _sniff(payload: bytes) -> tuple[str, Any]:
         full = _WireSequenceExample()
         full.ParseFromString(payload)
         if full.SerializeToString() != msg.SerializeToString():
-            return "raw", None
+            return RAW, None
     if msg.HasField("feature_lists"):
-        return "sequence_example", msg
-    return "example", msg
+        return SEQUENCE_EXAMPLE, msg
+    return EXAMPLE, msg
 
 
 # --------------------------------------------------------------------------------------------
@@ -223,26 +231,17 @@ class _Fallback(Exception):
     """The walk met something outside the canonical layout; use the protobuf path."""
 
 
-_WALK_ERRORS = (_Fallback, IndexError, UnicodeDecodeError, struct.error, _ProtoDecodeError)
+_WALK_ERRORS = (
+    _Fallback,
+    WireError,
+    IndexError,
+    UnicodeDecodeError,
+    struct.error,
+    _ProtoDecodeError,
+)
 _BIG_INT64_LIST = 96  # packed int64 bytes above which upb decodes the list (C varint loop)
 _FLOAT_STRUCTS = {n: struct.Struct(f"<{n}f") for n in range(1, 65)}
 _Int64List = example_pb2.Int64List
-
-
-def _varint(b: bytes, pos: int) -> tuple[int, int]:
-    result = 0
-    shift = 0
-    while True:
-        c = b[pos]
-        pos += 1
-        result |= (c & 0x7F) << shift
-        if c < 0x80:
-            if result >> 64:
-                raise _Fallback
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise _Fallback
 
 
 def _walk_feature(b: bytes, pos: int, end: int) -> Feature:
@@ -252,7 +251,7 @@ def _walk_feature(b: bytes, pos: int, end: int) -> Feature:
     ln = b[pos + 1]
     pos += 2
     if ln >= 0x80:
-        ln, pos = _varint(b, pos - 1)
+        ln, pos = read_varint(b, pos - 1)
     if pos + ln != end:  # exactly one list, filling the Feature
         raise _Fallback
     if tag == 0x0A:  # bytes_list: repeated bytes value = 1
@@ -264,7 +263,7 @@ def _walk_feature(b: bytes, pos: int, end: int) -> Feature:
             ln = b[pos + 1]
             pos += 2
             if ln >= 0x80:
-                ln, pos = _varint(b, pos - 1)
+                ln, pos = read_varint(b, pos - 1)
             stop = pos + ln
             if stop > end:
                 raise _Fallback
@@ -283,7 +282,7 @@ def _walk_feature(b: bytes, pos: int, end: int) -> Feature:
             ln = b[pos + 1]
             pos += 2
             if ln >= 0x80:
-                ln, pos = _varint(b, pos - 1)
+                ln, pos = read_varint(b, pos - 1)
             if pos + ln != end or ln & 3:
                 raise _Fallback
             count = ln >> 2
@@ -304,7 +303,7 @@ def _walk_feature(b: bytes, pos: int, end: int) -> Feature:
             ln = b[pos + 1]
             pos += 2
             if ln >= 0x80:
-                ln, pos = _varint(b, pos - 1)
+                ln, pos = read_varint(b, pos - 1)
             if pos + ln != end:
                 raise _Fallback
             if ln > _BIG_INT64_LIST:
@@ -317,7 +316,7 @@ def _walk_feature(b: bytes, pos: int, end: int) -> Feature:
                         append(c)
                         pos += 1
                     else:
-                        v, pos = _varint(b, pos)
+                        v, pos = read_varint(b, pos)
                         append(v - (1 << 64) if v >> 63 else v)
                 if pos != end:
                     raise _Fallback
@@ -337,7 +336,7 @@ def _walk_entry(b: bytes, pos: int, end: int, is_list: bool) -> tuple[str, Any]:
         ln = b[pos + 1]
         pos += 2
         if ln >= 0x80:
-            ln, pos = _varint(b, pos - 1)
+            ln, pos = read_varint(b, pos - 1)
         stop = pos + ln
         if stop > end:
             raise _Fallback
@@ -364,7 +363,7 @@ def _walk_steps(b: bytes, pos: int, end: int) -> list[Feature]:
         ln = b[pos + 1]
         pos += 2
         if ln >= 0x80:
-            ln, pos = _varint(b, pos - 1)
+            ln, pos = read_varint(b, pos - 1)
         stop = pos + ln
         if stop > end:
             raise _Fallback
@@ -384,7 +383,7 @@ def _walk_map(b: bytes, pos: int, end: int, is_list: bool) -> dict[str, Any]:
         ln = b[pos + 1]
         pos += 2
         if ln >= 0x80:
-            ln, pos = _varint(b, pos - 1)
+            ln, pos = read_varint(b, pos - 1)
         stop = pos + ln
         if stop > end:
             raise _Fallback
@@ -423,7 +422,7 @@ def _walk(b: bytes) -> tuple[dict[str, Feature] | None, dict[str, list[Feature]]
         ln = b[pos + 1]
         pos += 2
         if ln >= 0x80:
-            ln, pos = _varint(b, pos - 1)
+            ln, pos = read_varint(b, pos - 1)
         stop = pos + ln
         if stop > n:
             raise _Fallback
@@ -455,12 +454,12 @@ def detect_file_kind(payloads: Iterable[bytes], sample: int = 64) -> str:
             break
         counts[detect_kind(p)] += 1
     if not counts:
-        return "example"
+        return EXAMPLE
     best = max(counts.values())
-    for kind in ("sequence_example", "example", "raw"):
+    for kind in (SEQUENCE_EXAMPLE, EXAMPLE, RAW):
         if counts[kind] == best:
             return kind
-    return "example"  # pragma: no cover
+    return EXAMPLE  # pragma: no cover
 
 
 def decode(payload: bytes, kind: str = "auto") -> Record:
@@ -471,17 +470,17 @@ def decode(payload: bytes, kind: str = "auto") -> Record:
     payload does not parse as that message (unknown fields are then ignored); ``"raw"`` wraps
     the payload as it is."""
     payload = payload if type(payload) is bytes else bytes(payload)
-    if kind != "raw":
+    if kind != RAW:
         try:
             features, lists = _walk(payload)
         except _WALK_ERRORS:
             pass
         else:
             if kind == "auto":
-                kind = "example" if lists is None else "sequence_example"
-            if kind == "example":
+                kind = EXAMPLE if lists is None else SEQUENCE_EXAMPLE
+            if kind == EXAMPLE:
                 return _record(kind, features or {}, {})
-            if kind == "sequence_example":
+            if kind == SEQUENCE_EXAMPLE:
                 return _record(kind, features or {}, lists or {})
     return _decode_slow(payload, kind)
 
@@ -490,24 +489,24 @@ def _decode_slow(payload: bytes, kind: str) -> Record:
     """decode() through protobuf's parser: for payloads the strict walk declines."""
     if kind == "auto":
         kind, msg = _sniff(payload)
-        if kind == "raw":
-            return _record("raw", {}, {}, payload)
+        if kind == RAW:
+            return _record(RAW, {}, {}, payload)
         if msg is None:
             return _record(kind, {}, {})
-        lists = _feature_lists(msg.feature_lists.feature_list) if kind != "example" else {}
+        lists = _feature_lists(msg.feature_lists.feature_list) if kind != EXAMPLE else {}
         return _record(kind, _features(msg.context.feature), lists)
-    if kind == "example":
+    if kind == EXAMPLE:
         msg = _parse(_WireExample, payload)
         return _record(kind, _features(msg.features.feature), {})
-    if kind == "sequence_example":
+    if kind == SEQUENCE_EXAMPLE:
         msg = _parse(_WireSequenceExample, payload)
         return _record(
             kind,
             _features(msg.context.feature),
             _feature_lists(msg.feature_lists.feature_list),
         )
-    if kind == "raw":
-        return _record("raw", {}, {}, payload)
+    if kind == RAW:
+        return _record(RAW, {}, {}, payload)
     raise ValueError(f"unknown kind {kind!r} (expected auto or one of {', '.join(KINDS)})")
 
 
@@ -704,11 +703,11 @@ def encode_sequence_example(
 
 def encode(record: Record) -> bytes:
     """Serialize a :class:`Record` of any kind (a ``raw`` record gives back its payload)."""
-    if record.kind == "example":
+    if record.kind == EXAMPLE:
         return encode_example(record.features)
-    if record.kind == "sequence_example":
+    if record.kind == SEQUENCE_EXAMPLE:
         return encode_sequence_example(record.features, record.feature_lists)
-    if record.kind == "raw":
+    if record.kind == RAW:
         if record.raw is None:
             raise EncodeError("raw record has no payload")
         return bytes(record.raw)
@@ -737,12 +736,12 @@ def to_json(payload: bytes, kind: str) -> object:
     payload = bytes(payload)
     if kind == "auto":
         kind = detect_kind(payload)
-    if kind == "raw":
+    if kind == RAW:
         return base64.b64encode(payload).decode("ascii")
-    if kind == "example":
+    if kind == EXAMPLE:
         msg = _parse(_WireExample, payload)
         return {"features": _features_json(msg.features)} if msg.HasField("features") else {}
-    if kind == "sequence_example":
+    if kind == SEQUENCE_EXAMPLE:
         msg = _parse(_WireSequenceExample, payload)
         out: dict[str, Any] = {}
         if msg.HasField("context"):
@@ -825,7 +824,7 @@ def from_json(obj: Any, kind: str) -> bytes:
     ``json_format.ParseDict``, so field names may be camelCase or as in the .proto). Map
     entries are written in the JSON object's order. Raises :class:`DecodeError` when ``obj``
     is not a valid message of that kind."""
-    if kind == "raw":
+    if kind == RAW:
         if not isinstance(obj, str):
             raise DecodeError(f"a raw record's JSON must be a base64 string, not {_show(obj)}")
         try:
@@ -833,13 +832,13 @@ def from_json(obj: Any, kind: str) -> bytes:
         except (binascii.Error, ValueError) as exc:
             raise DecodeError(f"raw record: invalid base64: {exc}") from exc
     try:
-        if kind == "example":
+        if kind == EXAMPLE:
             top = _object(obj, ("features",), "Example")
             msg = _WireExample()
             features = _member(top, "features")
             if features is not None:
                 _parse_features_json(features, msg.features, "Example.features")
-        elif kind == "sequence_example":
+        elif kind == SEQUENCE_EXAMPLE:
             top = _object(obj, ("context", "featureLists", "feature_lists"), "SequenceExample")
             msg = _WireSequenceExample()
             context = _member(top, "context")
@@ -880,7 +879,7 @@ def classify_bytes(b: bytes) -> str:
     ``"image/gif"``, ``"image/bmp"``, ``"image/webp"``, ``"image/tiff"``, by magic number),
     ``"tensor"`` (a serialized TensorProto with a valid dtype and consistent content),
     ``"text"`` (UTF-8 without control characters; also the empty value) or ``"binary"``."""
-    magic = sniff_image(b)
+    magic = image_magic(b)
     if magic is not None:
         return magic.mime
     if is_serialized_tensor(b):
@@ -888,60 +887,3 @@ def classify_bytes(b: bytes) -> str:
     if is_text(b):
         return "text"
     return "binary"
-
-
-_TEXT_LIMIT = 20  # values shown per feature in format_record_text
-
-
-def _value_text(t: str, v: Any) -> str:
-    if t == "float":
-        return format_float(v)
-    if t == "int64":
-        return str(v)
-    kind = classify_bytes(v)
-    if kind == "text":
-        s = v.decode("utf-8")
-        return repr(s if len(s) <= 80 else s[:77] + "...")
-    if kind == "tensor":
-        try:
-            dtype, shape = describe_tensor(v)
-            return f"<tensor {dtype} {list(shape)}: {len(v)} bytes>"
-        except DecodeError:  # pragma: no cover - is_serialized_tensor said it parses
-            pass
-    if kind.startswith("image/"):
-        return f"<{kind}: {len(v)} bytes>"
-    head = v[:16].hex(" ")
-    return f"<binary: {len(v)} bytes: {head}{' …' if len(v) > 16 else ''}>"
-
-
-def _feature_text(name: str, f: Feature) -> str:
-    shown = [_value_text(f.type, v) for v in f.values[:_TEXT_LIMIT]]
-    more = len(f.values) - len(shown)
-    if more > 0:
-        shown.append(f"… {more} more")
-    return f"{name} ({f.type}, {len(f.values)}): [{', '.join(shown)}]"
-
-
-def format_record_text(record: Record) -> str:
-    """A readable multi-line text form of a record (for ``dump`` without ``--json``)."""
-    lines = [f"kind: {record.kind}"]
-    if record.kind == "raw":
-        raw = record.raw or b""
-        lines.append(f"raw: {_value_text('bytes', raw)}")
-        return "\n".join(lines)
-    lines.append("context:" if record.kind == "sequence_example" else "features:")
-    if not record.features:
-        lines.append("  (none)")
-    for name, f in record.features.items():
-        lines.append("  " + _feature_text(name, f))
-    if record.kind == "sequence_example":
-        lines.append("feature_lists:")
-        if not record.feature_lists:
-            lines.append("  (none)")
-        for name, steps in record.feature_lists.items():
-            lines.append(f"  {name} ({len(steps)} steps):")
-            for i, f in enumerate(steps[:_TEXT_LIMIT]):
-                lines.append(f"    {_feature_text(f'[{i}]', f)}")
-            if len(steps) > _TEXT_LIMIT:
-                lines.append(f"    … {len(steps) - _TEXT_LIMIT} more steps")
-    return "\n".join(lines)

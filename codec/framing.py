@@ -28,6 +28,7 @@ import crc32c as _crc32c
 import numpy as np
 
 from .errors import CorruptRecordError, TruncatedRecordError
+from .kinds import DATA_CRC, LENGTH_CRC, TRUNCATED, ProblemKind
 
 HEADER_SIZE = 12  # uint64 length + uint32 masked CRC of the length
 FOOTER_SIZE = 4  # uint32 masked CRC of the data
@@ -37,12 +38,6 @@ MASK_DELTA = 0xA282EAD8
 _HEADER = struct.Struct("<QI")
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
-
-# Problem kinds, as reported by verify/info and the app.
-DATA_CRC = "data_crc"  # the payload does not match its CRC; the length is trusted
-LENGTH_CRC = "length_crc"  # a header's length CRC failed (bit rot or junk between records)
-TRUNCATED = "truncated"  # the stream ends inside a record, or 1-11 stray bytes trail it
-PROBLEM_KINDS = (DATA_CRC, LENGTH_CRC, TRUNCATED)
 
 
 def crc32c(data: Any) -> int:
@@ -59,6 +54,12 @@ def unmask_crc(masked: int) -> int:
     """Inverse of :func:`mask_crc`."""
     rot = (masked - MASK_DELTA) & 0xFFFFFFFF
     return ((rot >> 17) | (rot << 15)) & 0xFFFFFFFF
+
+
+def mask_crcs(crc: np.ndarray) -> np.ndarray:
+    """:func:`mask_crc` of every uint32 of an array."""
+    c = np.asarray(crc, dtype=np.uint32)
+    return ((c >> np.uint32(15)) | (c << np.uint32(17))) + np.uint32(MASK_DELTA)
 
 
 def masked_crc32c(data: Any) -> int:
@@ -152,7 +153,7 @@ class Problem:
     length could be trusted).
     """
 
-    kind: str
+    kind: ProblemKind
     offset: int | None
     end: int | None
     message: str
@@ -213,7 +214,7 @@ def _masked_crc_of_u64(values: np.ndarray) -> np.ndarray:
         b = raw[:, k] ^ _INIT_BYTES[k] if k < 4 else raw[:, k]
         crc ^= _TABLES[7 - k][b]
     crc ^= np.uint32(0xFFFFFFFF)
-    return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + np.uint32(MASK_DELTA)
+    return mask_crcs(crc)
 
 
 def _u32_at(buf: Any, positions: np.ndarray) -> np.ndarray:
@@ -356,7 +357,7 @@ def _resync(
     size: int,
     out: ScanChunk,
     path: str,
-    kind: str,
+    kind: ProblemKind,
     message: str | None = None,
 ) -> None:
     nxt = find_next_record(buf, off + 1, size)

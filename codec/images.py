@@ -29,8 +29,7 @@ from PIL import Image, ImageDraw, ImageFile, UnidentifiedImageError
 from codec.errors import CodecError, ImageError
 from codec.example import Feature, Record
 from codec.tensor import describe_tensor, is_serialized_tensor, parse_tensor
-from codec.values import IMAGE_MAGIC, ImageMagic
-from codec.values import sniff_image as _sniff_row
+from codec.values import IMAGE_MAGIC, image_magic, sniff_image
 
 __all__ = [
     "IMAGE_MAGIC",
@@ -63,13 +62,6 @@ _PIL_ERRORS = (
     Image.DecompressionBombError,
     struct.error,
 )
-
-
-def sniff_image(b: bytes) -> str | None:
-    """The image format of ``b`` by magic number (``"jpeg"``, ``"png"``, ``"gif"``, ``"bmp"``,
-    ``"webp"``, ``"tiff"``), or ``None``."""
-    row: ImageMagic | None = _sniff_row(b)
-    return row.format if row is not None else None
 
 
 _OBJECT_REPR = re.compile(r"\s*<[^<>]*object at 0x[0-9a-fA-F]+>")
@@ -310,7 +302,7 @@ def _refs_in(
         return []
     out = []
     for i, v in enumerate(feat.values):
-        row = _sniff_row(v)
+        row = image_magic(v)
         if row is not None:
             out.append(ImageRef(name, i, "encoded", row.format, v, step=step))
             continue

@@ -9,15 +9,11 @@ and the reader keeps going past it.
 
 from __future__ import annotations
 
-import hashlib
+import bisect
 import itertools
-import json
-import mmap
 import os
 import struct
-import tempfile
 import threading
-import zlib
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -26,9 +22,9 @@ from typing import Any, overload
 
 import crc32c as _crc32c
 
+from .cache import FileIdentity, IndexCache, SavedIndex, default_cache_dir, inflate_to_cache
 from .errors import CorruptRecordError, ReaderClosedError
 from .framing import (
-    DATA_CRC,
     FOOTER_SIZE,
     HEADER_SIZE,
     OVERHEAD,
@@ -37,11 +33,10 @@ from .framing import (
     mask_crc,
     scan,
 )
+from .kinds import COMPRESSIONS, DATA_CRC, NO_COMPRESSION, Compression
+from .sources import ByteSource, MmapSource
 
-COMPRESSIONS = ("none", "gzip", "zlib")
 _ZLIB_HEADERS = {b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda"}
-_INDEX_MAGIC = b"TFBIDX01"
-_INDEX_HEAD = struct.Struct("<8sQQQQQ")  # magic, size, mtime_ns, ino, count, problems-json length
 _U32 = struct.Struct("<I")
 _SCAN_STEP = 1 << 18  # records per incremental scan step
 _FIRST_STEP = 1 << 10  # the first step is small, so the first page shows at once
@@ -51,7 +46,7 @@ _VERIFY_BLOCK = 8 << 20  # verify in blocks this size; measured best for 4 MiB r
 _THREADED_RECORD_SIZE = 64 << 10  # verify on two threads when records average this or more
 
 
-def sniff_compression(head: bytes) -> str:
+def sniff_compression(head: bytes) -> Compression:
     """``gzip``, ``zlib`` or ``none`` from the first bytes of a file.
 
     An uncompressed TFRecord starts with a little-endian length, so ``1f 8b`` (GZIP) or a valid
@@ -62,25 +57,6 @@ def sniff_compression(head: bytes) -> str:
     if head[:2] in _ZLIB_HEADERS:
         return "zlib"
     return "none"
-
-
-def default_cache_dir() -> Path:
-    """Where indexes and inflated streams are kept: ``$TFRECORD_BROWSER_CACHE``, else the XDG
-    cache directory. Never next to the source, which may be read-only."""
-    env = os.environ.get("TFRECORD_BROWSER_CACHE")
-    if env:
-        return Path(env)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "tfrecord-browser"
-
-
-def _identity(st: os.stat_result) -> tuple[int, int, int]:
-    return (st.st_size, st.st_mtime_ns, st.st_ino)
-
-
-def _cache_key(path: str, st: os.stat_result, what: str) -> str:
-    ident = f"{os.path.realpath(path)}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\0{what}"
-    return hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 @dataclass
@@ -147,13 +123,11 @@ class TFRecordFile(Sequence[bytes]):
     ) -> None:
         self.path = os.fspath(path)
         self.check_crc = check_crc
-        self._cache_dir = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+        cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._use_cache = use_cache
+        self._index_cache = IndexCache(cache)
         self._lock = threading.RLock()
         self._closed = False
-        self._mm: mmap.mmap | None = None
-        self._buf: Any = b""
-        self._fd = -1
         fd = os.open(self.path, os.O_RDONLY)
         try:
             st = os.fstat(fd)
@@ -162,25 +136,33 @@ class TFRecordFile(Sequence[bytes]):
             os.close(fd)
             raise
         self.stat = st
+        self.identity = FileIdentity.from_stat(self.path, st)
         self.file_size = st.st_size
         if compression == "auto":
             compression = sniff_compression(head)
         if compression not in COMPRESSIONS:
             os.close(fd)
             raise ValueError(f"compression must be one of auto, {', '.join(COMPRESSIONS)}")
-        self.compression = compression
+        self.compression: Compression = compression  # type: ignore[assignment]
         self.stream_problems: list[Problem] = []
-        if compression == "none":
-            self._fd = fd
+        if compression == NO_COMPRESSION:
+            stream_fd = fd
         else:
             try:
-                self._fd = self._inflate(fd, st, progress)
+                stream_fd, self.stream_problems = inflate_to_cache(
+                    fd,
+                    self.identity,
+                    self.compression,
+                    cache,
+                    use_cache=use_cache,
+                    progress=progress,
+                    shown=self.path,
+                )
             finally:
                 os.close(fd)
-        self.size = os.fstat(self._fd).st_size
-        if self.size:
-            self._mm = mmap.mmap(self._fd, 0, access=mmap.ACCESS_READ)
-            self._buf = self._mm
+        self._source: ByteSource = MmapSource(stream_fd)
+        self.size = self._source.size
+        self._buf: Any = self._source.buffer
         self._offsets = array("Q")
         self._lengths = array("Q")
         self._problems: list[Problem] = list(self.stream_problems)
@@ -191,136 +173,22 @@ class TFRecordFile(Sequence[bytes]):
         if not self._done and use_cache:
             self._load_index_cache()
 
-    # -- opening ---------------------------------------------------------------------------
-
-    def _inflate(
-        self, fd: int, st: os.stat_result, progress: Callable[[int, int], None] | None
-    ) -> int:
-        """Inflate a GZIP/ZLIB stream into a cache file (once) and return a descriptor of it.
-
-        Memory stays bounded by the chunk size whatever the file's size. A damaged compressed
-        stream keeps what inflated cleanly and is reported as a problem."""
-        cache = self._cache_dir / "inflated"
-        key = _cache_key(self.path, st, self.compression)
-        target = cache / f"{key}.tfrecord"
-        note = cache / f"{key}.problem"
-        if self._use_cache and target.exists():
-            if note.exists():
-                self.stream_problems.append(
-                    Problem("compression", None, None, note.read_text(), self.path)
-                )
-            return os.open(target, os.O_RDONLY)
-        wbits = 16 + zlib.MAX_WBITS if self.compression == "gzip" else zlib.MAX_WBITS
-        try:
-            cache.mkdir(parents=True, exist_ok=True)
-            tmp_fd, tmp_name = tempfile.mkstemp(dir=cache, prefix=".inflate-")
-        except OSError:
-            tmp_fd, tmp_name = tempfile.mkstemp(prefix="tfrecord-browser-inflate-")
-            target = Path(tmp_name + ".tfrecord")
-        problem: str | None = None
-        try:
-            with os.fdopen(tmp_fd, "wb") as out:
-                d = zlib.decompressobj(wbits)
-                pos = 0
-                while True:
-                    chunk = os.pread(fd, 1 << 20, pos)
-                    if not chunk:
-                        break
-                    pos += len(chunk)
-                    try:
-                        out.write(d.decompress(chunk))
-                        # A GZIP file may hold several members back to back.
-                        while d.eof and d.unused_data and self.compression == "gzip":
-                            rest = d.unused_data
-                            d = zlib.decompressobj(wbits)
-                            out.write(d.decompress(rest))
-                    except zlib.error as exc:
-                        problem = (
-                            f"{self.compression} stream is damaged near compressed byte {pos}:"
-                            f" {exc}; records after that point are lost"
-                        )
-                        break
-                    if progress:
-                        progress(pos, st.st_size)
-                if problem is None:
-                    try:
-                        out.write(d.flush())
-                    except zlib.error as exc:  # pragma: no cover - flush rarely fails
-                        problem = f"{self.compression} stream is damaged: {exc}"
-                    if problem is None and not d.eof:
-                        problem = (
-                            f"{self.compression} stream ends early (at compressed byte {pos}):"
-                            " the file is truncated"
-                        )
-                out.flush()
-                os.fsync(out.fileno())
-            os.replace(tmp_name, target)
-        except BaseException:
-            try:
-                os.unlink(tmp_name)
-            except OSError:
-                pass
-            raise
-        if problem:
-            self.stream_problems.append(Problem("compression", None, None, problem, self.path))
-            try:
-                note.write_text(problem)
-            except OSError:
-                pass
-        return os.open(target, os.O_RDONLY)
-
     # -- index -----------------------------------------------------------------------------
 
-    def _index_cache_path(self) -> Path:
-        return self._cache_dir / "index" / f"{_cache_key(self.path, self.stat, 'index')}.idx"
-
     def _load_index_cache(self) -> None:
-        try:
-            blob = self._index_cache_path().read_bytes()
-        except OSError:
+        saved = self._index_cache.load(self.identity, self.path)
+        if saved is None:
             return
-        try:
-            magic, size, mtime, ino, count, plen = _INDEX_HEAD.unpack_from(blob, 0)
-            if magic != _INDEX_MAGIC or (size, mtime, ino) != _identity(self.stat):
-                return
-            pos = _INDEX_HEAD.size
-            probs = json.loads(blob[pos : pos + plen])
-            pos += plen
-            if len(blob) != pos + 16 * count:
-                return
-            offsets = array("Q", blob[pos : pos + 8 * count])
-            lengths = array("Q", blob[pos + 8 * count :])
-        except (struct.error, ValueError):
-            return
-        self._offsets, self._lengths = offsets, lengths
-        self._problems = list(self.stream_problems) + [
-            Problem(p["kind"], p["offset"], p["end"], p["message"], self.path) for p in probs
-        ]
+        self._offsets, self._lengths = saved.offsets, saved.lengths
+        self._problems = list(self.stream_problems) + saved.problems
         self._next = self.size
         self._done = True
 
     def _save_index_cache(self) -> None:
-        if not self._use_cache:
-            return
-        probs = [
-            {"kind": p.kind, "offset": p.offset, "end": p.end, "message": p.message}
-            for p in self._problems
-            if p.kind != "compression"
-        ]
-        pj = json.dumps(probs).encode()
-        head = _INDEX_HEAD.pack(_INDEX_MAGIC, *_identity(self.stat), len(self._offsets), len(pj))
-        target = self._index_cache_path()
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".idx-")
-            with os.fdopen(fd, "wb") as f:
-                f.write(head)
-                f.write(pj)
-                f.write(self._offsets.tobytes())
-                f.write(self._lengths.tobytes())
-            os.replace(tmp, target)
-        except OSError:
-            pass  # a cache we cannot write only costs a rescan next time
+        if self._use_cache:
+            self._index_cache.save(
+                self.identity, SavedIndex(self._offsets, self._lengths, self._problems)
+            )
 
     def index_more(self, max_records: int = _SCAN_STEP) -> bool:
         """Scan up to ``max_records`` more headers; return whether the index is complete."""
@@ -482,6 +350,24 @@ class TFRecordFile(Sequence[bytes]):
         :meth:`verify`), else ``None``."""
         return self._damaged.get(i)
 
+    def record_at(self, offset: int) -> int | None:
+        """The number of the first record whose header starts at or after ``offset`` (the
+        record a problem at ``offset`` belongs to, or the one after a skipped region); ``None``
+        when there is none. Indexes the whole file."""
+        self.build_index()
+        i = bisect.bisect_left(self._offsets, offset)
+        return i if i < len(self._offsets) else None
+
+    def note_damage(self, problem: Problem) -> None:
+        """Adopt a data-CRC failure found elsewhere (e.g. by a verify in another process), so
+        :meth:`is_damaged` and :attr:`problems` know it without reading the record again."""
+        if problem.kind != DATA_CRC or problem.offset is None:
+            return
+        self.build_index()
+        i = bisect.bisect_left(self._offsets, problem.offset)
+        if i < len(self._offsets) and self._offsets[i] == problem.offset:
+            self._damaged.setdefault(i, problem)
+
     def __iter__(self) -> Iterator[bytes]:
         """Payloads of the intact records, in order; damaged ones are skipped and recorded
         in :attr:`problems`."""
@@ -573,18 +459,7 @@ class TFRecordFile(Sequence[bytes]):
         return bad, end
 
     def _release(self, start: int, end: int) -> None:
-        """Let the kernel drop pages we are done with, so scanning or verifying a file far
-        larger than memory keeps the resident set small. Clean file pages: nothing is lost."""
-        if self._mm is None or end <= start:
-            return
-        page = mmap.PAGESIZE
-        start -= start % page
-        end = min(end - end % page, self.size - self.size % page)
-        if end > start and hasattr(mmap, "MADV_DONTNEED"):
-            try:
-                self._mm.madvise(mmap.MADV_DONTNEED, start, end - start)
-            except (OSError, ValueError):
-                pass
+        self._source.release(start, end)
 
     # -- interop: the text index of NVIDIA DALI and the `tfrecord` package -----------------
 
@@ -642,15 +517,7 @@ class TFRecordFile(Sequence[bytes]):
             return
         self._closed = True
         self._buf = b""
-        if self._mm is not None:
-            try:
-                self._mm.close()
-            except BufferError:
-                pass  # a view is still alive; the map goes when it does
-            self._mm = None
-        if self._fd >= 0:
-            os.close(self._fd)
-            self._fd = -1
+        self._source.close()
 
     def __enter__(self) -> TFRecordFile:
         return self
@@ -676,11 +543,9 @@ def read_records(path: str | os.PathLike[str], **kwargs: Any) -> Iterator[bytes]
 
 
 __all__ = [
-    "COMPRESSIONS",
     "RecordInfo",
     "TFRecordFile",
     "VerifyReport",
-    "default_cache_dir",
     "read_records",
     "sniff_compression",
 ]

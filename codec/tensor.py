@@ -30,6 +30,7 @@ from google.protobuf.message import DecodeError as _ProtoDecodeError
 
 from codec.errors import DecodeError, EncodeError, UnsupportedError
 from codec.protos import tensor_pb2
+from codec.wire import WIRE_LEN, WIRE_VARINT, WireError, read_varint, skip_field
 
 __all__ = [
     "DTYPES",
@@ -183,30 +184,18 @@ def describe_tensor(data: bytes) -> tuple[str, tuple[int, ...]]:
     shape_bytes: bytes | None = None
     try:
         while pos < n:
-            key, pos = _varint(mv, pos)
+            key, pos = read_varint(mv, pos)
             number, wire = key >> 3, key & 7
             if number == 0:
                 raise DecodeError("serialized tensor: field number 0")
-            if wire == 0:
-                value, pos = _varint(mv, pos)
-                if number == 1:
-                    dtype = value
-            elif wire == 2:
-                length, pos = _varint(mv, pos)
-                end = pos + length
-                if end > n:
-                    raise DecodeError("serialized tensor: a field runs past the end")
-                if number == 2:
-                    shape_bytes = bytes(mv[pos:end])
-                pos = end
-            elif wire == 1:
-                pos += 8
-            elif wire == 5:
-                pos += 4
-            else:
-                raise DecodeError(f"serialized tensor: unsupported wire type {wire}")
-        if pos > n:
-            raise DecodeError("serialized tensor: a field runs past the end")
+            start, end = skip_field(mv, pos, wire)
+            if wire == WIRE_VARINT and number == 1:
+                dtype, _ = read_varint(mv, start)
+            elif wire == WIRE_LEN and number == 2:
+                shape_bytes = bytes(mv[start:end])
+            pos = end
+    except WireError as exc:
+        raise DecodeError(f"serialized tensor: {exc}") from exc
     finally:
         mv.release()
     dt = DTYPES.get(dtype)
@@ -221,23 +210,6 @@ def describe_tensor(data: bytes) -> tuple[str, tuple[int, ...]]:
     holder = tensor_pb2.TensorProto()
     holder.tensor_shape.CopyFrom(shape_msg)
     return dt.name, _shape_of(holder)
-
-
-def _varint(mv: memoryview, pos: int) -> tuple[int, int]:
-    result = 0
-    shift = 0
-    n = len(mv)
-    while True:
-        if pos >= n:
-            raise DecodeError("serialized tensor: truncated varint")
-        b = mv[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if not b & 0x80:
-            return result, pos
-        shift += 7
-        if shift >= 70:
-            raise DecodeError("serialized tensor: varint too long")
 
 
 def is_serialized_tensor(data: bytes) -> bool:
@@ -308,9 +280,12 @@ def _strings_from_content(content: bytes, n: int) -> np.ndarray:
     mv = memoryview(content)
     pos = 0
     lengths = []
-    for _ in range(n):
-        length, pos = _varint(mv, pos)
-        lengths.append(length)
+    try:
+        for _ in range(n):
+            length, pos = read_varint(mv, pos)
+            lengths.append(length)
+    except WireError as exc:
+        raise DecodeError(f"serialized tensor: {exc}") from exc
     if pos + sum(lengths) != len(content):
         raise DecodeError("serialized tensor: string tensor_content does not match its shape")
     out = np.empty(n, dtype=object)

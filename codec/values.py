@@ -1,10 +1,13 @@
-"""Value-level helpers shared by the message modules: float32 text and byte sniffing.
+"""Value-level helpers shared by the message modules: float32 text, byte sniffing (the image
+magic-number table, image sizes read from headers) and byte counts in words.
 
-Pure functions over Python values; no protobuf here.
+Pure functions over Python values; no protobuf here, and Pillow only when a header cannot be
+read without it.
 """
 
 from __future__ import annotations
 
+import io
 import re
 import struct
 from collections.abc import Callable
@@ -17,6 +20,10 @@ __all__ = [
     "ImageMagic",
     "format_bytes",
     "format_float",
+    "image_complete",
+    "image_decodes",
+    "image_magic",
+    "image_size",
     "is_text",
     "sniff_image",
 ]
@@ -69,7 +76,7 @@ IMAGE_MAGIC: tuple[ImageMagic, ...] = (
 )
 
 
-def sniff_image(b: bytes) -> ImageMagic | None:
+def image_magic(b: bytes) -> ImageMagic | None:
     """The :data:`IMAGE_MAGIC` row whose magic number ``b`` starts with, or ``None``."""
     if len(b) < 3:
         return None
@@ -77,6 +84,13 @@ def sniff_image(b: bytes) -> ImageMagic | None:
         if row.matches(b):
             return row
     return None
+
+
+def sniff_image(b: bytes) -> str | None:
+    """The image format of ``b`` by magic number (``"jpeg"``, ``"png"``, ``"gif"``, ``"bmp"``,
+    ``"webp"``, ``"tiff"``), or ``None``."""
+    row = image_magic(b)
+    return row.format if row is not None else None
 
 
 # C0 controls other than tab, newline, vertical tab, form feed and carriage return, and DEL.
@@ -92,11 +106,99 @@ def is_text(b: bytes) -> bool:
     return _CONTROL.search(s) is None
 
 
-def format_bytes(n: int) -> str:
-    """``"1,234 bytes"``, ``"5.2 KiB"``, ``"1.9 GiB"``."""
+def format_bytes(n: int | None) -> str:
+    """``"1,234 bytes"``, ``"5.2 KiB"``, ``"1.9 GiB"``; ``"?"`` when unknown."""
+    if n is None:
+        return "?"
     value = float(n)
     for unit in ("bytes", "KiB", "MiB", "GiB"):
         if value < 1024:
             return f"{n:,} bytes" if unit == "bytes" else f"{value:,.1f} {unit}"
         value /= 1024
     return f"{value:,.1f} TiB"
+
+
+# --------------------------------------------------------------------------------------------
+# Image headers
+
+
+def _jpeg_size(b: bytes) -> tuple[int, int] | None:
+    i, n = 2, len(b)
+    while i + 4 <= n:
+        if b[i] != 0xFF:
+            return None
+        m = b[i + 1]
+        if m == 0xFF:  # fill byte
+            i += 1
+            continue
+        if m in (0x01, 0xD8) or 0xD0 <= m <= 0xD7:
+            i += 2
+            continue
+        (seg,) = struct.unpack_from(">H", b, i + 2)
+        if m in (0xC0, 0xC1, 0xC2, 0xC3, 0xC5, 0xC6, 0xC7, 0xC9, 0xCA, 0xCB, 0xCD, 0xCE, 0xCF):
+            if i + 9 > n:
+                return None
+            h, w = struct.unpack_from(">HH", b, i + 5)
+            return w, h
+        if m == 0xD9 or seg < 2:
+            return None
+        i += 2 + seg
+    return None
+
+
+def image_size(b: bytes) -> tuple[str, int, int] | None:
+    """``(format, width, height)`` of an encoded image read from its header without decoding
+    the pixels, or ``None`` when ``b`` is not an image or its header is unreadable."""
+    magic = image_magic(b)
+    if magic is None:
+        return None
+    fmt = magic.format
+    size: tuple[int, int] | None = None
+    try:
+        if fmt == "png":
+            if b[12:16] == b"IHDR":
+                w, h = struct.unpack_from(">II", b, 16)
+                size = (w, h)
+        elif fmt == "jpeg":
+            size = _jpeg_size(b)
+        elif fmt == "gif":
+            size = struct.unpack_from("<HH", b, 6)
+        elif fmt == "bmp":
+            (dib,) = struct.unpack_from("<I", b, 14)
+            if dib == 12:
+                size = struct.unpack_from("<HH", b, 18)
+            else:
+                w, h = struct.unpack_from("<ii", b, 18)
+                size = (w, abs(h))
+        else:
+            from PIL import Image
+
+            with Image.open(io.BytesIO(b)) as im:  # lazy: reads the header only
+                size = im.size
+    except Exception:  # any header that cannot be read is "undecodable", not an error
+        size = None
+    if size is None or size[0] <= 0 or size[1] <= 0:
+        return None
+    return fmt, int(size[0]), int(size[1])
+
+
+def image_complete(fmt: str, b: bytes) -> bool:
+    """Whether encoded image bytes end as their format requires (JPEG's EOI marker, PNG's
+    IEND chunk; other formats are not checked): the cheap test for a cut-off picture."""
+    if fmt == "jpeg":
+        return b.rstrip(b"\x00").endswith(b"\xff\xd9")
+    if fmt == "png":
+        return b"IEND" in b[-32:]
+    return True
+
+
+def image_decodes(b: bytes) -> bool:
+    """Whether Pillow decodes the picture completely (imported only when called)."""
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(b)) as im:
+            im.load()
+        return True
+    except Exception:
+        return False

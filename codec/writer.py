@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import struct
 import tempfile
 import zlib
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from .errors import WriteError
-from .framing import encode_footer, encode_header
+from .framing import OVERHEAD, encode_footer, encode_header
+from .kinds import COMPRESSIONS
 
-COMPRESSIONS = ("none", "gzip", "zlib")
+_U64 = struct.Struct("<Q")
 
 
 def fsync_dir(path: str) -> None:
@@ -125,9 +127,9 @@ class TFRecordWriter:
         self.records += 1
         self.bytes_written += len(payload) + 16
 
-    def write_framed(self, framed: bytes | memoryview) -> None:
-        """Append bytes that already are one or more complete, checked records: the way
-        untouched records are copied byte for byte."""
+    def write_framed(self, framed: bytes | memoryview, records: int | None = None) -> None:
+        """Append bytes that already are ``records`` complete, checked records (counted from
+        their headers when not given): the way untouched records are copied byte for byte."""
         if self._closed:
             raise WriteError(f"{self.path}: the writer is closed")
         try:
@@ -137,7 +139,7 @@ class TFRecordWriter:
             raise WriteError(
                 f"{self.path}: write failed, nothing written: {exc.strerror or exc}"
             ) from exc
-        self.records += 1
+        self.records += _count_framed(framed) if records is None else records
         self.bytes_written += len(framed)
 
     def write_all(self, payloads: Iterable[bytes]) -> None:
@@ -178,6 +180,17 @@ class TFRecordWriter:
             self.close()
         else:
             self.abort()
+
+
+def _count_framed(framed: bytes | memoryview) -> int:
+    """How many records lie end to end in ``framed`` (their lengths are trusted)."""
+    n = pos = 0
+    end = len(framed)
+    while pos + OVERHEAD <= end:
+        (length,) = _U64.unpack_from(framed, pos)
+        pos += OVERHEAD + length
+        n += 1
+    return n
 
 
 def write_records(

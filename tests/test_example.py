@@ -451,34 +451,6 @@ def test_classify_bytes() -> None:
     assert ex.classify_bytes(bad.SerializeToString()) == "binary"
 
 
-def test_format_record_text() -> None:
-    tensor = serialize_tensor(np.zeros((2, 3), np.uint8))
-    payload = ex.encode_example(
-        {
-            "label": ("int64", [3]),
-            "score": ("float", [0.9876]),
-            "name": ("bytes", ["cat"]),
-            "jpeg": ("bytes", [b"\xff\xd8\xff\xe0" + b"\x00" * 10]),
-            "blob": ("bytes", [bytes(range(40))]),
-            "t": ("bytes", [tensor]),
-            "many": ("int64", list(range(30))),
-        }
-    )
-    text = ex.format_record_text(ex.decode(payload))
-    assert text.splitlines()[0] == "kind: example"
-    assert "label (int64, 1): [3]" in text
-    assert "score (float, 1): [0.9876]" in text
-    assert "name (bytes, 1): ['cat']" in text
-    assert "<image/jpeg: 14 bytes>" in text
-    assert "<binary: 40 bytes: 00 01 02" in text
-    assert "<tensor uint8 [2, 3]:" in text
-    assert "… 10 more" in text
-    seq = ex.decode(ex.encode_sequence_example({}, {"tok": [("bytes", [b"a"]), ("bytes", [])]}))
-    text = ex.format_record_text(seq)
-    assert "feature_lists:" in text and "tok (2 steps):" in text and "[1] (bytes, 0): []" in text
-    assert ex.format_record_text(ex.decode(b"\xff")).startswith("kind: raw\nraw: <binary: 1")
-
-
 # --------------------------------------------------------------------------------------------
 # The .proto sources describe the descriptors built at import time
 

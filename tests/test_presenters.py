@@ -36,7 +36,7 @@ def open_ds(path: Path | str) -> codec.TFRecordDataset:
 def test_damaged_record_in_place_matches_golden():
     expected = damaged_expectations()["corrupt_data_crc.tfrecord"]
     with open_ds(DATA / "corrupt_data_crc.tfrecord") as ds:
-        slots = P.read_page(ds, 0, 100)
+        slots = ds.page(0, 100)
     bad = [s for s in slots if s.status == P.STATUS_DAMAGED]
     assert [s.offset for s in bad] == [p["offset"] for p in expected["problems"]]
     assert bad[0].problem is not None and bad[0].problem.kind == "data_crc"
@@ -47,19 +47,19 @@ def test_damaged_record_in_place_matches_golden():
 
 def test_skipped_region_sits_between_its_neighbours():
     with open_ds(DATA / "garbage_between.tfrecord") as ds:
-        slots = P.read_page(ds, 5, 15)
+        slots = ds.page(5, 15)
     kinds = [(s.index, s.status) for s in slots]
     gap = kinds.index((None, P.STATUS_SKIPPED))
     assert kinds[gap - 1][0] == 9 and kinds[gap + 1][0] == 10
     assert slots[gap].offset == 999 and slots[gap].length == 37
     # A page that does not reach the gap does not show it.
     with open_ds(DATA / "garbage_between.tfrecord") as ds:
-        assert all(s.index is not None for s in P.read_page(ds, 0, 9))
+        assert all(s.index is not None for s in ds.page(0, 9))
 
 
 def test_truncated_tail_after_the_last_record():
     with open_ds(DATA / "truncated_mid_record.tfrecord") as ds:
-        slots = P.read_page(ds, 60, 70)
+        slots = ds.page(60, 70)
     assert [s.index for s in slots] == [60, 61, 62, None]
     assert slots[-1].problem is not None and slots[-1].problem.kind == "truncated"
     assert slots[-1].offset == 6312
@@ -69,23 +69,23 @@ def test_not_a_tfrecord_file_and_empty_file(tmp_path):
     text = tmp_path / "notes.tfrecord"
     text.write_text("just some text\n" * 10)
     with open_ds(text) as ds:
-        slots = P.read_page(ds, 0, 25)
+        slots = ds.page(0, 25)
     assert len(slots) == 1 and slots[0].status == P.STATUS_SKIPPED
     assert slots[0].offset == 0
     empty = tmp_path / "empty.tfrecord"
     empty.write_bytes(b"")
     with open_ds(empty) as ds:
-        assert P.read_page(ds, 0, 25) == []
+        assert ds.page(0, 25) == []
 
 
 def test_page_across_shards_has_global_numbers():
     shards = sorted(str(p) for p in (DATA / "shards").glob("*.tfrecord"))
     with codec.TFRecordDataset(shards, use_cache=False) as ds:
         n0 = len(ds.files[0])
-        slots = P.read_page(ds, n0 - 2, n0 + 2)
+        slots = ds.page(n0 - 2, n0 + 2)
         assert [s.index for s in slots] == list(range(n0 - 2, n0 + 2))
         assert slots[1].path != slots[2].path
-        assert P.locate_offset(ds, ds.files[1].path, 0) == n0
+        assert ds.record_at(ds.files[1].path, 0) == n0
 
 
 # -- the page table ----------------------------------------------------------------------
@@ -93,7 +93,7 @@ def test_page_across_shards_has_global_numbers():
 
 def test_page_view_columns_and_types(sample):
     with open_ds(sample / "damaged.tfrecord") as ds:
-        view = P.page_view(P.read_page(ds, 0, 25))
+        view = P.page_view(ds.page(0, 25))
     cols = dict(view.columns)
     assert cols["#"] == "int" and cols["picture"] == "image"
     assert cols["height"] == "int" and cols["caption"] == "text" and cols["image_raw"] == "text"
@@ -110,7 +110,7 @@ def test_page_view_columns_and_types(sample):
 
 def test_list_features_show_length_and_values(sample):
     with open_ds(sample / "detection.tfrecord") as ds:
-        view = P.page_view(P.read_page(ds, 0, 50))
+        view = P.page_view(ds.page(0, 50))
     texts = [r["image/object/class/text"] for r in view.rows]
     many = next(t for t in texts if t.startswith("[3]"))
     assert many.count(",") == 2
@@ -119,7 +119,7 @@ def test_list_features_show_length_and_values(sample):
 
 def test_raw_and_mixed_kinds(sample):
     with open_ds(sample / "raw.tfrecord") as ds:
-        view = P.page_view(P.read_page(ds, 0, 10))
+        view = P.page_view(ds.page(0, 10))
     cols = dict(view.columns)
     assert "preview" in cols and "kind" in cols
     assert view.rows[1]["preview"].startswith("id,label,score")
@@ -127,7 +127,7 @@ def test_raw_and_mixed_kinds(sample):
 
 def test_sequence_columns_count_steps(sample):
     with open_ds(sample / "sequence.tfrecord") as ds:
-        view = P.page_view(P.read_page(ds, 0, 3))
+        view = P.page_view(ds.page(0, 3))
     assert view.rows[0]["⋮frame_score"].endswith("steps")
 
 
@@ -265,7 +265,7 @@ def test_type_drift_is_flagged():
 
 def test_gallery_items(sample):
     with open_ds(sample / "damaged.tfrecord") as ds:
-        items = P.gallery_items(P.read_page(ds, 0, 12), size=64)
+        items = P.gallery_items(ds.page(0, 12), size=64)
     assert len(items) == 12  # the skipped region is not a tile
     by = {it.index: it for it in items}
     assert by[5].status == P.STATUS_DAMAGED and "byte" in by[5].caption

@@ -145,7 +145,7 @@ def _problems(src: loading.Source, problems: list[dict[str, Any]]) -> None:
         if p["offset"] is None:
             continue
         target = p["offset"] if p["kind"] == "data_crc" else (p["end"] or p["offset"])
-        index = presenters.locate_offset(src.dataset, p["path"], target)
+        index = src.dataset.record_at(p["path"], target)
         if index is None:
             index = max(0, src.dataset.indexed - 1)
         label = f"Record {index:,}" if p["kind"] == "data_crc" else f"Before record {index:,}"

@@ -48,7 +48,7 @@ def _detail(
     src: loading.Source, view: presenters.PageView, start: int, stop: int, gap_row: int | None
 ) -> None:
     if gap_row is not None:
-        gaps = [s for s in presenters.read_page(src.dataset, start, stop) if s.index is None]
+        gaps = [s for s in src.dataset.page(start, stop) if s.index is None]
         before = sum(1 for r in view.records[:gap_row] if r is None)
         if before < len(gaps):
             st.divider()
@@ -59,7 +59,7 @@ def _detail(
         current = next((r for r in view.records if r is not None), None)
     if current is None:
         return
-    slots = presenters.read_page(src.dataset, current, current + 1)
+    slots = src.dataset.page(current, current + 1)
     slot = widgets.find_slot(slots, current)
     if slot is None:
         return

@@ -1,0 +1,321 @@
+"""The cache folder and what lives in it: the one file identity, inflated copies of GZIP/ZLIB
+files and saved record indexes.
+
+Nothing is ever written next to a source file (it may be read-only, or someone else's data):
+everything goes under :func:`default_cache_dir`, keyed by :class:`FileIdentity`, so a file
+that changes on disk never meets a stale index or inflated copy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import struct
+import tempfile
+import time
+import zlib
+from array import array
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import crc32c as _crc32c
+
+from .framing import Problem
+from .kinds import COMPRESSION, GZIP, Compression
+
+__all__ = [
+    "CONTENT_WINDOW",
+    "FileIdentity",
+    "IndexCache",
+    "default_cache_dir",
+    "inflate_to_cache",
+]
+
+CONTENT_WINDOW = 64 * 1024  # bytes at each end of a file whose CRC32C a content identity keeps
+
+
+def default_cache_dir() -> Path:
+    """Where indexes, inflated streams and journals are kept: ``$TFRECORD_BROWSER_CACHE``,
+    else the XDG cache directory. Never next to the source, which may be read-only."""
+    env = os.environ.get("TFRECORD_BROWSER_CACHE")
+    if env:
+        return Path(env)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tfrecord-browser"
+
+
+# --------------------------------------------------------------------------------------------
+# Identity
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """What a file is, as far as caches and journals are concerned.
+
+    ``path`` is the real path; ``size``, ``mtime_ns`` and ``ino`` come from ``stat``.
+    :meth:`with_content` adds the CRC32C of the first and last 64 KiB (``head_crc`` /
+    ``tail_crc``), which journals keep so that a rewrite that restores the size and the
+    modification time is still noticed. Hashable: a tuple of identities is a cache key."""
+
+    path: str
+    size: int
+    mtime_ns: int
+    ino: int = 0
+    head_crc: int | None = None
+    tail_crc: int | None = None
+
+    @classmethod
+    def from_stat(cls, path: str | os.PathLike[str], st: os.stat_result) -> FileIdentity:
+        return cls(os.path.realpath(os.fspath(path)), st.st_size, st.st_mtime_ns, st.st_ino)
+
+    @classmethod
+    def of(cls, path: str | os.PathLike[str], *, content: bool = False) -> FileIdentity:
+        """The identity of ``path`` now (``content=True`` reads the CRCs of both ends).
+        Raises ``OSError`` when the file cannot be read."""
+        if not content:
+            return cls.from_stat(path, os.stat(path))
+        real = os.path.realpath(os.fspath(path))
+        with open(real, "rb") as f:
+            st = os.fstat(f.fileno())
+            head = f.read(CONTENT_WINDOW)
+            if st.st_size > CONTENT_WINDOW:
+                f.seek(max(0, st.st_size - CONTENT_WINDOW))
+                tail = f.read(CONTENT_WINDOW)
+            else:
+                tail = head
+        return replace(
+            cls.from_stat(real, st), head_crc=_crc32c.crc32c(head), tail_crc=_crc32c.crc32c(tail)
+        )
+
+    @classmethod
+    def of_paths(cls, paths: Sequence[str | os.PathLike[str]]) -> tuple[FileIdentity, ...]:
+        """Identities of several files; a file that cannot be read gets size and mtime -1."""
+        out = []
+        for p in paths:
+            try:
+                out.append(cls.of(p))
+            except OSError:
+                out.append(cls(os.path.realpath(os.fspath(p)), -1, -1))
+        return tuple(out)
+
+    def unchanged(self) -> bool:
+        """Whether the file still has this size and modification time."""
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return False
+        return (st.st_size, st.st_mtime_ns) == (self.size, self.mtime_ns)
+
+    def digest(self, what: str) -> str:
+        """A short hex key for a cache entry of kind ``what`` made from this file."""
+        ident = f"{self.path}\0{self.size}\0{self.mtime_ns}\0{self.ino}\0{what}"
+        return hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+
+    # -- the journal's form -------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "size": self.size,
+            "mtime_ns": self.mtime_ns,
+            "head_crc32c": self.head_crc,
+            "tail_crc32c": self.tail_crc,
+        }
+
+    @classmethod
+    def from_json(cls, obj: Mapping[str, Any]) -> FileIdentity:
+        return cls(
+            obj["path"],
+            obj["size"],
+            obj["mtime_ns"],
+            head_crc=obj["head_crc32c"],
+            tail_crc=obj["tail_crc32c"],
+        )
+
+    def differences(self, now: FileIdentity) -> list[str]:
+        """What changed from ``self`` (the remembered identity) to ``now``, one line each."""
+        out = []
+        if self.size != now.size:
+            out.append(f"{self.path}: size was {self.size:,} bytes, now {now.size:,}")
+        if self.mtime_ns != now.mtime_ns:
+            then_s = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.mtime_ns / 1e9))
+            now_s = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now.mtime_ns / 1e9))
+            out.append(f"{self.path}: modified time was {then_s}, now {now_s}")
+        if self.size <= CONTENT_WINDOW and now.size <= CONTENT_WINDOW:
+            if self.head_crc != now.head_crc:
+                out.append(f"{self.path}: the content differs")
+            return out
+        if self.head_crc != now.head_crc:
+            out.append(f"{self.path}: the first 64 KiB differ")
+        if self.tail_crc != now.tail_crc:
+            out.append(f"{self.path}: the last 64 KiB differ")
+        return out
+
+
+# --------------------------------------------------------------------------------------------
+# Record indexes
+
+
+_INDEX_MAGIC = b"TFBIDX01"
+_INDEX_HEAD = struct.Struct("<8sQQQQQ")  # magic, size, mtime_ns, ino, count, problems-json length
+
+
+@dataclass
+class SavedIndex:
+    """A file's complete record index: header offsets, payload lengths and the problems the
+    header scan found."""
+
+    offsets: array
+    lengths: array
+    problems: list[Problem]
+
+
+class IndexCache:
+    """Complete record indexes saved under ``<cache>/index``, keyed by file identity."""
+
+    def __init__(self, cache_dir: Path) -> None:
+        self.folder = cache_dir / "index"
+
+    def _path(self, ident: FileIdentity) -> Path:
+        return self.folder / f"{ident.digest('index')}.idx"
+
+    def load(self, ident: FileIdentity, path: str) -> SavedIndex | None:
+        """The saved index of this exact file, or ``None`` (missing, stale or unreadable);
+        its problems name the file as ``path`` (the name the caller opened it by)."""
+        try:
+            blob = self._path(ident).read_bytes()
+        except OSError:
+            return None
+        try:
+            magic, size, mtime, ino, count, plen = _INDEX_HEAD.unpack_from(blob, 0)
+            if magic != _INDEX_MAGIC or (size, mtime, ino) != (
+                ident.size,
+                ident.mtime_ns,
+                ident.ino,
+            ):
+                return None
+            pos = _INDEX_HEAD.size
+            probs = json.loads(blob[pos : pos + plen])
+            pos += plen
+            if len(blob) != pos + 16 * count:
+                return None
+            offsets = array("Q", blob[pos : pos + 8 * count])
+            lengths = array("Q", blob[pos + 8 * count :])
+            problems = [
+                Problem(p["kind"], p["offset"], p["end"], p["message"], path) for p in probs
+            ]
+        except (struct.error, ValueError, KeyError, TypeError):
+            return None
+        return SavedIndex(offsets, lengths, problems)
+
+    def save(self, ident: FileIdentity, index: SavedIndex) -> None:
+        """Save atomically; a cache that cannot be written only costs a rescan next time."""
+        probs = [
+            {"kind": p.kind, "offset": p.offset, "end": p.end, "message": p.message}
+            for p in index.problems
+            if p.kind != COMPRESSION
+        ]
+        pj = json.dumps(probs).encode()
+        head = _INDEX_HEAD.pack(
+            _INDEX_MAGIC, ident.size, ident.mtime_ns, ident.ino, len(index.offsets), len(pj)
+        )
+        target = self._path(ident)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=".idx-")
+            with os.fdopen(fd, "wb") as f:
+                f.write(head)
+                f.write(pj)
+                f.write(index.offsets.tobytes())
+                f.write(index.lengths.tobytes())
+            os.replace(tmp, target)
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------------------------
+# Inflated copies of GZIP / ZLIB files
+
+
+def inflate_to_cache(
+    fd: int,
+    ident: FileIdentity,
+    compression: Compression,
+    cache_dir: Path,
+    *,
+    use_cache: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+    shown: str = "",
+) -> tuple[int, list[Problem]]:
+    """Inflate the GZIP/ZLIB stream read from ``fd`` into a cache file (once per file
+    identity) and return a read-only descriptor of it, with the problems met.
+
+    Memory stays bounded by the chunk size whatever the file's size. A damaged compressed
+    stream keeps what inflated cleanly and is reported as a ``compression`` problem."""
+    cache = cache_dir / "inflated"
+    key = ident.digest(compression)
+    target = cache / f"{key}.tfrecord"
+    note = cache / f"{key}.problem"
+    problems: list[Problem] = []
+    if use_cache and target.exists():
+        if note.exists():
+            problems.append(Problem(COMPRESSION, None, None, note.read_text(), shown or ident.path))
+        return os.open(target, os.O_RDONLY), problems
+    wbits = 16 + zlib.MAX_WBITS if compression == GZIP else zlib.MAX_WBITS
+    try:
+        cache.mkdir(parents=True, exist_ok=True)
+        tmp_fd, tmp_name = tempfile.mkstemp(dir=cache, prefix=".inflate-")
+    except OSError:
+        tmp_fd, tmp_name = tempfile.mkstemp(prefix="tfrecord-browser-inflate-")
+        target = Path(tmp_name + ".tfrecord")
+    problem: str | None = None
+    try:
+        with os.fdopen(tmp_fd, "wb") as out:
+            d = zlib.decompressobj(wbits)
+            pos = 0
+            while True:
+                chunk = os.pread(fd, 1 << 20, pos)
+                if not chunk:
+                    break
+                pos += len(chunk)
+                try:
+                    out.write(d.decompress(chunk))
+                    # A GZIP file may hold several members back to back.
+                    while d.eof and d.unused_data and compression == GZIP:
+                        rest = d.unused_data
+                        d = zlib.decompressobj(wbits)
+                        out.write(d.decompress(rest))
+                except zlib.error as exc:
+                    problem = (
+                        f"{compression} stream is damaged near compressed byte {pos}:"
+                        f" {exc}; records after that point are lost"
+                    )
+                    break
+                if progress:
+                    progress(pos, ident.size)
+            if problem is None:
+                try:
+                    out.write(d.flush())
+                except zlib.error as exc:  # pragma: no cover - flush rarely fails
+                    problem = f"{compression} stream is damaged: {exc}"
+                if problem is None and not d.eof:
+                    problem = (
+                        f"{compression} stream ends early (at compressed byte {pos}):"
+                        " the file is truncated"
+                    )
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp_name, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    if problem:
+        problems.append(Problem(COMPRESSION, None, None, problem, shown or ident.path))
+        with contextlib.suppress(OSError):
+            note.write_text(problem)
+    return os.open(target, os.O_RDONLY), problems

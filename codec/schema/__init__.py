@@ -1,0 +1,54 @@
+"""Schema inference, drift and statistics over every record of a file or a shard set.
+
+What is collected, per feature (an Example's features, a SequenceExample's context) and per
+feature list (a SequenceExample's lists, one entry per step):
+
+- the value types seen with record counts, how many records have the feature, list length
+  min / mean / max and a count per length;
+- numbers: count, min, max, mean, NaN / +Inf / -Inf counts, a histogram (streaming bins:
+  64 equal bins whose width doubles when a value falls outside them, so counts are exact and
+  the edges cover min..max) and, for int64, counts per value;
+- bytes: distinct values and the most common ones (:class:`ValueCounter`: exact up to
+  ``capacity`` distinct values, then Misra-Gries counts plus a KMV distinct estimate, so memory
+  stays bounded), values sniffed as images by their magic number with their format, width x
+  height read from the header (PNG IHDR, JPEG SOF, GIF, BMP; Pillow's lazy open otherwise) and
+  the images whose header cannot be read or whose end marker is missing (undecodable);
+- drift, with record numbers: a type that differs from the feature's majority type, a
+  feature missing from some records, a list length that differs where most records agree.
+
+Record numbers are global over the files given (the first record of the second file follows
+the last of the first). Lists of record numbers are capped (:data:`RECORD_CAP`); the counts
+beside them are exact.
+
+The package: :mod:`.counters` (bounded, mergeable counters), :mod:`.walk` (the vectorised walk
+over Example payloads), :mod:`.stats` (per-feature accumulators), :mod:`.builder` (the
+accumulator fed record batches), :mod:`.result` (:class:`Schema`, its JSON and chart data),
+:mod:`.drift` (the findings, in words shared by the CLI and the app) and :mod:`.infer`
+(files, ranges of records and processes).
+"""
+
+from __future__ import annotations
+
+from .builder import SchemaBuilder
+from .counters import RECORD_CAP, NumericStats, RecordList, StreamingHistogram, ValueCounter
+from .drift import Finding, findings
+from .infer import infer_schema
+from .result import Schema, ShardInfo
+from .stats import TYPE_NAMES, FeatureListStats, FeatureStats
+
+__all__ = [
+    "RECORD_CAP",
+    "TYPE_NAMES",
+    "FeatureListStats",
+    "FeatureStats",
+    "Finding",
+    "NumericStats",
+    "RecordList",
+    "Schema",
+    "SchemaBuilder",
+    "ShardInfo",
+    "StreamingHistogram",
+    "ValueCounter",
+    "findings",
+    "infer_schema",
+]

@@ -1,0 +1,318 @@
+"""Bounded, mergeable counters: value counts with a distinct-count sketch, a streaming
+histogram, exact numeric summaries and capped lists of record numbers.
+
+Every ``merge`` is associative, so a result does not depend on how the records were split
+into batches, ranges or processes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections import Counter
+from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+RECORD_CAP = 10_000  # record numbers kept per drift list
+
+
+def _hash64(value: Hashable) -> int:
+    """A hash that is the same in every process (Python's str/bytes hash is salted)."""
+    if isinstance(value, bytes):
+        data = value
+    elif isinstance(value, str):
+        data = value.encode("utf-8", "surrogatepass")
+    else:
+        data = repr(value).encode()
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+class ValueCounter:
+    """Counts of hashable values in bounded memory.
+
+    Exact while at most ``capacity`` distinct values have been seen. Beyond that the counts
+    are Misra-Gries summaries (each count may be low by at most :attr:`error`; every value
+    more frequent than ``total / capacity`` is kept) and :meth:`distinct` is a KMV estimate
+    from the ``sketch`` smallest 64-bit hashes (about 3% error for 1024)."""
+
+    def __init__(self, capacity: int = 10_000, sketch: int = 1024) -> None:
+        self.capacity = capacity
+        self.sketch = sketch
+        self.counts: dict[Hashable, int] = {}
+        self.total = 0
+        self.exact = True
+        self.error = 0
+        self._kmv: np.ndarray | None = None  # sorted unique uint64, built on overflow
+
+    def update(self, counts: Mapping[Any, int]) -> None:
+        if not counts:
+            return
+        mine = self.counts
+        for v, c in counts.items():
+            mine[v] = mine.get(v, 0) + c
+            self.total += c
+        if self._kmv is not None:
+            self._sketch_add(counts.keys())
+        if len(mine) > self.capacity:
+            self._overflow()
+
+    def add(self, values: Iterable[Hashable]) -> None:
+        self.update(Counter(values))
+
+    def _sketch_add(self, values: Iterable[Hashable]) -> None:
+        hashes = np.fromiter((_hash64(v) for v in values), np.uint64)
+        self._sketch_merge(hashes)
+
+    def _sketch_merge(self, hashes: np.ndarray) -> None:
+        base = self._kmv if self._kmv is not None else np.empty(0, np.uint64)
+        self._kmv = np.unique(np.concatenate([base, hashes]))[: self.sketch]
+
+    def _overflow(self) -> None:
+        if self._kmv is None:
+            self._kmv = np.empty(0, np.uint64)
+            self._sketch_add(self.counts.keys())
+        self.exact = False
+        # Misra-Gries: subtract the (capacity+1)-th largest count from every count.
+        ranked = sorted(self.counts.values(), reverse=True)
+        cut = ranked[self.capacity]
+        self.error += cut
+        self.counts = {v: c - cut for v, c in self.counts.items() if c > cut}
+
+    def merge(self, other: ValueCounter) -> None:
+        if other._kmv is not None or not other.exact:
+            if self._kmv is None:
+                self._kmv = np.empty(0, np.uint64)
+                self._sketch_add(self.counts.keys())
+            assert other._kmv is not None
+            self._sketch_merge(other._kmv)
+        elif self._kmv is not None:
+            self._sketch_add(other.counts.keys())
+        if not other.exact:
+            self.exact = False
+        self.error += other.error
+        for v, c in other.counts.items():
+            self.counts[v] = self.counts.get(v, 0) + c
+        self.total += other.total
+        if len(self.counts) > self.capacity:
+            self._overflow()
+
+    def distinct(self) -> int:
+        """Distinct values seen: exact while :attr:`exact`, else estimated."""
+        if self.exact:
+            return len(self.counts)
+        assert self._kmv is not None
+        if len(self._kmv) < self.sketch:
+            return len(self._kmv)
+        kth = float(self._kmv[self.sketch - 1]) / 2.0**64
+        return max(len(self.counts), round((self.sketch - 1) / kth))
+
+    def top(self, k: int = 10) -> list[tuple[Any, int]]:
+        """The ``k`` most common values with their counts (ties: smaller value first)."""
+        try:
+            return sorted(self.counts.items(), key=lambda vc: (-vc[1], vc[0]))[:k]
+        except TypeError:  # values of mixed types
+            return sorted(self.counts.items(), key=lambda vc: (-vc[1], repr(vc[0])))[:k]
+
+
+class StreamingHistogram:
+    """Exact counts in ``bins`` equal bins that always cover every value added.
+
+    The first batch sets the range to its min..max; a later value outside the range doubles
+    the bin width (adjacent bins merge) and extends the range in its direction."""
+
+    def __init__(self, bins: int = 64) -> None:
+        self.bins = bins
+        self.lo = 0.0
+        self.width = 0.0
+        self.counts = np.zeros(bins, np.int64)
+        self.empty = True
+
+    def add(self, values: np.ndarray, weights: np.ndarray | None = None) -> None:
+        v = np.asarray(values, np.float64)
+        if weights is not None:
+            keep = np.isfinite(v)
+            v, weights = v[keep], np.asarray(weights)[keep]
+        else:
+            v = v[np.isfinite(v)]
+        if v.size == 0:
+            return
+        vmin, vmax = float(v.min()), float(v.max())
+        if self.empty:
+            self.empty = False
+            self.lo = vmin
+            span = vmax - vmin
+            # Integers get whole-number bins when they fit; otherwise a hair above the span so
+            # vmax lands in the last bin.
+            self.width = span / self.bins * (1 + 1e-9) if span > 0 else 1.0
+            if span > 0 and math.isinf(self.width):
+                self.width = float(np.finfo(np.float64).max) / self.bins
+        while vmin < self.lo or vmax >= self.lo + self.width * self.bins:
+            self._grow(down=vmin < self.lo)
+        idx = ((v - self.lo) / self.width).astype(np.int64)
+        np.clip(idx, 0, self.bins - 1, out=idx)
+        if weights is None:
+            self.counts += np.bincount(idx, minlength=self.bins)
+        else:
+            np.add.at(self.counts, idx, np.asarray(weights, np.int64))
+
+    def _grow(self, down: bool) -> None:
+        half = self.counts.reshape(-1, 2).sum(axis=1)
+        zeros = np.zeros(self.bins // 2, np.int64)
+        span = self.width * self.bins
+        if down:
+            self.counts = np.concatenate([zeros, half])
+            self.lo -= span
+        else:
+            self.counts = np.concatenate([half, zeros])
+        self.width *= 2
+        if math.isinf(self.width) or math.isinf(self.lo):  # pragma: no cover - float64 edge
+            self.width = float(np.finfo(np.float64).max) / self.bins
+            self.lo = -float(np.finfo(np.float64).max) / 2
+
+    def merge(self, other: StreamingHistogram) -> None:
+        if other.empty:
+            return
+        centers = other.lo + (np.arange(other.bins) + 0.5) * other.width
+        nz = other.counts > 0
+        self.add(centers[nz], other.counts[nz])
+
+    def to_json(self) -> dict[str, list[float] | list[int]]:
+        """``{"edges": [...], "counts": [...]}`` trimmed to the bins between the first and
+        the last non-empty one (``len(edges) == len(counts) + 1``)."""
+        if self.empty:
+            return {"edges": [], "counts": []}
+        nz = np.flatnonzero(self.counts)
+        a, b = int(nz[0]), int(nz[-1]) + 1
+        edges = self.lo + np.arange(a, b + 1) * self.width
+        return {"edges": [float(e) for e in edges], "counts": self.counts[a:b].tolist()}
+
+
+# Sums are kept as whole numbers times 2**173: a float32 is m * 2**(e - 24) with a 24-bit m and
+# e >= -148 (2**-149 is the smallest denormal), so every float32 times 2**173 is whole.
+_FLOAT_SCALE = 173
+
+
+def _exact_sum(values: np.ndarray) -> int:
+    """The exact sum of int64 or float32 values, times 2**173, as a Python int: the mean
+    does not depend on how records were batched (float sums would)."""
+    if values.dtype.kind in "iu":
+        v = values.astype(np.int64)
+        hi = int((v >> 32).sum())
+        lo = int((v & 0xFFFFFFFF).sum())
+        return ((hi << 32) + lo) << _FLOAT_SCALE
+    mant, exp = np.frexp(values.astype(np.float64))
+    m = (mant * (1 << 24)).astype(np.int64)  # float32 has 24 significant bits: exact
+    e = exp.astype(np.int64) - 24 + _FLOAT_SCALE  # >= 1 for every float32
+    total = 0
+    for k in np.unique(e).tolist():
+        total += int(m[e == k].sum()) << k
+    return total
+
+
+@dataclass
+class NumericStats:
+    """Count, min, max, sum and non-finite counts of numbers, plus a histogram."""
+
+    count: int = 0
+    min: float | int | None = None
+    max: float | int | None = None
+    total: int = 0  # exact sum of the finite values, times 2**FLOAT_SCALE (see _exact_sum)
+    finite: int = 0
+    nan: int = 0
+    posinf: int = 0
+    neginf: int = 0
+    histogram: StreamingHistogram = field(default_factory=StreamingHistogram)
+
+    def add(self, values: np.ndarray) -> None:
+        if values.size == 0:
+            return
+        self.count += int(values.size)
+        if values.dtype.kind == "f":
+            nan = np.isnan(values)
+            inf = np.isinf(values)
+            self.nan += int(nan.sum())
+            self.posinf += int((inf & (values > 0)).sum())
+            self.neginf += int((inf & (values < 0)).sum())
+            fin = values[~(nan | inf)] if (nan.any() or inf.any()) else values
+            if fin.size == 0:
+                return
+            lo, hi = float(fin.min()), float(fin.max())
+            self.total += _exact_sum(fin)
+        else:
+            fin = values
+            lo, hi = int(values.min()), int(values.max())
+            self.total += _exact_sum(values)
+        self.finite += int(fin.size)
+        self.min = lo if self.min is None else min(self.min, lo)
+        self.max = hi if self.max is None else max(self.max, hi)
+        self.histogram.add(fin)
+
+    def merge(self, o: NumericStats) -> None:
+        self.count += o.count
+        self.finite += o.finite
+        self.nan += o.nan
+        self.posinf += o.posinf
+        self.neginf += o.neginf
+        self.total += o.total
+        for name, pick in (("min", min), ("max", max)):
+            mine, theirs = getattr(self, name), getattr(o, name)
+            if theirs is not None:
+                setattr(self, name, theirs if mine is None else pick(mine, theirs))
+        self.histogram.merge(o.histogram)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "count": self.count,
+            "min": self.min,
+            "max": self.max,
+            "mean": self.total / (self.finite << _FLOAT_SCALE) if self.finite else None,
+            "nan": self.nan,
+            "inf": self.posinf + self.neginf,
+            "posinf": self.posinf,
+            "neginf": self.neginf,
+        }
+
+
+class RecordList:
+    """Record numbers in ascending chunks, keeping the first ``cap``; ``count`` is exact."""
+
+    __slots__ = ("cap", "count", "parts")
+
+    def __init__(self, cap: int = RECORD_CAP) -> None:
+        self.cap = cap
+        self.count = 0
+        self.parts: list[np.ndarray] = []
+
+    @property
+    def kept(self) -> int:
+        return sum(len(p) for p in self.parts)
+
+    def add(self, records: np.ndarray) -> None:
+        n = len(records)
+        if not n:
+            return
+        room = self.cap - self.kept
+        if room > 0:
+            self.parts.append(np.asarray(records[:room], np.int64))
+        self.count += n
+
+    def merge(self, other: RecordList) -> None:
+        for p in other.parts:
+            room = self.cap - self.kept
+            if room > 0:
+                self.parts.append(p[:room])
+        self.count += other.count
+
+    def array(self) -> np.ndarray:
+        if not self.parts:
+            return np.empty(0, np.int64)
+        return np.concatenate(self.parts)
+
+    def tolist(self) -> list[int]:
+        return sorted(int(x) for x in self.array())
+
+
+# --------------------------------------------------------------------------------------------
