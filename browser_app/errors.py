@@ -1,0 +1,190 @@
+"""The front end's exceptions: one tree, each with the exit code the command line gives it.
+
+    AppError                        anything browser_app raises on purpose (exit 2)
+    ├── UsageError                  a command used the wrong way: arguments, options (exit 2)
+    ├── InputError                  an input cannot be opened or read (exit 2; has .path)
+    │   └── PathRefused             a path outside the root folder (also ValueError)
+    ├── SpecError                   a record selection such as "0:10,-1" that does not parse
+    ├── EditError                   an edit that cannot be made; nothing was recorded
+    │   ├── ValueParseError         typed text that is not a value of the feature's type
+    │   └── ConversionError         a type change that would lose or change values
+    ├── JournalError                a journal file that cannot be read or written
+    │   └── JournalMismatchError    the source changed since its journal was started
+    └── ExportError                 an export or import that cannot be done; nothing written
+        └── ImportFormatError       a JSON Lines input that is not what export writes
+
+Codec errors (:mod:`codec.errors`) stay codec errors: a damaged record is not a front-end
+failure. :func:`exit_code` and :func:`message` are the one place that turns any exception into
+what the command line prints and returns; :func:`os_error_message` is the one place that puts
+an operating-system error into words.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+from typing import Any
+
+from codec.errors import CodecError, WriteError
+
+__all__ = [
+    "EXIT_DAMAGED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "AppError",
+    "ConversionError",
+    "EditError",
+    "ExportError",
+    "ImportFormatError",
+    "InputError",
+    "JournalError",
+    "JournalMismatchError",
+    "PathRefused",
+    "SpecError",
+    "UsageError",
+    "ValueParseError",
+    "exit_code",
+    "message",
+    "os_error_message",
+]
+
+EXIT_OK = 0  # done, and everything read was intact
+EXIT_DAMAGED = 1  # done, but damage was found (or a damaged record could not be read)
+EXIT_USAGE = 2  # a usage error, or an input or output that cannot be opened
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class AppError(Exception):
+    """Root of every exception the front end raises on purpose. ``str()`` is a message for a
+    person (no traceback needed); ``exit_code`` is what the command line returns."""
+
+    exit_code = EXIT_USAGE
+
+
+class UsageError(AppError):
+    """A command used the wrong way (arguments, options, a destination it cannot write)."""
+
+
+class InputError(AppError):
+    """An input that cannot be opened or read. ``path`` names it when known."""
+
+    def __init__(self, message: str, path: str | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+
+
+class PathRefused(InputError, ValueError):
+    """A path the app will not open (outside the root, ``..``, an escaping symlink); the
+    message says why, in words for the person."""
+
+
+class SpecError(AppError, ValueError):
+    """A record selection that cannot be parsed."""
+
+
+class EditError(AppError, ValueError):
+    """An edit that cannot be made; nothing was recorded."""
+
+
+class ValueParseError(EditError):
+    """Text that is not a value of the feature's type. ``reason`` says why, ``text`` and
+    ``type`` are what was given."""
+
+    def __init__(self, type: str, text: str, reason: str) -> None:
+        self.type = type
+        self.text = text
+        self.reason = reason
+        super().__init__(f"{_show(text)} is not a valid {type} value: {reason}")
+
+
+class ConversionError(EditError):
+    """A type conversion that would lose or change values. ``problems`` lists
+    ``(position, value, reason)`` for every value that does not convert exactly."""
+
+    def __init__(
+        self, from_type: str, to_type: str, problems: list[tuple[int, Any, str]], name: str = ""
+    ) -> None:
+        self.from_type = from_type
+        self.to_type = to_type
+        self.problems = problems
+        where = f"feature {name!r}: " if name else ""
+        first = "; ".join(f"value {i} ({_show(v)}): {r}" for i, v, r in problems[:3])
+        more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+        super().__init__(
+            f"{where}cannot convert {from_type} to {to_type} without losing values: {first}{more}"
+        )
+
+
+class JournalError(AppError):
+    """A journal file that cannot be read or written."""
+
+
+class JournalMismatchError(JournalError):
+    """The source files changed since the journal was started. ``changes`` names what
+    changed, one human-readable line per difference; ``journal`` is the journal's path."""
+
+    def __init__(self, journal: str, changes: list[str]) -> None:
+        self.journal = journal
+        self.changes = changes
+        super().__init__(
+            f"the pending edits in {journal} were made on another version of the source: "
+            + "; ".join(changes)
+            + ". Open the file it was made for, or discard the journal."
+        )
+
+
+class ExportError(AppError):
+    """An export that cannot be done as asked (it would overwrite the source, the written
+    output failed verification...). Nothing was left at the destination."""
+
+
+class ImportFormatError(ExportError, ValueError):
+    """A JSON Lines input that is not what the JSON Lines export writes; names the line."""
+
+
+# --------------------------------------------------------------------------------------------
+# Turning errors into words and exit codes
+
+
+_ERRNO_WORDS = {
+    errno.ENOENT: "no such file or folder",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EISDIR: "is a folder, not a file",
+    errno.ENOTDIR: "a part of the path is not a folder",
+    errno.ENOSPC: "no space left on the device",
+    errno.EROFS: "the file system is read-only",
+    errno.ENAMETOOLONG: "the name is too long",
+    errno.ELOOP: "too many symbolic links",
+}
+
+
+def os_error_message(exc: OSError, path: str | os.PathLike[str] | None = None) -> str:
+    """``"<path>: <what went wrong>"`` for an operating-system error, in words."""
+    where = os.fspath(path) if path is not None else (exc.filename or "")
+    what = _ERRNO_WORDS.get(exc.errno or 0) or exc.strerror or str(exc)
+    return f"{where}: {what}" if where else what
+
+
+def exit_code(exc: BaseException) -> int:
+    """The exit code the command line returns for ``exc``."""
+    if isinstance(exc, AppError):
+        return exc.exit_code
+    if isinstance(exc, (WriteError, OSError)):
+        return EXIT_USAGE
+    if isinstance(exc, CodecError):
+        return EXIT_DAMAGED
+    return EXIT_USAGE
+
+
+def message(exc: BaseException) -> str:
+    """What to tell the person about ``exc``: the error's own message, or an OS error in
+    words."""
+    if isinstance(exc, OSError) and not isinstance(exc, AppError):
+        return os_error_message(exc)
+    text = str(exc)
+    return text.strip("'\"") if isinstance(exc, KeyError) else text
