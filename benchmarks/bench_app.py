@@ -1,9 +1,9 @@
-"""The app's own work, measured without a browser: the presenters' time for a page.
+"""The app's own work, measured without a browser: the time to present a page (browser_app.view).
 
 - a page of 50 records with thumbnails on the sample and on a 20,000-record picture dataset;
 - the first page of a 2 GiB file (about 100 KB per record) visible after opening it: open +
-  header scan for the first page + presenters, with the index cache off;
-- memory while paging through a whole file with the presenters: resident anonymous memory
+  header scan for the first page + the view, with the index cache off;
+- memory while paging through a whole file with the view: resident anonymous memory
   (the heap) must stay flat; file-backed pages of the memory map are reported too, as the
   kernel may drop them at any time.
 
@@ -28,7 +28,7 @@ from PIL import Image
 
 import codec
 from benchmarks.common import Row, table
-from browser_app import presenters
+from browser_app import view
 from browser_app.sample_data import detection_payload, draw_scene, sample_dir
 from codec import example as ex
 
@@ -43,7 +43,7 @@ def _page_ms(ds: codec.TFRecordDataset, start: int, repeat: int = 3) -> float:
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
-        presenters.page_view(presenters.read_page(ds, start, start + PAGE))
+        view.page_view(ds.page(start, start + PAGE))
         best = min(best, time.perf_counter() - t0)
     return best * 1000
 
@@ -162,15 +162,15 @@ def run(quick: bool = False) -> list[Row]:
     gc.collect()
     t0 = time.perf_counter()
     ds = codec.TFRecordDataset([str(big)], use_cache=False)
-    view = presenters.page_view(presenters.read_page(ds, 0, PAGE))
+    first_page = view.page_view(ds.page(0, PAGE))
     first = time.perf_counter() - t0
-    assert len(view.rows) == PAGE
+    assert len(first_page.rows) == PAGE
     label = f"first page visible, {big.stat().st_size / (1 << 30):.2f} GiB file"
     rows.append(
         Row(group, label, first, "s", f"< {FIRST_PAGE_TARGET_S:.0f} s", first < FIRST_PAGE_TARGET_S)
     )
 
-    # 3. Memory while paging through the whole file with the presenters.
+    # 3. Memory while paging through the whole file with the view.
     total = len(ds)
     anon0, _ = _rss_mb()
     peak_anon = anon0
@@ -178,7 +178,7 @@ def run(quick: bool = False) -> list[Row]:
     samples = []
     t0 = time.perf_counter()
     for start in range(0, total, PAGE):
-        presenters.page_view(presenters.read_page(ds, start, start + PAGE))
+        view.page_view(ds.page(start, start + PAGE))
         if (start // PAGE) % 10 == 0:
             anon, file_ = _rss_mb()
             samples.append(anon)

@@ -22,7 +22,7 @@ if __package__ in (None, ""):  # `python benchmarks/bench_export.py`
 
 import codec
 from benchmarks.common import Row, table
-from browser_app import exporting
+from browser_app.export import export_jsonl, export_table, export_tfrecord
 from codec import example as ex
 
 
@@ -80,16 +80,16 @@ def run(quick: bool) -> list[Row]:
         cases: list[tuple[str, Callable[[], object]]] = [
             (
                 "tfrecord none",
-                lambda: exporting.export_tfrecord(src, os.path.join(tmp, "o.tfrecord")),
+                lambda: export_tfrecord(src, os.path.join(tmp, "o.tfrecord")),
             ),
             (
                 "tfrecord gzip",
-                lambda: exporting.export_tfrecord(
+                lambda: export_tfrecord(
                     src, os.path.join(tmp, "o.tfrecord.gz"), compression="gzip"
                 ),
             ),
-            ("jsonl", lambda: exporting.export_jsonl(src, os.path.join(tmp, "o.jsonl"))),
-            ("parquet", lambda: exporting.export_table(src, os.path.join(tmp, "o.parquet"))),
+            ("jsonl", lambda: export_jsonl(src, os.path.join(tmp, "o.jsonl"))),
+            ("parquet", lambda: export_table(src, os.path.join(tmp, "o.parquet"))),
         ]
         with codec.TFRecordFile(src) as f:  # index once, as an opened dataset would be
             len(f)

@@ -23,6 +23,7 @@ import streamlit as st
 
 import codec
 from browser_app import app_pages, loading, presenters, state
+from browser_app.errors import AppError
 from browser_app.journal import (
     Journal,
     JournalError,
@@ -99,7 +100,7 @@ def known_types(src: loading.Source) -> tuple[dict[str, str], dict[str, str]]:
     lists: dict[str, str] = {}
     try:
         summary = loading.feature_summary(src)
-    except CodecError:
+    except (AppError, CodecError):
         return feats, lists
     for e in summary.get("features", []):
         types = {t: n for t, n in dict(e.get("types", {})).items() if t != "none"}
@@ -206,7 +207,7 @@ def sidebar_status(src: loading.Source | None) -> None:
     try:
         n = j.pending
         marks = len(j.marks())
-    except CodecError:
+    except (AppError, CodecError):
         return
     if not n and not marks:
         return
@@ -261,7 +262,7 @@ def edited_slot(j: Journal, slot: presenters.Slot) -> presenters.Slot:
         return slot
     try:
         payload = j.effective_payload(slot.index)
-    except CodecError:
+    except (AppError, CodecError):
         return slot
     if payload is None:
         return slot
@@ -285,7 +286,7 @@ def _slots(
         for new_id in new_children(j, s.index):
             try:
                 payload = j.effective_payload(new_id)
-            except CodecError:
+            except (AppError, CodecError):
                 continue
             if payload is None:
                 continue
@@ -348,7 +349,7 @@ def page_view(
         if not fp:
             return loading.page_view(src, start, stop, thumbs=thumbs, boxes=boxes)
         return _edited_page(src.key, start, stop, thumbs, boxes, fp, j)
-    except CodecError:
+    except (AppError, CodecError):
         log.exception("overlaying the pending edits failed")
         return loading.page_view(src, start, stop, thumbs=thumbs, boxes=boxes)
 
@@ -364,7 +365,7 @@ def gallery_items(
     try:
         items = list(_slots(j, src.dataset.page(start, stop)))
         tiles = presenters.gallery_items([s for s, _, _ in items], size=size, boxes=boxes)
-    except CodecError:
+    except (AppError, CodecError):
         log.exception("overlaying the pending edits failed")
         return loading.gallery_items(src, start, stop, size=size, boxes=boxes)
     out: list[presenters.GalleryItem] = []

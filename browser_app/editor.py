@@ -25,6 +25,7 @@ import streamlit as st
 
 import codec
 from browser_app import edit_session, loading, presenters, review, state, widgets
+from browser_app.errors import AppError
 from browser_app.journal import (
     FEATURE_TYPES,
     Change,
@@ -201,7 +202,7 @@ def _undo(src: loading.Source, change_id: int) -> None:
         return
     try:
         ids = j.undo(change_id)
-    except CodecError as exc:
+    except (AppError, CodecError) as exc:
         _say(src, "error", f"Could not undo: {exc}")
         return
     edit_session.bump()
@@ -226,7 +227,7 @@ def _journal_call(src: loading.Source, what: Callable[[Journal], Any]) -> tuple[
         return None, str(exc)
     except ValueParseError as exc:
         return None, exc.reason if exc.reason else str(exc)
-    except CodecError as exc:
+    except (AppError, CodecError) as exc:
         return None, str(exc)
     except (IndexError, OSError) as exc:
         return None, str(exc)
@@ -353,7 +354,7 @@ def _type_warnings(
     """Warnings for the features an edit touched whose type disagrees with the dataset."""
     try:
         changed = {d.feature for d in j.diff(ref)}
-    except CodecError:
+    except (AppError, CodecError):
         changed = set()
     if isinstance(ref, str):
         changed |= set(rec.features) | set(rec.feature_lists)
@@ -379,7 +380,7 @@ def _features_table(
     notes = _notes(src, ref)
     try:
         edited = {d.feature for d in j.diff(ref)}
-    except CodecError:
+    except (AppError, CodecError):
         edited = set()
     rows: list[tuple[Key, str]] = []
     data = []
@@ -658,7 +659,7 @@ def _pictures(src: loading.Source, j: Journal, ref: RecordRef, rec: ex.Record) -
             try:
                 thumb = codec.images.thumbnail_bytes(data, 160)
                 st.image(thumb, output_format="PNG" if thumb[:4] == b"\x89PNG" else "JPEG")
-            except CodecError:
+            except (AppError, CodecError):
                 st.caption("(cannot be shown)")
         with c[1]:
             widget = f"edit:upload:{_sid(src)}:{ref}:{fname}:{i}:{edit_session.revision()}"

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import codec
+from browser_app.errors import PathRefused
 
 __all__ = [
     "PathRefused",
@@ -29,10 +30,6 @@ __all__ = [
 
 _PATTERN = re.compile(r"[*?\[]|@\d+$")
 _SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", "venv", ".mypy_cache", ".cache"}
-
-
-class PathRefused(ValueError):
-    """A path the app will not open; the message says why, in words for the person."""
 
 
 def _real_root(root: str | os.PathLike[str]) -> str:

@@ -8,16 +8,12 @@ Enter is pressed. :func:`report` gives every mark as CSV or JSON.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-import time
-from typing import Any
-
 import streamlit as st
 
 from browser_app import edit_session, loading, state
-from browser_app.journal import Journal, Mark, RecordRef
+from browser_app.edits import Journal, RecordRef
+from browser_app.edits.review import progress, report_csv, report_json, report_rows
+from browser_app.errors import AppError
 from codec.errors import CodecError
 
 __all__ = [
@@ -47,7 +43,7 @@ def _set(src: loading.Source, ref: RecordRef, status: str | None, comment: str |
         old = j.marks().get(ref)
         text = comment if comment is not None else (old.comment if old else "")
         j.set_mark(ref, status, text)
-    except CodecError as exc:
+    except (AppError, CodecError) as exc:
         state.flash(f"The mark was not saved: {exc}", "error")
         return
     edit_session.bump()
@@ -79,29 +75,8 @@ def _go(n: int) -> None:
     state.set_record(max(0, n))
 
 
-def progress(src: loading.Source, j: Journal) -> tuple[int, int, int, int]:
-    """``(reviewed, total, passed, flagged)`` over the records of the edited dataset (while
-    the index is still growing, over the records indexed so far)."""
-    ds = src.dataset
-    total_source = ds.indexed
-    marks = j.marks()
-    deleted = set(j.deleted_records())
-    live = {
-        r: m
-        for r, m in marks.items()
-        if r not in deleted and (isinstance(r, str) or r < total_source)
-    }
-    try:
-        total = j.count(total_source)
-    except (CodecError, IndexError):
-        total = total_source
-    passed = sum(1 for m in live.values() if m.status == "passed")
-    flagged = sum(1 for m in live.values() if m.status == "flagged")
-    return len(live), total, passed, flagged
-
-
 def progress_line(src: loading.Source, j: Journal) -> str:
-    done, total, passed, flagged = progress(src, j)
+    done, total, passed, flagged = progress(j)
     return (
         f"**{done:,} of {total:,} reviewed** · {ICONS['passed']} {passed:,} passed ·"
         f" {ICONS['flagged']} {flagged:,} flagged"
@@ -126,7 +101,7 @@ def render_marks(src: loading.Source, ref: RecordRef) -> None:
             else "not reviewed yet"
         )
         head.markdown(f"**Review** · {now}")
-        done, total, _p, _f = progress(src, j)
+        done, total, _p, _f = progress(j)
         bar.progress(min(1.0, done / total) if total else 0.0, text=progress_line(src, j))
         row = st.container(horizontal=True, vertical_alignment="bottom", gap="small")
         row.button(
@@ -235,63 +210,11 @@ def tile_mark(src: loading.Source, ref: RecordRef, j: Journal | None = None) -> 
 # -- the report ----------------------------------------------------------------------------
 
 
-def report_rows(src: loading.Source, j: Journal) -> list[dict[str, Any]]:
-    """One row per mark, in record order: record, status, comment, time, file, edited."""
-    rows = []
-    marks: dict[RecordRef, Mark] = j.marks()
-    ints = sorted(r for r in marks if isinstance(r, int))
-    news = sorted((r for r in marks if isinstance(r, str)), key=lambda r: (len(r), r))
-    refs: list[RecordRef] = [*ints, *news]
-    for r in refs:
-        m = marks[r]
-        where = ""
-        if isinstance(r, int):
-            try:
-                where = src.rel(src.dataset.span(r)[0])
-            except (IndexError, CodecError):
-                where = ""
-        rows.append(
-            {
-                "record": r,
-                "status": m.status,
-                "comment": m.comment,
-                "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(m.timestamp)),
-                "file": where,
-                "edited": j.is_touched(r),
-                "deleted": j.is_deleted(r),
-            }
-        )
-    return rows
-
-
-def report_csv(rows: list[dict[str, Any]]) -> bytes:
-    out = io.StringIO()
-    fields = ["record", "status", "comment", "time", "file", "edited", "deleted"]
-    w = csv.DictWriter(out, fieldnames=fields, lineterminator="\n")
-    w.writeheader()
-    for row in rows:
-        w.writerow(row)
-    return out.getvalue().encode("utf-8")
-
-
-def report_json(src: loading.Source, j: Journal, rows: list[dict[str, Any]]) -> bytes:
-    done, total, passed, flagged = progress(src, j)
-    doc = {
-        "source": src.label,
-        "records": total,
-        "reviewed": done,
-        "passed": passed,
-        "flagged": flagged,
-        "marks": rows,
-    }
-    return json.dumps(doc, indent=1, ensure_ascii=False).encode("utf-8")
-
-
 def render_report(src: loading.Source, j: Journal) -> None:
     """Review progress, the marks as a table, and the report as CSV / JSON downloads."""
-    done, total, _p, _f = progress(src, j)
+    done, total, _p, _f = progress(j)
     st.progress(min(1.0, done / total) if total else 0.0, text=progress_line(src, j))
-    rows = report_rows(src, j)
+    rows = report_rows(j, src.rel)
     if not rows:
         st.info(
             "No review marks yet. Mark records passed or flagged from the Records page (keys"
@@ -318,7 +241,7 @@ def render_report(src: loading.Source, j: Journal) -> None:
     )
     c[1].download_button(
         "Review report (JSON)",
-        report_json(src, j, rows),
+        report_json(j, rows, src.label),
         file_name=f"{stem}-review.json",
         mime="application/json",
         key=state.widget_key("review:json"),

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from browser_app.errors import SpecError
 
-class SpecError(ValueError):
-    """A record selection that cannot be parsed."""
+__all__ = ["SpecError", "parse_record_spec"]
 
 
 def parse_record_spec(spec: str, total: int) -> list[int]:

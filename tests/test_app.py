@@ -17,7 +17,7 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from browser_app import launch
+from browser_app.cli import launch, run
 from browser_app.sample_data import write_sample
 
 APP = str(Path(__file__).resolve().parent.parent / "browser_app" / "streamlit_app.py")
@@ -428,19 +428,19 @@ def test_launch_refuses_a_path_outside_the_root(tmp_path, capsys):
     (tmp_path / "root").mkdir()
     target = tmp_path / "x.tfrecord"
     shutil.copy(DATA / "basic.tfrecord", target)
-    code = launch.launch(_args(paths=[str(target)], root=str(tmp_path / "root")))
+    code = run(launch.launch, _args(paths=[str(target)], root=str(tmp_path / "root")))
     assert code == 2
     assert "outside the root" in capsys.readouterr().err
 
 
 def test_launch_reports_a_missing_file(tmp_path, capsys):
-    code = launch.launch(_args(paths=[str(tmp_path / "nope.tfrecord")], root=str(tmp_path)))
+    code = run(launch.launch, _args(paths=[str(tmp_path / "nope.tfrecord")], root=str(tmp_path)))
     assert code == 2
     assert "no such file" in capsys.readouterr().err
 
 
 def test_launch_refuses_a_root_that_is_not_a_folder(tmp_path, capsys):
-    code = launch.launch(_args(paths=[], root=str(tmp_path / "missing")))
+    code = run(launch.launch, _args(paths=[], root=str(tmp_path / "missing")))
     assert code == 2
     assert "not a folder" in capsys.readouterr().err
 

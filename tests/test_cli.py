@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import argparse
 import base64
+import errno
+import io
 import json
 import subprocess
 import sys
+from typing import TextIO
 
 import pytest
 from conftest import DATA, damaged_expectations, expected_lines
 
+import codec
+from browser_app import errors
 from browser_app.cli import main
+from browser_app.cli import run as run_command
 from browser_app.selection import SpecError, parse_record_spec
 from codec.writer import write_records
 
@@ -184,3 +191,80 @@ def test_format_bytes():
         "2.0 GiB",
         "32.0 TiB",
     ]
+
+
+# -- the one error path: exception -> message on stderr and exit code --------------------
+
+ERROR_CASES: list[tuple[BaseException, int, str]] = [
+    (errors.AppError("the server stopped"), 2, "the server stopped"),
+    (errors.UsageError("--shards must be at least 1"), 2, "--shards must be at least 1"),
+    (errors.InputError("a.tfrecord: no such file", path="a.tfrecord"), 2, "a.tfrecord: no such"),
+    (errors.PathRefused("x: outside the root folder /r"), 2, "x: outside the root folder /r"),
+    (errors.SpecError("'x' is not a record number"), 2, "'x' is not a record number"),
+    (errors.EditError("record 3 does not exist"), 2, "record 3 does not exist"),
+    (errors.ValueParseError("int64", "x", "not a whole number"), 2, "'x' is not a valid int64"),
+    (errors.ConversionError("float", "int64", [(0, 1.5, "has a fraction")]), 2, "cannot convert"),
+    (errors.JournalError("j.jsonl: line 3 is not JSON"), 2, "j.jsonl: line 3 is not JSON"),
+    (errors.JournalMismatchError("j.jsonl", ["size was 1"]), 2, "another version of the source"),
+    (errors.ExportError("x.csv: the destination is a source file"), 2, "is a source file"),
+    (errors.ImportFormatError("a.jsonl: line 1: not JSON"), 2, "a.jsonl: line 1: not JSON"),
+    (FileNotFoundError("b.tfrecord: no such file"), 2, "b.tfrecord: no such file"),
+    (PermissionError(errno.EACCES, "Permission denied", "/s"), 2, "/s: permission denied"),
+    (OSError(errno.ENOSPC, "No space left on device", "/o"), 2, "/o: no space left on the"),
+    (codec.WriteError("x.tfrecord: cannot write here"), 2, "x.tfrecord: cannot write here"),
+    (codec.CorruptRecordError("a: record 5 at byte 501: data CRC"), 1, "record 5 at byte 501"),
+    (codec.CodecError("not a TFRecord file"), 1, "not a TFRecord file"),
+]
+
+
+def _raising(exc: BaseException):
+    def handler(args: argparse.Namespace, out: TextIO) -> int:
+        raise exc
+
+    return handler
+
+
+@pytest.mark.parametrize(("exc", "code", "words"), ERROR_CASES, ids=lambda x: type(x).__name__)
+def test_errors_become_a_message_and_their_exit_code(capsys, exc, code, words):
+    assert run_command(_raising(exc), argparse.Namespace(), io.StringIO()) == code
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("tfrecord-browser: ") and err.endswith("\n") and err.count("\n") == 1
+    assert words in err and "Traceback" not in err
+    assert code == errors.exit_code(exc) and err == f"tfrecord-browser: {errors.message(exc)}\n"
+
+
+def test_every_app_error_has_a_case():
+    classes = {c for c in vars(errors).values() if isinstance(c, type)}
+    app_errors = {c for c in classes if issubclass(c, errors.AppError)}
+    assert app_errors <= {type(exc) for exc, _, _ in ERROR_CASES}
+
+
+def test_interrupt_and_closed_pipe(capsys, monkeypatch):
+    assert run_command(_raising(KeyboardInterrupt()), argparse.Namespace()) == 130
+    monkeypatch.setattr(sys, "stdout", io.StringIO())
+    assert (
+        run_command(_raising(BrokenPipeError(errno.EPIPE, "Broken pipe")), argparse.Namespace())
+        == 0
+    )
+    sys.stdout.close()  # the dev-null stand-in run() put in place of the closed pipe
+    assert capsys.readouterr().err == ""
+
+
+def test_other_exceptions_are_not_hidden():
+    with pytest.raises(ZeroDivisionError):
+        run_command(_raising(ZeroDivisionError()), argparse.Namespace())
+
+
+def test_an_index_that_cannot_be_written_is_a_message(capsys, tmp_path):
+    src = tmp_path / "d.tfrecord"
+    write_records(src, [b"a"])
+    code, _, err = run(capsys, "index", str(src), "--out", str(tmp_path / "no" / "x.idx"))
+    assert code == 2 and err.startswith("tfrecord-browser: ") and "Traceback" not in err
+    assert "x.idx: cannot write here" in err
+
+
+def test_a_folder_without_records_is_an_input_error(capsys, tmp_path):
+    code, _, err = run(capsys, "dump", str(tmp_path))
+    assert code == 2 and "Traceback" not in err
+    assert err == f"tfrecord-browser: {tmp_path}: the folder holds no TFRecord files\n"

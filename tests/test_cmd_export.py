@@ -13,17 +13,19 @@ import pytest
 from conftest import DATA
 
 import codec
-from browser_app import cmd_export
-from browser_app.journal import Journal
+from browser_app.cli import export as cli_export
+from browser_app.cli import run as run_command
+from browser_app.edits import Journal
 
 
 def run(*argv: str) -> tuple[int, str]:
+    """Run the command through its own parser and the command line's error path."""
     parser = argparse.ArgumentParser(prog="tfrecord-browser")
     sub = parser.add_subparsers(dest="command")
-    cmd_export.register(sub)
+    cli_export.register(sub)
     args = parser.parse_args(list(argv))
     out = io.StringIO()
-    code = args.handler(args, out)
+    code = run_command(args.handler, args, out)
     return code, out.getvalue()
 
 
@@ -123,3 +125,16 @@ def test_export_applies_a_journal(tmp_path: Path, capsys: pytest.CaptureFixture)
     err = capsys.readouterr().err
     assert code == 2 and "another version of the source" in err and "size was" in err
     assert not (tmp_path / "late.jsonl").exists()
+
+
+def test_pictures_that_cannot_be_converted_are_named_and_exit_1(
+    capsys: pytest.CaptureFixture,
+) -> None:
+    from browser_app.export import ExportReport, UnconvertedPicture
+
+    report = ExportReport("images", outputs=["pics"], records=2, images=1)
+    report.unconverted.append(UnconvertedPicture(1, "image/encoded", 0, "not a picture"))
+    out = io.StringIO()
+    assert cli_export._report(report, out) == 1
+    assert capsys.readouterr().err == "skipped: record 1: image/encoded[0]: not a picture\n"
+    assert out.getvalue().startswith("wrote 1 images from 2 records to pics (images)")

@@ -14,6 +14,7 @@ import shutil
 import zipfile
 import zlib
 from pathlib import Path
+from typing import Any, get_args
 
 import numpy as np
 import pytest
@@ -21,10 +22,14 @@ from conftest import DATA, INTACT_GOLDEN, damaged_expectations, expected_lines
 from PIL import Image
 
 import codec
-from browser_app import exporting as E
-from browser_app.exporting import ExportError
-from browser_app.journal import Journal
+from browser_app import export as E
+from browser_app.edits import Journal
+from browser_app.errors import ExportError
+from browser_app.export import registry, tfrecord
+from browser_app.export.base import Exporter, ExportFormat
+from browser_app.export.staging import Job
 from codec import example as ex
+from codec import images
 
 
 def _payloads(path: str | Path) -> list[bytes]:
@@ -286,14 +291,14 @@ def test_an_unwritable_destination(tmp_path: Path) -> None:
 def test_a_failed_verification_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = E.encode_record
+    real = tfrecord.encode_record
 
     def flaky(payload: bytes) -> bytes:
         framed = bytearray(real(payload))
         framed[-1] ^= 1  # a data CRC the verification pass must catch
         return bytes(framed)
 
-    monkeypatch.setattr(E, "encode_record", flaky)
+    monkeypatch.setattr(tfrecord, "encode_record", flaky)
     out = tmp_path / "out.tfrecord"
     with pytest.raises(ExportError, match="verification"):
         E.export_tfrecord(str(DATA / "basic.tfrecord"), out)
@@ -403,7 +408,7 @@ def test_csv_keeps_every_value_exact(tmp_path: Path) -> None:
 
 
 def codec_parse(text: str) -> bytes:
-    from browser_app.journal import parse_value
+    from browser_app.edits import parse_value
 
     value = parse_value("bytes", text)
     assert isinstance(value, bytes)
@@ -563,3 +568,144 @@ def test_images_into_an_existing_folder(tmp_path: Path) -> None:
 )
 def test_format_for_path(name: str, expected: tuple) -> None:
     assert E.format_for_path(name) == expected
+
+
+# -- the registry -------------------------------------------------------------------------------
+
+
+def test_every_format_has_one_exporter() -> None:
+    assert E.FORMATS == ("tfrecord", "jsonl", "json", "csv", "parquet", "images")
+    assert get_args(ExportFormat) == E.FORMATS
+    for name, cls in E.EXPORTERS.items():
+        assert cls.name == name and cls.label and cls.suffix
+        for ext in cls.extensions:  # every name the exporter claims leads to it
+            assert E.format_for_path(f"out{ext}") == (name, None)
+            assert E.format_for_path(f"out{ext}.gz") == (name, "gzip")
+    with pytest.raises(ExportError, match="unknown export format 'xml'"):
+        E.exporter_for("xml")
+
+
+def test_export_dispatches_through_the_registry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[tuple[str, int, bool]] = []
+
+    class Recording(Exporter):
+        name = "csv"
+        label = "recorded"
+        suffix = ".csv"
+        extensions = (".csv",)
+
+        def __init__(self, dst: str, *, flag: bool = False) -> None:
+            super().__init__(dst)
+            self.flag = flag
+
+        def write(self, job: Job) -> None:
+            calls.append((self.dst, job.plan.total, self.flag))
+            job.report.outputs = [self.dst]
+
+    monkeypatch.setitem(registry.EXPORTERS, "csv", Recording)
+    dst = tmp_path / "t.csv"
+    report = E.export(str(DATA / "basic.tfrecord"), dst, flag=True, selection=[1, 2])
+    assert calls == [(str(dst), 2, True)]  # the format's option to it, the selection to the plan
+    assert report.format == "csv" and report.outputs == [str(dst)] and not report.verified
+    assert _listing(tmp_path) == []  # it wrote nothing, and nothing was staged
+
+
+@pytest.mark.parametrize(
+    ("name", "fmt"),
+    [
+        ("a.tfrecord", "tfrecord"),
+        ("a.jsonl", "jsonl"),
+        ("a.csv", "csv"),
+        ("a.json", "json"),
+        ("a.parquet", "parquet"),
+        ("a.zip", "images"),
+        ("pictures", "images"),  # no known extension: a folder of pictures
+    ],
+)
+def test_export_picks_the_format_by_name(name: str, fmt: str, tmp_path: Path) -> None:
+    report = E.export(str(DATA / "images_png.tfrecord"), tmp_path / name)
+    assert report.format == fmt and report.verified and report.records == 4
+    assert report.outputs == [str(tmp_path / name)] and (tmp_path / name).exists()
+
+
+@pytest.mark.parametrize(
+    ("label", "fmt", "compression", "expected"),
+    [
+        ("train.tfrecord", "tfrecord", "none", "exports/train-edited.tfrecord"),
+        ("data/train.tfrecord.gz", "tfrecord", "gzip", "exports/train-edited.tfrecord.gz"),
+        ("train.tfrecord.zlib", "tfrecord", "zlib", "exports/train-edited.tfrecord.zlib"),
+        ("train.tfrecord.gz", "csv", "gzip", "exports/train-edited.csv"),  # tables: no suffix
+        ("shards/train-*-of-00004", "parquet", "none", "exports/train-all-of-00004-edited.parquet"),
+        ("train@4", "jsonl", "none", "exports/train-4-edited.jsonl"),
+        ("folder/", "json", "none", "exports/folder-edited.json"),
+        ("basic.TFRECORD", "images", "none", "exports/basic-edited-pictures.zip"),
+        (".tfrecord", "tfrecord", "none", "exports/export-edited.tfrecord"),
+    ],
+)
+def test_default_destination(label: str, fmt: str, compression: str, expected: str) -> None:
+    assert E.default_destination(label, fmt, compression) == expected
+
+
+def test_default_destination_of_an_unknown_format() -> None:
+    with pytest.raises(ExportError, match="unknown export format"):
+        E.default_destination("a.tfrecord", "xml")
+
+
+# -- the writer's count, pictures that cannot be converted -------------------------------------
+
+
+def test_the_writer_counts_every_record_it_wrote(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writers: list[codec.TFRecordWriter] = []
+
+    class Kept(codec.TFRecordWriter):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            writers.append(self)
+
+    monkeypatch.setattr(codec, "TFRecordWriter", Kept)
+    j, _src = _edited_journal(tmp_path)
+    report = E.export_tfrecord(j, tmp_path / "out.tfrecord", shards=3)
+    j.close()
+    assert report.records == 64
+    assert [w.records for w in writers] == [len(_payloads(p)) for p in report.outputs]
+    assert sum(w.records for w in writers) == report.records
+    lines = tmp_path / "all.jsonl"
+    E.export_jsonl(str(DATA / "edge_values.tfrecord"), lines)
+    writers.clear()
+    back = E.import_jsonl(lines, tmp_path / "back.tfrecord")
+    assert [w.records for w in writers] == [back.records] == [8]
+
+
+def test_pictures_that_cannot_be_converted_are_not_damage(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(self: images.ImageRef) -> bytes:
+        raise codec.ImageError("raw pixels: cannot be shown")
+
+    monkeypatch.setattr(images.ImageRef, "display_bytes", broken)
+    report = E.export_images(str(DATA / "raw_pixels.tfrecord"), tmp_path / "pics.zip")
+    assert report.skipped == []  # no damage
+    assert report.images == 0 and len(report.unconverted) == report.records == 8
+    first = report.unconverted[0]
+    assert (first.record, first.index) == (0, 0)
+    assert first.describe() == f"record 0: {first.feature}[0]: raw pixels: cannot be shown"
+    assert not report.ok and report.left_out() == [p.describe() for p in report.unconverted]
+    assert "8 damaged record(s) or region(s) skipped" in report.summary()  # as it always said
+
+
+def test_a_file_a_dataset_or_paths(tmp_path: Path) -> None:
+    path = str(DATA / "shards" / "part-00000-of-00003.tfrecord")
+    expected = Path(path).read_bytes()
+    with codec.TFRecordFile(path) as f:
+        E.export_tfrecord(f, tmp_path / "file.tfrecord")
+        assert f.read(0)  # the caller's file stays open
+    with codec.TFRecordDataset([path]) as ds:
+        E.export_tfrecord(ds, tmp_path / "dataset.tfrecord")
+        assert ds.read(0)  # and so does the caller's dataset
+    E.export_tfrecord([path], tmp_path / "paths.tfrecord")
+    for name in ("file", "dataset", "paths"):
+        assert (tmp_path / f"{name}.tfrecord").read_bytes() == expected

@@ -1,14 +1,17 @@
-"""The edit journal: value parsing, checked edits, undo, persistence and source identity."""
+"""The edit journal: value parsing, checked edits, undo, persistence and source identity; its
+parts (the journal file, the change set, the edited dataset and its pages, review reports)."""
 
 from __future__ import annotations
 
 import errno
 import io
+import json
 import math
 import os
 import shutil
 import struct
 from pathlib import Path
+from unittest.mock import ANY
 
 import numpy as np
 import pytest
@@ -18,20 +21,37 @@ from hypothesis import strategies as st
 from PIL import Image
 
 import codec
-from browser_app import journal as J
-from browser_app.journal import (
-    ConversionError,
-    EditError,
+from browser_app import edits as J
+from browser_app.edits import (
+    Change,
+    ChangeSet,
     Journal,
-    JournalMismatchError,
-    ValueParseError,
+    RecordRef,
     check_value,
     convert_values,
     parse_value,
     parse_values,
     render_value,
+    review,
+)
+from browser_app.edits.journal_file import (
+    ChangeLine,
+    Line,
+    MarkLine,
+    UndoLine,
+    line_from_json,
+    line_to_json,
+)
+from browser_app.edits.model import mark_status
+from browser_app.errors import (
+    ConversionError,
+    EditError,
+    JournalError,
+    JournalMismatchError,
+    ValueParseError,
 )
 from codec import example as ex
+from codec.cache import FileIdentity
 from codec.example import Feature
 
 
@@ -460,7 +480,7 @@ def test_a_journal_that_cannot_be_saved_refuses_the_change(
             raise OSError(errno.ENOSPC, "No space left on device")
 
         monkeypatch.setattr(os, "fsync", full)
-        with pytest.raises(J.JournalError, match="No space left"):
+        with pytest.raises(JournalError, match="No space left"):
             j.set_value(1, "feature1", 0, "1")
         assert j.changes_for(1) == []
 
@@ -538,3 +558,342 @@ def test_ref_and_locate_over_shards() -> None:
         assert j.locate("n1") is None
         with pytest.raises(EditError, match="not one of"):
             j.ref(str(DATA / "basic.tfrecord"), 0)
+
+
+# -- the journal file --------------------------------------------------------------------------
+
+
+def _header(path: Path) -> str:
+    ident = FileIdentity.of(path, content=True)
+    return json.dumps(
+        {"type": "header", "version": 1, "created": 1.0, "sources": [ident.to_json()]},
+        separators=(",", ":"),
+    )
+
+
+# Lines as the journal has always written them (after the header).
+_OLD_LINES = [
+    '{"type":"change","id":1,"ts":10.5,"target":0,"op":"set_value","section":"features",'
+    '"name":"feature1","before":{"type":"int64","values":["2"]},"after":{"type":"int64",'
+    '"values":["5"]},"detail":{"index":0}}',
+    '{"type":"change","id":2,"ts":11.0,"target":0,"op":"set_value","section":"features",'
+    '"name":"feature3","before":{"type":"float","values":["0.46930736"]},"after":{"type":'
+    '"float","values":["0.1"]},"detail":{"index":0},"warnings":["0.1 is not exactly '
+    'representable as float32; stored as 0.10000000149011612"]}',
+    '{"type":"change","id":3,"ts":12.0,"target":"n1","op":"add_record","section":"record",'
+    '"name":null,"before":null,"after":null,"detail":{"after":2,"source":2,"duplicate":true,'
+    '"kind":"example"},"payload":"ClEKEQoIZmVhdHVyZTESBRoDCgEBChMKCGZlYXR1cmUyEgcKBQoDZG9nChEK'
+    'CGZlYXR1cmUwEgUaAwoBAQoUCghmZWF0dXJlMxIIEgYKBCJNg78="}',
+    '{"type":"change","id":4,"ts":13.0,"target":"n1","op":"set_value","section":"features",'
+    '"name":"feature2","before":{"type":"bytes","values":["ZG9n"]},"after":{"type":"bytes",'
+    '"values":["AP8="]},"detail":{"index":0}}',
+    '{"type":"change","id":5,"ts":14.0,"target":3,"op":"delete_record","section":"record",'
+    '"name":null,"before":null,"after":null,"detail":{}}',
+    '{"type":"mark","target":4,"status":"flagged","comment":"blurry","ts":15.0}',
+    '{"type":"undo","ids":[2],"ts":16.0}',
+    '{"type":"redo","ids":[2],"ts":17.0}',
+]
+
+
+def test_a_journal_written_before_opens_and_keeps_its_format(basic: Path, tmp_path: Path) -> None:
+    jp = tmp_path / "old.jsonl"
+    jp.write_text("\n".join([_header(basic), *_OLD_LINES]) + "\n")
+    with Journal(str(basic), path=jp) as j:
+        assert [(c.id, c.op, c.target) for c in j.changes()] == [
+            (1, "set_value", 0),
+            (2, "set_value", 0),
+            (3, "add_record", "n1"),
+            (4, "set_value", "n1"),
+            (5, "delete_record", 3),
+        ]
+        rec = j.effective_record(0)
+        assert rec is not None and rec.features["feature1"].values == [5]
+        new = j.effective_record("n1")
+        assert new is not None and new.features["feature2"].values == [b"\x00\xff"]
+        assert j.is_deleted(3) and j.marks()[4].comment == "blurry"
+        assert list(j.order())[:5] == [0, 1, 2, "n1", 4]
+        assert j.duplicate_record(0) == "n2"
+        j.undo(1)
+    written = jp.read_text().splitlines()
+    assert written[: len(_OLD_LINES) + 1][1:] == _OLD_LINES  # nothing rewritten
+    change = json.loads(written[-2])
+    assert list(change) == [
+        "type",
+        "id",
+        "ts",
+        "target",
+        "op",
+        "section",
+        "name",
+        "before",
+        "after",
+        "detail",
+        "payload",
+    ]
+    assert change["id"] == 6 and change["target"] == "n2" and change["detail"]["after"] == 0
+    assert json.loads(written[-1]) == {"type": "undo", "ids": [1], "ts": ANY}
+
+
+def test_lines_round_trip() -> None:
+    payload = ex.encode_example({"a": ("int64", [1])})
+    lines: list[Line] = [
+        ChangeLine(
+            Change(
+                1,
+                4,
+                "set_feature",
+                "features",
+                "x",
+                Feature("int64", [1]),
+                Feature("int64", [2]),
+                3.0,
+                {"index": 0},
+                ("note",),
+            )
+        ),
+        ChangeLine(
+            Change(2, 4, "set_step", "feature_lists", "s", None, [Feature("float", [0.5])], 4.0)
+        ),
+        ChangeLine(
+            Change(
+                3,
+                "n1",
+                "add_record",
+                "record",
+                None,
+                None,
+                ex.decode(payload),
+                5.0,
+                {"after": 4, "source": None, "duplicate": False, "kind": "example"},
+            ),
+            payload,
+        ),
+        UndoLine((1, 2), 6.0),
+        UndoLine((2,), 7.0, redo=True),
+        MarkLine(4, "passed", "fine", 8.0),
+        MarkLine("n1", None, "", 9.0),
+    ]
+    for line in lines:
+        obj = json.loads(json.dumps(line_to_json(line)))
+        assert line_from_json(obj, Path("j.jsonl")) == line
+
+
+def test_a_half_written_line_is_read_when_it_is_complete(basic: Path, tmp_path: Path) -> None:
+    jp = tmp_path / "j.jsonl"
+    jp.write_text(_header(basic) + "\n")
+    with Journal(str(basic), path=jp) as j:
+        line = _OLD_LINES[0]
+        with open(jp, "a") as f:
+            f.write(line[:40])
+        assert j.pending == 0  # another writer is still writing this line
+        with open(jp, "a") as f:
+            f.write(line[40:] + "\n")
+        assert j.pending == 1
+        rec = j.effective_record(0)
+        assert rec is not None and rec.features["feature1"].values == [5]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("{not json", "not JSON"),
+        ('{"type":"note"}', "unknown line type 'note'"),
+        (_OLD_LINES[0].replace("set_value", "rename"), "a change line is damaged"),
+        ('{"type":"mark","target":1,"status":"maybe","comment":"","ts":1}', "status 'maybe'"),
+        ('{"type":"mark","target":1.5,"status":null}', "bad record reference 1.5"),
+    ],
+)
+def test_damaged_lines_are_refused(basic: Path, tmp_path: Path, line: str, message: str) -> None:
+    jp = tmp_path / "j.jsonl"
+    jp.write_text(_header(basic) + "\n" + line + "\n")
+    with pytest.raises(JournalError, match=message):
+        Journal(str(basic), path=jp)
+
+
+def test_a_journal_of_other_files_is_refused(basic: Path, tmp_path: Path) -> None:
+    other = _copy(tmp_path, "drift.tfrecord")
+    jp = tmp_path / "j.jsonl"
+    jp.write_text(_header(other) + "\n")
+    with pytest.raises(JournalMismatchError, match="the journal is for"):
+        Journal(str(basic), path=jp)
+
+
+def test_a_journal_file_started_again_is_read_from_the_start(basic: Path, tmp_path: Path) -> None:
+    jp = tmp_path / "j.jsonl"
+    with Journal(str(basic), path=jp) as one, Journal(str(basic), path=jp) as two:
+        one.set_value(0, "feature1", 0, "5")
+        one.set_value(1, "feature1", 0, "5")
+        assert two.pending == 2
+        # Started again in place (shorter than what the second tab had read).
+        jp.write_text(_header(basic) + "\n" + _OLD_LINES[5] + "\n")
+        assert two.pending == 0 and list(two.marks()) == [4]
+        rec = two.effective_record(0)
+        assert rec is not None and rec.features["feature1"].values != [5]
+
+
+def test_source_identity_is_the_cache_identity_with_content(basic: Path) -> None:
+    (ident,) = J.source_identity([basic])
+    assert ident == FileIdentity.of(basic, content=True) and ident.head_crc is not None
+    assert FileIdentity.from_json(ident.to_json()).differences(ident) == []
+
+
+# -- the change set ----------------------------------------------------------------------------
+
+
+def _change(cid: int, target: RecordRef, name: str | None, section: str = "features") -> Change:
+    op = "delete_record" if section == "record" else "set_feature"
+    return Change(cid, target, op, section, name, None, None, float(cid))  # type: ignore[arg-type]
+
+
+def test_change_set_undo_takes_what_builds_on_a_change() -> None:
+    cs = ChangeSet()
+    for ch in [_change(1, 0, "a"), _change(2, 0, "b"), _change(3, 0, "a"), _change(4, 1, "a")]:
+        cs.apply(ChangeLine(ch))
+    assert cs.undo_ids(1) == [1, 3]  # the same feature of the same record
+    assert cs.undo_ids(2) == [2]
+    cs.apply(ChangeLine(_change(5, 0, None, "record")))
+    assert cs.undo_ids(1) == [1, 3, 5]  # a whole-record change builds on everything
+    assert cs.touched() == [0, 1] and cs.deleted() == [0] and cs.pending == 5
+    cs.apply(UndoLine((5,), 0.0))
+    assert cs.deleted() == [] and cs.pending_ids() == [1, 2, 3, 4]
+    with pytest.raises(EditError, match="not pending"):
+        cs.undo_ids(5)
+    assert cs.next_id == 6
+
+
+def test_change_set_stamps_move_with_every_change_to_a_record() -> None:
+    cs = ChangeSet()
+    assert cs.stamp(0) == 0
+    cs.apply(ChangeLine(_change(1, 0, "a")))
+    first = cs.stamp(0)
+    cs.apply(MarkLine(0, "passed", "", 1.0))
+    assert cs.stamp(0) == first  # a mark is not a change
+    cs.apply(UndoLine((1,), 2.0))
+    undone = cs.stamp(0)
+    cs.apply(UndoLine((1,), 3.0, redo=True))
+    assert len({0, first, undone, cs.stamp(0)}) == 4
+    cs.reset()
+    assert cs.stamp(0) == 0 and cs.pending == 0 and cs.marks() == {}
+    cs.apply(ChangeLine(_change(1, 0, "a")))
+    assert cs.stamp(0) not in (0, first, undone)  # never given twice
+
+
+# -- the edited dataset ------------------------------------------------------------------------
+
+
+def test_page_of_the_edited_dataset(tmp_path: Path) -> None:
+    p = _copy(tmp_path, "garbage_between.tfrecord")
+    with Journal(str(p)) as j:
+        source = {s.index: s for s in j.source.page(9, 12)}
+        j.set_value(9, "feature1", 0, "4")
+        j.set_value(9, "feature3", 0, "0.5")
+        a = j.duplicate_record(9)
+        b = j.add_record(a, copy_of=0)
+        j.delete_record(10)
+        page = j.page(9, 12)
+        assert [(e.slot.index, e.edit, e.ref, e.changes) for e in page] == [
+            (9, "edited", 9, 2),
+            (9, "added", a, 1),
+            (9, "added", b, 1),
+            (None, "", None, 0),
+            (10, "deleted", 10, 1),
+            (11, "", 11, 0),
+        ]
+        edited, new_a, new_b, skipped, deleted, plain = page
+        assert edited.slot.payload == j.effective_payload(9) != source[9].payload
+        assert edited.slot.length == len(edited.slot.payload or b"")
+        assert edited.slot.offset == source[9].offset and edited.slot.local == 9
+        assert new_a.slot.payload == j.effective_payload(a) and new_a.slot.offset is None
+        assert new_b.slot.payload == j.source.read(0)
+        assert skipped.slot.status == "skipped" and skipped.slot.problem is not None
+        assert deleted.slot == source[10] and plain.slot == source[11]
+        assert [e.slot for e in j.page(20, 22)] == j.source.page(20, 22)  # nothing edited
+
+
+def test_page_marks_a_deleted_damaged_record(tmp_path: Path) -> None:
+    p = _copy(tmp_path, "corrupt_data_crc.tfrecord")
+    with Journal(str(p)) as j:
+        j.delete_record(5)
+        (slot,) = j.page(5, 6)
+        assert (slot.edit, slot.slot.status, slot.slot.payload) == ("deleted", "damaged", None)
+
+
+def test_records_added_after_an_undone_record_keep_their_place(basic: Path) -> None:
+    with Journal(str(basic)) as j:
+        a = j.duplicate_record(2)
+        c = j.add_record(a, copy_of=0)
+        assert j.new_children(2) == [a, c]
+        j.undo(j.changes_for(a)[0].id)
+        assert list(j.order())[:5] == [0, 1, 2, c, 3]
+        assert j.new_children(2) == [c]
+        assert [e.ref for e in j.page(2, 4)] == [2, c, 3]
+        assert j.count() == 65 and j.anchor(c) == 2
+
+
+def test_a_second_tab_never_sees_a_stale_record(basic: Path) -> None:
+    with Journal(str(basic)) as one, Journal(str(basic)) as two:
+        before = two.effective_record(0)  # cached in the second tab
+        one.set_value(0, "feature1", 0, "42")
+        after = two.effective_record(0)
+        assert before is not None and after is not None
+        assert after.features["feature1"].values == [42] != before.features["feature1"].values
+        one.undo_all()
+        assert two.effective_record(0) == before
+
+
+def test_a_journal_on_an_open_file_leaves_it_open(basic: Path) -> None:
+    f = codec.TFRecordFile(str(basic))
+    with Journal(f) as j:
+        assert j.paths == [str(basic)]
+        j.set_mark(0, "passed")
+    assert not f.closed and f.read(0)
+    f.close()
+
+
+# -- model and review --------------------------------------------------------------------------
+
+
+def test_vocabularies_and_record_order() -> None:
+    assert len(J.OPS) == 12 and J.SECTIONS == ("features", "feature_lists", "record")
+    assert J.MARK_STATUSES == ("passed", "flagged")
+    assert mark_status("passed") == "passed" and mark_status(None) is None
+    with pytest.raises(EditError, match="mark status"):
+        mark_status("ok")
+    assert J.sort_refs(["n10", 3, "n2", 1]) == [1, 3, "n2", "n10"]
+
+
+def test_review_progress_and_report(basic: Path) -> None:
+    with Journal(str(basic)) as j:
+        new = j.duplicate_record(1)
+        j.set_mark(new, "passed", "copy ok")
+        j.set_mark(3, "flagged", "blurry, dark")
+        j.set_mark(0, "passed")
+        j.delete_record(0)
+        j.set_value(3, "feature1", 0, "1")
+        assert review.progress(j) == (2, 64, 1, 1)  # the deleted record's mark is left out
+        rows = review.report_rows(j, lambda path: Path(path).name)
+        assert [(r["record"], r["status"], r["file"], r["edited"], r["deleted"]) for r in rows] == [
+            (0, "passed", "basic.tfrecord", True, True),
+            (3, "flagged", "basic.tfrecord", True, False),
+            (new, "passed", "", True, False),
+        ]
+        text = review.report_csv(rows).decode()
+        assert text.splitlines()[0] == "record,status,comment,time,file,edited,deleted"
+        assert '3,flagged,"blurry, dark",' in text
+        doc = json.loads(review.report_json(j, rows, "basic"))
+        assert (doc["source"], doc["records"], doc["reviewed"], doc["flagged"]) == (
+            "basic",
+            64,
+            2,
+            1,
+        )
+        assert doc["marks"][2]["record"] == new
+
+
+def test_the_public_surface_is_sorted_and_complete() -> None:
+    def key(name: str) -> tuple[int, str]:
+        return (0 if name.isupper() else 1 if name[0].isupper() else 2, name)
+
+    assert J.__all__ == sorted(J.__all__, key=key)
+    assert all(hasattr(J, name) for name in J.__all__)
+    assert not hasattr(Journal, "delete_value") and not hasattr(Journal, "rename_feature")

@@ -9,6 +9,7 @@ from typing import Any
 import streamlit as st
 
 from browser_app import app_pages, edit_session, loading, presenters, review, state, widgets
+from browser_app.errors import AppError
 from browser_app.journal import Change, Journal, RecordRef
 from codec import example as ex
 from codec.errors import CodecError
@@ -36,7 +37,7 @@ def _undo(src: loading.Source, change_id: int) -> None:
         return
     try:
         ids = j.undo(change_id)
-    except CodecError as exc:
+    except (AppError, CodecError) as exc:
         state.flash(f"Could not undo: {exc}", "error")
         return
     edit_session.bump()
@@ -50,7 +51,7 @@ def _undo_all(src: loading.Source) -> None:
         return
     try:
         ids = j.undo_all()
-    except CodecError as exc:
+    except (AppError, CodecError) as exc:
         state.flash(f"Could not undo: {exc}", "error")
         return
     state.set_widget_value("changes:confirm", False)
@@ -66,7 +67,7 @@ def _redo(src: loading.Source, change_id: int) -> None:
         return
     try:
         j.redo(change_id)
-    except CodecError as exc:
+    except (AppError, CodecError) as exc:
         state.flash(f"Could not redo: {exc}", "error")
         return
     edit_session.bump()
@@ -101,7 +102,7 @@ def _record_block(src: loading.Source, j: Journal, ref: RecordRef) -> None:
             _open(src, j, ref)
         try:
             diffs = j.diff(ref)
-        except CodecError as exc:
+        except (AppError, CodecError) as exc:
             diffs = []
             st.caption(f"(before/after not available: {exc})")
         if diffs and not j.is_deleted(ref):
@@ -226,7 +227,7 @@ def render() -> None:
             _changes(src, j)
         with tabs[1]:
             review.render_report(src, j)
-    except CodecError as exc:
+    except (AppError, CodecError) as exc:
         st.error(f"The pending changes cannot be shown: {exc}")
 
 

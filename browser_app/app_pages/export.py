@@ -14,6 +14,7 @@ from typing import Any
 import streamlit as st
 
 from browser_app import app_pages, edit_session, exporting, loading, presenters, state, widgets
+from browser_app.errors import AppError
 from browser_app.journal import Journal
 from browser_app.paths import PathRefused, relative_to_root, resolve_inside
 from browser_app.selection import SpecError, parse_record_spec
@@ -183,7 +184,7 @@ def _run(src: loading.Source, j: Journal | None) -> None:
             report = exporting.export_table(source, dst, format=fmt, **options)
         else:
             report = exporting.export_images(source, dst, **options)
-    except (CodecError, OSError) as exc:
+    except (AppError, CodecError, OSError) as exc:
         bar.empty()
         st.error(f"The export failed and nothing was written: {exc}", icon=":material/error:")
         state.put(REPORT, None)
@@ -196,7 +197,7 @@ def _replace_source(src: loading.Source, j: Journal) -> None:
     bar, progress = _progress_bar()
     try:
         report = exporting.export_tfrecord(j, replace_source=True, progress=progress)
-    except (CodecError, OSError) as exc:
+    except (AppError, CodecError, OSError) as exc:
         bar.empty()
         st.error(f"The source was not changed: {exc}", icon=":material/error:")
         return

@@ -1,3 +1,65 @@
-"""Exports (being moved here from browser_app.exporting)."""
+"""Export a dataset, with its pending edits applied, to TFRecord, JSON Lines, flat tables
+(CSV, JSON, Parquet) or picture files; import JSON Lines back into TFRecord.
 
-from browser_app.exporting import *  # noqa: F403 - temporary, until the exporters move here
+Every export follows the same steps (:mod:`~browser_app.export.staging`): plan the records
+(:mod:`~browser_app.export.plan`: the edited dataset's order, or a selection of it), write
+them to temporary files beside the destination (the format's exporter), verify what was
+written, and only then rename the files into place. A failure at any step removes the
+temporary files and leaves the destination, the source and the journal as they were.
+Damaged source records are never copied: they are skipped and listed in the report.
+
+Formats (:data:`FORMATS`, one exporter each, registered in
+:mod:`~browser_app.export.registry`): ``tfrecord`` (none, GZIP or ZLIB; optionally sharded),
+``jsonl`` (read back by :func:`import_jsonl`), ``json``, ``csv`` and ``parquet`` (one row per
+record, one column per feature, every value exact), and ``images`` (a folder or a ``.zip``).
+"""
+
+from __future__ import annotations
+
+from browser_app.errors import ExportError, ImportFormatError
+from browser_app.export.base import (
+    Exporter,
+    ExportFormat,
+    ExportReport,
+    Progress,
+    UnconvertedPicture,
+)
+from browser_app.export.images import export_images, image_file_name
+from browser_app.export.jsonl import export_jsonl, import_jsonl
+from browser_app.export.plan import ExportSource
+from browser_app.export.registry import (
+    EXPORTERS,
+    FORMATS,
+    default_destination,
+    export,
+    export_table,
+    exporter_for,
+    format_for_path,
+)
+from browser_app.export.tfrecord import export_tfrecord, shard_names
+from codec.kinds import COMPRESSIONS
+
+__all__ = [
+    "COMPRESSIONS",
+    "EXPORTERS",
+    "FORMATS",
+    "ExportError",
+    "ExportFormat",
+    "ExportReport",
+    "ExportSource",
+    "Exporter",
+    "ImportFormatError",
+    "Progress",
+    "UnconvertedPicture",
+    "default_destination",
+    "export",
+    "export_images",
+    "export_jsonl",
+    "export_table",
+    "export_tfrecord",
+    "exporter_for",
+    "format_for_path",
+    "image_file_name",
+    "import_jsonl",
+    "shard_names",
+]

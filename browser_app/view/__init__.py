@@ -3,3 +3,84 @@
 Nothing here imports Streamlit or touches session state; every function takes codec objects or
 plain values and returns plain data, so it can be tested and timed without a server.
 """
+
+from __future__ import annotations
+
+from .gallery import GalleryItem, gallery_items, record_label
+from .pictures import (
+    BROKEN_PICTURE,
+    MAX_PICTURE_PIXELS,
+    Picture,
+    data_url,
+    record_pictures,
+    thumbnail,
+)
+from .schema import LINKS_SHOWN, finding_lines, number_text, record_links, schema_rows
+from .summary import feature_summary, report_dict
+from .table import (
+    MAX_COLUMNS,
+    Cell,
+    FeatureRow,
+    PageItem,
+    PageView,
+    as_edited_slot,
+    feature_rows,
+    page_view,
+    sequence_table,
+    status_text,
+)
+from .values import (
+    PREVIEW_VALUES,
+    TensorView,
+    ValueView,
+    all_values,
+    hex_dump,
+    plural,
+    scalar_text,
+    short_text,
+    tensor_view,
+    text_preview,
+    value_view,
+    values_preview,
+)
+
+__all__ = [
+    "BROKEN_PICTURE",
+    "LINKS_SHOWN",
+    "MAX_COLUMNS",
+    "MAX_PICTURE_PIXELS",
+    "PREVIEW_VALUES",
+    "Cell",
+    "FeatureRow",
+    "GalleryItem",
+    "PageItem",
+    "PageView",
+    "Picture",
+    "TensorView",
+    "ValueView",
+    "all_values",
+    "as_edited_slot",
+    "data_url",
+    "feature_rows",
+    "feature_summary",
+    "finding_lines",
+    "gallery_items",
+    "hex_dump",
+    "number_text",
+    "page_view",
+    "plural",
+    "record_label",
+    "record_links",
+    "record_pictures",
+    "report_dict",
+    "scalar_text",
+    "schema_rows",
+    "sequence_table",
+    "short_text",
+    "status_text",
+    "tensor_view",
+    "text_preview",
+    "thumbnail",
+    "value_view",
+    "values_preview",
+]

@@ -1,16 +1,20 @@
-"""Records as plain text, for ``tfrecord-browser dump`` without ``--json``."""
+"""Plain text for the command line: records (``dump`` without ``--json``) and the schema
+report (``schema`` without ``--json``)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from browser_app.view.schema import number_text
 from codec.errors import DecodeError
 from codec.example import Feature, Record, classify_bytes
 from codec.kinds import RAW, SEQUENCE_EXAMPLE
+from codec.schema import findings
 from codec.tensor import describe_tensor
 from codec.values import format_float
 
-__all__ = ["format_record_text", "hex_preview"]
+__all__ = ["format_record_text", "format_schema", "hex_preview"]
 
 _TEXT_LIMIT = 20  # values shown per feature in format_record_text
 
@@ -75,3 +79,104 @@ def hex_preview(payload: bytes, limit: int = 64) -> str:
     text = "".join(chr(b) if 32 <= b < 127 else "." for b in head)
     more = f" … ({len(payload)} bytes)" if len(payload) > limit else f" ({len(payload)} bytes)"
     return f"{head.hex(' ')}  |{text}|{more}"
+
+
+# -- the schema report ---------------------------------------------------------------------
+
+_RECORDS_SHOWN = 12  # record numbers listed per line of the schema report
+
+
+def _num(x: float | int | None) -> str:
+    return number_text(x, missing="-")
+
+
+def _record_numbers(recs: Sequence[int], count: int) -> str:
+    """The first record numbers of ``recs``, then how many of ``count`` are not shown."""
+    shown = ", ".join(str(r) for r in recs[:_RECORDS_SHOWN])
+    more = count - min(len(recs), _RECORDS_SHOWN)
+    return shown + (f", … ({more:,} more)" if more > 0 else "")
+
+
+def _feature_lines(name: str, d: Mapping[str, Any], records: int, label: str = "") -> list[str]:
+    """One feature's (or feature list's) block: types, presence, lengths, values, pictures."""
+    steps = "min_steps" in d
+    types = ", ".join(f"{t} {c:,}" for t, c in d["types"].items()) or "no values"
+    lines = [f"{label}{name}: {types}"]
+    present = d["present"]
+    if steps:
+        lines.append(
+            f"  steps: min {_num(d['min_steps'])}, mean {_num(d['mean_steps'])},"
+            f" max {_num(d['max_steps'])} (in {present:,} records)"
+        )
+    else:
+        lines.append(f"  present in {present:,} of {records:,} records")
+    lines.append(
+        f"  values per {'step' if steps else 'record'}: min {_num(d['min_len'])},"
+        f" mean {_num(d['mean_len'])}, max {_num(d['max_len'])}"
+    )
+    num = d.get("numeric")
+    if num:
+        extra = ""
+        if num["nan"] or num["inf"]:
+            extra = f", NaN {num['nan']:,}, Inf {num['inf']:,}"
+        lines.append(
+            f"  numbers: min {_num(num['min'])}, mean {_num(num['mean'])},"
+            f" max {_num(num['max'])}{extra}"
+        )
+    iv = d.get("int_values")
+    if iv:
+        approx = "" if iv["exact"] else "~"
+        tops = ", ".join(f"{v} ({c:,})" for v, c in iv["top"])
+        lines.append(f"  {approx}{iv['distinct']:,} distinct values; top: {tops}")
+    bv = d.get("bytes")
+    if bv:
+        approx = "" if bv["exact"] else "~"
+        tops = ", ".join(f"{v!r} ({c:,})" for v, c in bv["top"])
+        kinds = f"{bv['text']:,} text, {bv['binary']:,} binary"
+        lines.append(f"  bytes: {kinds}; {approx}{bv['distinct']:,} distinct; top: {tops}")
+    im = d.get("images")
+    if im:
+        fmts = ", ".join(f"{k} {v:,}" for k, v in im["formats"].items())
+        sizes = ", ".join(f"{w}x{h} ({c:,})" for w, h, c in im["sizes"][:5])
+        lines.append(f"  images: {im['count']:,} ({fmts}); sizes: {sizes}")
+        if im["undecodable"]:
+            recs = _record_numbers(im["undecodable_records"], im["undecodable"])
+            lines.append(f"  UNDECODABLE images: {im['undecodable']:,} (records {recs})")
+    return lines
+
+
+def format_schema(doc: Mapping[str, Any]) -> str:
+    """The text report of a schema's JSON form (:meth:`codec.schema.Schema.to_json`): a
+    summary, one block per feature and feature list, then the drift, one line per
+    :func:`codec.schema.findings` sentence with the record numbers involved."""
+    records = doc["records"]
+    what = f"{records:,} records"
+    if doc.get("sampled"):
+        of = doc["sample"]["of"]
+        what = f"SAMPLE of {records:,} of {of:,} records (not every record)"
+    kinds = ", ".join(f"{k} {v:,}" for k, v in doc["kinds"].items())
+    lines = [what + (f" ({kinds})" if kinds else "")]
+    if len(doc.get("files", [])) > 1:
+        lines.append(f"{len(doc['files'])} files")
+    if doc["damaged"] or doc["problems"]:
+        damaged = doc["damaged"]
+        lines.append(
+            f"DAMAGED: {damaged} records fail their CRC"
+            + (f" ({_record_numbers(doc['damaged_records'], damaged)})" if damaged else "")
+            + (f"; {doc['problems']} other problems (run verify)" if doc["problems"] else "")
+        )
+    lines.append("")
+    for name, d in doc["features"].items():
+        lines.extend(_feature_lines(name, d, records))
+    for name, d in doc.get("feature_lists", {}).items():
+        lines.extend(_feature_lines(name, d, records, "feature list "))
+    drift = [
+        f"  {f.check}: {f.message}: {_record_numbers(f.records, f.count)}" for f in findings(doc)
+    ]
+    lines.append("")
+    if drift:
+        lines.append("Drift:")
+        lines.extend(drift)
+    else:
+        lines.append("No drift: every feature has one type and is in every record.")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,153 @@
+"""``tfrecord-browser export`` and ``tfrecord-browser import``.
+
+    tfrecord-browser export SRC... DST [--format F] [--compression C] [--records SPEC]
+                                      [--shards N] [--journal FILE|auto]
+    tfrecord-browser import SRC.jsonl DST.tfrecord [--compression C]
+
+The format is taken from DST's extension unless ``--format`` says otherwise (``.tfrecord``,
+``.tfrecord.gz``, ``.jsonl``, ``.json``, ``.csv``, ``.parquet``, ``.zip`` for images; a
+folder needs ``--format images``). ``--journal`` applies pending edits: a journal file, or
+``auto`` for the one the app keeps for these files. Exit codes: 0 done, 1 done but damaged
+source records were skipped, 2 usage error or a file that cannot be read or written (nothing
+is left at DST then).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import TYPE_CHECKING, TextIO
+
+import codec
+from browser_app.cli.inputs import expand_inputs, records_option
+from browser_app.edits import Journal, journal_path
+from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
+from browser_app.export import FORMATS, ExportReport, export, format_for_path, import_jsonl
+from browser_app.export.base import CSV, JSON, JSONL, PARQUET, TFRECORD
+from codec.kinds import COMPRESSIONS
+
+if TYPE_CHECKING:
+    from browser_app.cli.inputs import Subcommands
+
+__all__ = ["cmd_export", "cmd_import", "register"]
+
+AUTO_JOURNAL = "auto"  # --journal: the journal the app keeps for the sources
+_VERIFIED = (TFRECORD, JSONL, CSV, JSON, PARQUET)  # formats read back after writing
+
+
+def register(sub: Subcommands) -> None:
+    """Add ``export`` and ``import`` to the command line."""
+    p = sub.add_parser(
+        "export",
+        help="write records (with pending edits) as TFRecord, JSON Lines, CSV, Parquet, JSON"
+        " or image files",
+        description="Export SRC files to DST. The last path is the destination.",
+    )
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="PATH",
+        help="source files, globs or shard patterns, then the destination DST",
+    )
+    p.add_argument("--format", choices=list(FORMATS), help="default: from DST's extension")
+    p.add_argument(
+        "--compression",
+        choices=list(COMPRESSIONS),
+        help="TFRecord output compression (default: from DST's name, else none)",
+    )
+    p.add_argument("--records", metavar="SPEC", help="a selection such as 0:100,150,-1")
+    p.add_argument("--shards", type=int, metavar="N", help="split a TFRecord output into N files")
+    p.add_argument(
+        "--journal",
+        metavar="FILE",
+        help="apply the pending edits of this journal; 'auto' for the app's journal of SRC",
+    )
+    p.add_argument(
+        "--int64-as-string",
+        action="store_true",
+        help="flat JSON: write every int64 as a string (beyond ±(2^53−1) they always are)",
+    )
+    p.add_argument("--no-verify", action="store_true", help="skip reading the output back")
+    p.set_defaults(handler=cmd_export)
+
+    p = sub.add_parser(
+        "import",
+        help="turn JSON Lines written by export back into a TFRecord file",
+    )
+    p.add_argument("src", metavar="SRC.jsonl")
+    p.add_argument("dst", metavar="DST.tfrecord")
+    p.add_argument(
+        "--compression",
+        choices=list(COMPRESSIONS),
+        help="default: from DST's name, else none",
+    )
+    p.set_defaults(handler=cmd_import)
+
+
+def _report(report: ExportReport, out: TextIO) -> int:
+    """Print what was done; damaged source records that were skipped, or pictures that could
+    not be converted, are named on stderr and make it exit 1."""
+    for line in report.left_out():
+        sys.stderr.write(f"skipped: {line}\n")
+    out.write(report.summary() + "\n")
+    return EXIT_OK if report.ok else EXIT_DAMAGED
+
+
+def _format(args: argparse.Namespace, dst: str) -> str:
+    """The output format, after checking the options that depend on it."""
+    fmt = args.format or format_for_path(dst)[0]
+    if fmt is None:
+        raise UsageError(
+            f"{dst}: cannot tell the format from the name; add --format ({', '.join(FORMATS)})"
+        )
+    if fmt != TFRECORD and (args.compression or args.shards):
+        raise UsageError("--compression and --shards apply to TFRecord output only")
+    if args.shards is not None and args.shards < 1:
+        raise UsageError("--shards must be at least 1")
+    return fmt
+
+
+def _open_journal(arg: str, dataset: codec.TFRecordDataset) -> Journal:
+    """The journal ``--journal`` names: a file, or ``auto`` for the app's journal."""
+    if arg == AUTO_JOURNAL:
+        journal = Journal(dataset, path=journal_path(dataset.paths))
+        if not journal.pending:
+            sys.stderr.write("no pending edits for these files; exporting them as they are\n")
+        return journal
+    if not os.path.isfile(arg):
+        raise UsageError(f"{arg}: no such journal file")
+    return Journal(dataset, path=arg)
+
+
+def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
+    """Export the sources (with a journal's edits) to the destination, the last path."""
+    if len(args.paths) < 2:
+        raise UsageError("export needs at least one source and a destination")
+    *srcs, dst = args.paths
+    fmt = _format(args, dst)
+    dataset = codec.TFRecordDataset(expand_inputs(srcs))
+    journal: Journal | None = None
+    try:
+        if args.journal:
+            journal = _open_journal(args.journal, dataset)
+        options: dict[str, object] = {
+            "selection": records_option(args.records, len(dataset)) if args.records else None
+        }
+        if fmt == TFRECORD:
+            options.update(compression=args.compression, shards=args.shards)
+        if fmt in _VERIFIED:
+            options["verify"] = not args.no_verify
+        if fmt == JSON:
+            options["int64_as_string"] = args.int64_as_string
+        source = journal if journal is not None else dataset
+        return _report(export(source, dst, format=fmt, **options), out)
+    finally:
+        if journal is not None:
+            journal.close()
+        dataset.close()
+
+
+def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
+    """Turn JSON Lines written by ``export`` back into a TFRecord file."""
+    return _report(import_jsonl(args.src, args.dst, compression=args.compression), out)

@@ -1,0 +1,274 @@
+"""``tfrecord-browser view``: start the Streamlit server on the app and print its URL.
+
+Safe defaults: listen on 127.0.0.1 only, headless, no usage statistics, no file watcher (the
+data tree may be huge), a Host allow-list against DNS rebinding, tracebacks never shown in
+the browser. ``--root`` limits which files the app may open (see :mod:`browser_app.paths`).
+Problems found before the server starts are raised (:mod:`browser_app.errors`); the command
+line puts them into words.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TextIO
+
+from browser_app.errors import AppError, InputError, PathRefused, UsageError, os_error_message
+from browser_app.paths import expand_inside
+
+if TYPE_CHECKING:
+    from browser_app.cli.inputs import Subcommands
+
+__all__ = [
+    "APP",
+    "allowed_hosts",
+    "default_root",
+    "launch",
+    "pick_port",
+    "port_is_free",
+    "register",
+    "server_command",
+    "wait_healthy",
+]
+
+# The entry file Streamlit runs. The command line starts the app by this path (a new
+# process), never by importing it, so cli/ does not depend on the Streamlit side.
+APP = Path(__file__).resolve().parent.parent / "streamlit_app.py"
+_WILDCARD_HOSTS = {"0.0.0.0", "::", ""}
+
+
+def register(sub: Subcommands) -> None:
+    """Add ``view`` to the command line."""
+    p = sub.add_parser("view", help="start the browser app")
+    p.add_argument("paths", nargs="*", metavar="PATH")
+    p.add_argument("--root", help="the folder the app may open files from")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--no-browser", action="store_true", help="do not open a web browser")
+    p.set_defaults(handler=launch)
+
+
+def port_is_free(host: str, port: int) -> bool:
+    """Whether ``port`` can be bound on ``host`` right now."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        try:
+            s.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def pick_port(host: str, wanted: int, tries: int = 20) -> int:
+    """``wanted`` if it is free, else the next free one of the following ``tries`` ports,
+    else any free port the system hands out."""
+    if wanted == 0:
+        wanted = 8501
+    for port in range(wanted, min(wanted + tries, 65536)):
+        if port_is_free(host, port):
+            return port
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.bind((host, 0))
+        return int(s.getsockname()[1])
+
+
+def default_root(paths: Sequence[str]) -> str:
+    """The current directory when every path is inside it (or none is given), else the
+    deepest folder holding all the given paths."""
+    cwd = os.path.realpath(os.getcwd())
+    if not paths:
+        return cwd
+    folders = []
+    for p in paths:
+        real = os.path.realpath(os.path.expanduser(p))
+        folders.append(real if os.path.isdir(real) else os.path.dirname(real))
+    try:
+        common = os.path.commonpath([*folders, cwd])
+    except ValueError:
+        common = ""
+    if common == cwd:
+        return cwd
+    return os.path.commonpath(folders)
+
+
+def allowed_hosts(host: str) -> list[str]:
+    """Host names the server accepts in the Host header."""
+    hosts = ["localhost", "127.0.0.1", "::1"]
+    if host not in _WILDCARD_HOSTS and host not in hosts:
+        hosts.append(host)
+    if host in _WILDCARD_HOSTS:
+        for name in (socket.gethostname(), socket.getfqdn()):
+            if name and name not in hosts:
+                hosts.append(name)
+    return hosts
+
+
+def server_command(
+    host: str, port: int, root: str, paths: Sequence[str], python: str = sys.executable
+) -> list[str]:
+    """The ``streamlit run`` command line for the app."""
+    cmd = [
+        python,
+        "-m",
+        "streamlit",
+        "run",
+        str(APP),
+        "--server.headless",
+        "true",
+        "--server.address",
+        host,
+        "--server.port",
+        str(port),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+        "--server.runOnSave",
+        "false",
+        "--client.toolbarMode",
+        "minimal",
+        "--client.showErrorDetails",
+        "none",
+        "--server.maxUploadSize",
+        "200",
+        # Blue accents: red is kept for damage, so a selected row never looks like an error.
+        "--theme.primaryColor",
+        "#2563eb",
+    ]
+    for name in allowed_hosts(host):
+        cmd += ["--server.allowedHosts", name]
+    cmd += ["--", "--root", root, *paths]
+    return cmd
+
+
+def _url(host: str, port: int) -> str:
+    shown = "127.0.0.1" if host in _WILDCARD_HOSTS else host
+    if ":" in shown:
+        shown = f"[{shown}]"
+    return f"http://{shown}:{port}"
+
+
+def wait_healthy(url: str, proc: subprocess.Popen[bytes], timeout: float = 30.0) -> bool:
+    """Poll ``/_stcore/health`` until it answers ``ok``, the server dies or time runs out."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        try:
+            with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
+                if r.read().strip() == b"ok":
+                    return True
+        except OSError:
+            pass
+        time.sleep(0.2)
+    return False
+
+
+def _can_open_browser() -> bool:
+    # Without a display, webbrowser may pick a text-mode browser and take over the terminal.
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Run the app until interrupted and return the exit code (0, or 2 when the server
+    failed). Raises :class:`~browser_app.errors.AppError` for a root that is not a folder, a
+    path outside it, or a server that stops while starting; ``FileNotFoundError`` for a path
+    that names nothing."""
+    out = out or sys.stdout
+    paths: list[str] = list(args.paths or [])
+    if not paths:
+        # Imported here: it needs Pillow, which no other command has to load.
+        from browser_app.sample_data import sample_dir
+
+        try:
+            sample = sample_dir()
+        except OSError as exc:
+            raise InputError(
+                f"cannot prepare the sample dataset: {os_error_message(exc)}", path=exc.filename
+            ) from exc
+        root = args.root or str(sample)
+        paths = [str(sample / "detection.tfrecord")]
+        out.write(f"Opening the bundled sample dataset in {sample}\n")
+    else:
+        root = args.root or default_root(paths)
+    root = os.path.realpath(os.path.expanduser(root))
+    if not os.path.isdir(root):
+        raise UsageError(f"--root {root}: not a folder")
+    for p in paths:
+        try:
+            expand_inside(root, os.path.abspath(os.path.expanduser(p)))
+        except PathRefused as exc:
+            raise PathRefused(f"{exc} (use --root to widen it)", path=p) from exc
+    host = args.host or "127.0.0.1"
+    port = pick_port(host, int(args.port or 8501))
+    if args.port and port != args.port:
+        out.write(f"Port {args.port} is in use; using port {port} instead.\n")
+    if host in _WILDCARD_HOSTS:
+        out.write(
+            "Warning: listening on every network interface; anyone who can reach this machine"
+            " can browse the files under the root.\n"
+        )
+    abs_paths = [os.path.abspath(os.path.expanduser(p)) for p in paths]
+    cmd = server_command(host, port, root, abs_paths)
+    url = _url(host, port)
+    env = dict(os.environ)
+    env.setdefault("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    _forward_output(proc, out)
+    try:
+        if wait_healthy(url, proc):
+            out.write(f"\n  tfrecord-browser is running at {url}\n  root: {root}\n")
+            out.write("  Press Ctrl+C to stop.\n\n")
+            out.flush()
+            if not getattr(args, "no_browser", False) and _can_open_browser():
+                import webbrowser
+
+                webbrowser.open(url)
+        elif proc.poll() is not None:
+            raise AppError("the server stopped during start-up (see above)")
+        return _wait(proc)
+    except KeyboardInterrupt:
+        _stop(proc)
+        return 0
+
+
+def _forward_output(proc: subprocess.Popen[bytes], out: TextIO) -> None:
+    """Pass the server's log through, minus Streamlit's own URL banner (ours is printed)."""
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        banner = ("You can now view", "Local URL:", "Network URL:", "External URL:", "URL:")
+        for raw in iter(proc.stdout.readline, b""):
+            line = raw.decode("utf-8", "replace")
+            if line.strip().startswith(banner) or not line.strip():
+                continue
+            out.write(line)
+            out.flush()
+
+    threading.Thread(target=pump, daemon=True).start()
+
+
+def _wait(proc: subprocess.Popen[bytes]) -> int:
+    code = proc.wait()
+    return 0 if code in (0, -2, 130) else 2
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

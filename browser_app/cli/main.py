@@ -1,0 +1,77 @@
+"""The parser, the dispatch, and the one place that turns an error into words and an exit code.
+
+A command is a :data:`~browser_app.cli.inputs.Handler` that its module registers on the parser
+(``register(sub)`` sets ``handler``). It writes its report and returns an exit code, or raises;
+:func:`run` catches what it raises and prints ``tfrecord-browser: <message>`` on stderr, with
+the exit code the error carries (:func:`browser_app.errors.exit_code`): 2 for a usage error or
+an input or output that cannot be opened, 1 for damage that stopped the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from typing import TextIO
+
+from browser_app.cli import export, launch, records, schema
+from browser_app.cli.inputs import Handler
+from browser_app.errors import EXIT_OK, EXIT_USAGE, AppError, exit_code, message
+from codec.errors import CodecError
+
+__all__ = ["EXIT_INTERRUPTED", "build_parser", "main", "run"]
+
+EXIT_INTERRUPTED = 130  # Ctrl+C, as a shell reports a process stopped by SIGINT
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``tfrecord-browser`` parser with every command registered."""
+    parser = argparse.ArgumentParser(
+        prog="tfrecord-browser",
+        description="Open, page through, verify, edit and export TFRecord files. "
+        "Without a command, opens the app on the bundled sample dataset.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    launch.register(sub)
+    records.register(sub)
+    export.register(sub)
+    schema.register(sub)
+    return parser
+
+
+def run(handler: Handler, args: argparse.Namespace, out: TextIO | None = None) -> int:
+    """Run one command and return its exit code; an error it raises is printed on stderr as
+    a message (never a traceback) and gives the error's exit code."""
+    try:
+        return handler(args, out or sys.stdout)
+    except BrokenPipeError:
+        # `tfrecord-browser dump x | head`: the reader went away; that is not an error.
+        try:
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115
+        except OSError:
+            pass
+        return EXIT_OK
+    except KeyboardInterrupt:
+        return EXIT_INTERRUPTED
+    except (AppError, CodecError, OSError) as exc:
+        sys.stderr.write(f"tfrecord-browser: {message(exc)}\n")
+        return exit_code(exc)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """The ``tfrecord-browser`` command: parse ``argv`` (default: ``sys.argv[1:]``; nothing
+    means ``view``), run the command, return the exit code."""
+    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if not argv:
+        argv = ["view"]
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0
+        return int(exc.code or 0)
+    handler: Handler | None = getattr(args, "handler", None)
+    if handler is None:
+        parser.print_help()
+        return EXIT_USAGE
+    return run(handler, args)

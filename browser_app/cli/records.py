@@ -1,0 +1,240 @@
+"""``info``, ``verify``, ``dump`` and ``index``: reading TFRecord files from the command line.
+
+Each command returns :data:`~browser_app.errors.EXIT_DAMAGED` when it found damage and
+:data:`~browser_app.errors.EXIT_OK` otherwise; problems that stop it are raised.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
+
+import codec
+from browser_app.cli.inputs import add_input, open_inputs, records_option
+from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
+from browser_app.view.text import format_record_text, hex_preview
+from codec import example
+from codec.kinds import RAW, RECORD_KINDS
+from codec.values import format_bytes
+
+if TYPE_CHECKING:
+    from browser_app.cli.inputs import Subcommands
+
+__all__ = ["cmd_dump", "cmd_index", "cmd_info", "cmd_verify", "register"]
+
+AUTO = "auto"  # --kind: detect each record's kind
+
+
+def register(sub: Subcommands) -> None:
+    """Add ``info``, ``verify``, ``dump`` and ``index`` to the command line."""
+    p = sub.add_parser("info", help="records, bytes, compression and a damage summary")
+    add_input(p)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(handler=cmd_info)
+
+    p = sub.add_parser("verify", help="check every CRC; exit 1 when anything is damaged")
+    add_input(p)
+    p.add_argument("--json", action="store_true")
+    p.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    p.set_defaults(handler=cmd_verify)
+
+    p = sub.add_parser("dump", help="print records as JSON lines or text")
+    p.add_argument("path", metavar="PATH")
+    add_input(p, many=False)
+    p.add_argument("--json", action="store_true", help="one JSON object per line")
+    p.add_argument("--records", metavar="SPEC", help="e.g. 0:10,15,-1")
+    p.add_argument("--kind", choices=[AUTO, *RECORD_KINDS], default=AUTO)
+    p.set_defaults(handler=cmd_dump)
+
+    p = sub.add_parser("index", help="write the text index of NVIDIA DALI and the tfrecord package")
+    add_input(p)
+    p.add_argument("--out", help="file (one input) or folder; default: PATH.idx beside it")
+    p.set_defaults(handler=cmd_index)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'s' if n != 1 else ''}"
+
+
+# -- info --------------------------------------------------------------------------------
+
+
+def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
+    """Records, bytes, compression and the header scan's problems of every input."""
+    files = open_inputs(args.paths, args.compression)
+    rows: list[dict[str, Any]] = []
+    damaged = False
+    for f in files:
+        with f:
+            count = len(f)
+            problems = f.problems
+            damaged |= bool(problems)
+            rows.append(
+                {
+                    "path": f.path,
+                    "compression": f.compression,
+                    "records": count,
+                    "bytes": f.size,
+                    "file_bytes": f.file_size,
+                    "problems": len(problems),
+                    "skipped_bytes": sum(p.skipped for p in problems),
+                }
+            )
+    if args.json:
+        json.dump({"files": rows}, out)
+        out.write("\n")
+    else:
+        for r in rows:
+            size = format_bytes(r["bytes"])
+            if r["compression"] != "none":
+                size += f" ({r['compression']}, {format_bytes(r['file_bytes'])} on disk)"
+            state = "no damage found by the header scan (run verify to check every CRC)"
+            if r["problems"]:
+                state = (
+                    f"{_plural(r['problems'], 'problem')},"
+                    f" {r['skipped_bytes']:,} bytes skipped (run verify for details)"
+                )
+            out.write(f"{r['path']}: {r['records']:,} records, {size}; {state}\n")
+        if len(rows) > 1:
+            total = sum(r["records"] for r in rows)
+            out.write(f"total: {total:,} records in {len(rows)} files\n")
+    return EXIT_DAMAGED if damaged else EXIT_OK
+
+
+# -- verify ------------------------------------------------------------------------------
+
+
+def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
+    """Check every record's CRCs; one line per problem, then one verdict per file."""
+    files = open_inputs(args.paths, args.compression)
+    paths = [f.path for f in files]
+    for f in files:
+        f.close()
+    reports = codec.verify_paths(paths, workers=args.workers, compression=args.compression)
+    ok = all(r.ok for r in reports)
+    if args.json:
+        json.dump({"ok": ok, "files": [r.to_json() for r in reports]}, out)
+        out.write("\n")
+    else:
+        for r in reports:
+            for p in r.problems:
+                at = f"byte {p.offset}" if p.offset is not None else "unknown offset"
+                out.write(f"{r.path}: {at}: {p.kind}: {p.message}\n")
+        for r in reports:
+            verdict = "OK" if r.ok else "DAMAGED"
+            extra = ""
+            if not r.ok:
+                extra = (
+                    f", {_plural(r.damaged, 'damaged record')},"
+                    f" {_plural(len(r.problems), 'problem')},"
+                    f" {r.skipped_bytes:,} bytes skipped"
+                )
+            out.write(
+                f"{verdict} {r.path}: {r.records:,} intact records{extra}"
+                f" ({format_bytes(r.bytes)}, {r.compression})\n"
+            )
+        if len(reports) > 1:
+            bad = sum(1 for r in reports if not r.ok)
+            total = sum(r.records for r in reports)
+            out.write(
+                f"{'OK' if ok else 'DAMAGED'}: {len(reports)} files, {total:,} intact records,"
+                f" {_plural(bad, 'damaged file')}\n"
+            )
+    return EXIT_OK if ok else EXIT_DAMAGED
+
+
+# -- dump --------------------------------------------------------------------------------
+
+Encoder = Callable[[bytes], tuple[str, object, str]]
+"""``encode(payload) -> (kind, JSON value, text form)``."""
+
+
+def _record_encoder(kind: str) -> Encoder:
+    """The encoder for ``--kind``: raw bytes as base64 and hex, or a decoded record."""
+    if kind == RAW:
+
+        def raw(payload: bytes) -> tuple[str, object, str]:
+            return RAW, base64.b64encode(payload).decode("ascii"), hex_preview(payload)
+
+        return raw
+
+    def decoded(payload: bytes) -> tuple[str, object, str]:
+        k = example.detect_kind(payload) if kind == AUTO else kind
+        rec = example.decode(payload, k)
+        return k, example.to_json(payload, k), format_record_text(rec)
+
+    return decoded
+
+
+def cmd_dump(args: argparse.Namespace, out: TextIO) -> int:
+    """Every record (or the ``--records`` selection) as JSON lines or text. A record that
+    cannot be read or decoded is named on stderr and the rest are still printed."""
+    files = open_inputs([args.path], args.compression)
+    encode = _record_encoder(args.kind)
+    damaged = False
+    for f in files:
+        with f:
+            total = len(f)
+            wanted = records_option(args.records, total) if args.records else range(total)
+            for i in wanted:
+                off, length = f.span(i)
+                try:
+                    payload = f.read(i)
+                except codec.CorruptRecordError as exc:
+                    damaged = True
+                    sys.stderr.write(f"{exc}\n")
+                    continue
+                try:
+                    kind, value, text = encode(payload)
+                except codec.CodecError as exc:
+                    damaged = True
+                    sys.stderr.write(f"{f.path}: record {i} at byte {off}: {exc}\n")
+                    continue
+                if args.json:
+                    line = {
+                        "index": i,
+                        "offset": off,
+                        "length": length,
+                        "kind": kind,
+                        "record": value,
+                    }
+                    out.write(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n")
+                else:
+                    out.write(f"record {i}  offset {off}  length {length}  {kind}\n")
+                    out.write(text.rstrip("\n") + "\n\n")
+            for p in f.problems:
+                if p.kind != "data_crc":
+                    damaged = True
+                    sys.stderr.write(p.describe() + "\n")
+    return EXIT_DAMAGED if damaged else EXIT_OK
+
+
+# -- index -------------------------------------------------------------------------------
+
+
+def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
+    """Write the DALI / ``tfrecord`` package text index (``<offset> <size>`` per record)."""
+    files = open_inputs(args.paths, args.compression)
+    if args.out and len(files) > 1 and not os.path.isdir(args.out):
+        for f in files:
+            f.close()
+        raise UsageError("--out must be a folder when indexing several files")
+    damaged = False
+    for f in files:
+        with f:
+            name = os.path.basename(f.path) + ".idx"
+            if args.out:
+                target = os.path.join(args.out, name) if os.path.isdir(args.out) else args.out
+            else:
+                target = f.path + ".idx"
+            f.write_text_index(target)
+            damaged |= bool(f.problems)
+            out.write(f"{target}: {len(f):,} records\n")
+            for p in f.problems:
+                sys.stderr.write(p.describe() + "\n")
+    return EXIT_DAMAGED if damaged else EXIT_OK

@@ -1,0 +1,123 @@
+"""``tfrecord-browser schema PATH... [--json] [--sample N]``: the inferred schema and its drift.
+
+Exit codes as for every command: 0 when every record read was intact, 1 when damage was
+found (the schema of the intact records is still printed), 2 for usage errors or inputs that
+cannot be opened.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
+
+from browser_app.cli.inputs import add_input, open_inputs
+from browser_app.errors import EXIT_DAMAGED, EXIT_OK
+from browser_app.view.text import format_schema
+from codec.schema import infer_schema
+
+if TYPE_CHECKING:
+    from browser_app.cli.inputs import Subcommands
+
+__all__ = ["cmd_schema", "register"]
+
+
+def register(sub: Subcommands) -> None:
+    """Add ``schema`` to the command line."""
+    p = sub.add_parser(
+        "schema",
+        help="infer features, types, lengths and value statistics; report drift",
+        description="Read every record (or --sample N of them) and report each feature's "
+        "types, presence, list lengths and values, plus type conflicts, missing features and "
+        "list-length drift with the record numbers involved.",
+    )
+    add_input(p)
+    p.add_argument("--json", action="store_true", help="print the schema as one JSON object")
+    p.add_argument(
+        "--sample",
+        type=_positive,
+        metavar="N",
+        help="look at N records picked at random instead of all (the output says so)",
+    )
+    p.add_argument("--top", type=_positive, default=10, metavar="K", help="top values shown")
+    p.add_argument(
+        "--workers",
+        type=_positive,
+        default=1,
+        metavar="N",
+        help="processes for large inputs (default 1)",
+    )
+    p.add_argument(
+        "--decode-images",
+        action="store_true",
+        help="fully decode every image to find undecodable ones (default: header checks)",
+    )
+    p.add_argument(
+        "--stats", action="store_true", help="with --json: add chart data under 'statistics'"
+    )
+    p.set_defaults(handler=cmd_schema)
+
+
+def _positive(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from exc
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
+
+
+def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
+    """Infer the schema of the inputs and print it as text or JSON."""
+    files = open_inputs(args.paths, args.compression)
+    progress = _progress_printer() if sys.stderr.isatty() and not args.json else None
+    try:
+        schema = infer_schema(
+            files,
+            sample=args.sample,
+            progress=progress,
+            workers=args.workers,
+            decode_images=args.decode_images,
+        )
+    finally:
+        for f in files:
+            f.close()
+        if progress:
+            sys.stderr.write("\r" + " " * 40 + "\r")
+    doc = schema.to_json(top=args.top)
+    if args.json:
+        if args.stats:
+            doc["statistics"] = schema.statistics(top=args.top)
+        json.dump(doc, out, sort_keys=True, default=_jsonable)
+        out.write("\n")
+    else:
+        out.write(format_schema(doc))
+    damaged = bool(schema.builder.damaged.count or schema.problems)
+    return EXIT_DAMAGED if damaged else EXIT_OK
+
+
+def _jsonable(x: object) -> object:
+    """JSON for the values ``json`` does not know: bytes as text, NumPy scalars as numbers."""
+    if isinstance(x, bytes):
+        return x.decode("utf-8", "backslashreplace")
+    item = getattr(x, "item", None)
+    if item is not None:
+        return item()
+    raise TypeError(f"not JSON: {type(x).__name__}")
+
+
+def _progress_printer() -> Callable[[int, int], None]:
+    """A progress callback that rewrites one stderr line when the percentage changes."""
+    last = [-1]
+
+    def show(done: int, total: int) -> None:
+        pct = int(100 * done / total) if total else 100
+        if pct != last[0]:
+            last[0] = pct
+            sys.stderr.write(f"\rreading records: {pct}% ({done:,}/{total:,})")
+            sys.stderr.flush()
+
+    return show

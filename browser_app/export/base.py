@@ -1,0 +1,164 @@
+"""What every export shares: the formats' names, the report an export returns, the progress
+callback, and the small interface each output format implements.
+
+An :class:`Exporter` only writes: it asks the job (:class:`~browser_app.export.staging.Job`)
+for temporary files beside its destinations and fills them with the planned records. Planning
+the records, verifying what was written and moving it into place are the job's, the same for
+every format.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Literal, TypedDict
+
+from browser_app.edits import RecordRef
+from browser_app.errors import ExportError
+from codec.framing import Problem
+
+if TYPE_CHECKING:
+    from browser_app.export.staging import Job
+
+__all__ = [
+    "CSV",
+    "IMAGES",
+    "JSON",
+    "JSONL",
+    "PARQUET",
+    "TFRECORD",
+    "ExportFormat",
+    "ExportOptions",
+    "ExportReport",
+    "Exporter",
+    "Progress",
+    "UnconvertedPicture",
+]
+
+ExportFormat = Literal["tfrecord", "jsonl", "json", "csv", "parquet", "images"]
+TFRECORD: ExportFormat = "tfrecord"
+JSONL: ExportFormat = "jsonl"  # one proto3 JSON record per line; read back by import_jsonl
+JSON: ExportFormat = "json"  # a flat table as a JSON array of row objects
+CSV: ExportFormat = "csv"
+PARQUET: ExportFormat = "parquet"
+IMAGES: ExportFormat = "images"  # the pictures of the records, in a folder or a .zip
+
+Progress = Callable[[str, int, int], None]
+"""``progress(stage, done, total)``: ``stage`` is ``"scan"`` (a flat table's first pass over
+the records), ``"write"`` (records) or ``"verify"`` (outputs)."""
+
+
+class ExportOptions(TypedDict, total=False):
+    """What every export takes besides its format's own options.
+
+    ``selection``: the records to export (global indices, new records' ids; default: all, in
+    the edited dataset's order); ``include_added``: records added after a selected record
+    come with it (default true); ``verify``: read the outputs back before they are moved into
+    place (default true); ``progress``: see :data:`Progress`."""
+
+    selection: Iterable[RecordRef] | None
+    include_added: bool
+    verify: bool
+    progress: Progress | None
+
+
+@dataclass(frozen=True)
+class UnconvertedPicture:
+    """A picture the images export could not write: the ``index``-th value of ``feature`` in
+    the record at ``record`` (its position in the export), and why."""
+
+    record: int
+    feature: str
+    index: int
+    reason: str
+
+    def describe(self) -> str:
+        return f"record {self.record}: {self.feature}[{self.index}]: {self.reason}"
+
+
+@dataclass
+class ExportReport:
+    """What an export did. ``records`` were written: ``copied`` byte for byte, ``edited``
+    re-encoded with their changes, ``added`` new; ``deleted`` were left out as the journal
+    asks; ``skipped`` lists damaged source records and regions that were not exported, and
+    ``unconverted`` the pictures the images export could not convert."""
+
+    format: ExportFormat
+    outputs: list[str] = field(default_factory=list)
+    records: int = 0
+    copied: int = 0
+    edited: int = 0
+    added: int = 0
+    deleted: int = 0
+    images: int = 0
+    bytes: int = 0  # bytes written on disk, all outputs
+    skipped: list[Problem] = field(default_factory=list)
+    unconverted: list[UnconvertedPicture] = field(default_factory=list)
+    verified: bool = False
+    backup: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        """Nothing was left out: no damaged record, no picture that could not be written."""
+        return not self.skipped and not self.unconverted
+
+    def left_out(self) -> list[str]:
+        """One line for every damaged record or region and every unconverted picture."""
+        return [p.describe() for p in self.skipped] + [p.describe() for p in self.unconverted]
+
+    def summary(self) -> str:
+        """One sentence: what was written where, how, and what was left out."""
+        where = self.outputs[0] if len(self.outputs) == 1 else f"{len(self.outputs)} files"
+        what = f"{self.images:,} images from " if self.format == IMAGES else ""
+        parts = [f"wrote {what}{self.records:,} records to {where} ({self.format})"]
+        detail = []
+        if self.copied:
+            how = "copied byte for byte" if self.format == TFRECORD else "unchanged"
+            detail.append(f"{self.copied:,} {how}")
+        if self.edited:
+            detail.append(f"{self.edited:,} edited")
+        if self.added:
+            detail.append(f"{self.added:,} added")
+        if self.deleted:
+            detail.append(f"{self.deleted:,} deleted left out")
+        if detail:
+            parts.append("; ".join(detail))
+        if not self.ok:
+            # The sentence has always counted unconverted pictures with the damage.
+            left_out = len(self.skipped) + len(self.unconverted)
+            parts.append(f"{left_out} damaged record(s) or region(s) skipped")
+        if self.verified:
+            parts.append("verified")
+        if self.backup:
+            parts.append(f"the previous file is kept as {self.backup}")
+        return ", ".join(parts)
+
+
+class Exporter(ABC):
+    """One output format. An instance holds one destination and the format's options; the
+    class attributes describe the format to the registry and to people."""
+
+    name: ClassVar[ExportFormat]
+    label: ClassVar[str]  # the format in words, for a menu
+    suffix: ClassVar[str]  # what a suggested destination ends with
+    extensions: ClassVar[tuple[str, ...]]  # destination names that mean this format
+
+    def __init__(self, dst: str | os.PathLike[str] | None) -> None:
+        self.destination = None if dst is None else os.fspath(dst)
+
+    @property
+    def dst(self) -> str:
+        """The destination; an export without one cannot be done."""
+        if self.destination is None:
+            raise ExportError("no destination given")
+        return self.destination
+
+    @abstractmethod
+    def write(self, job: Job) -> None:
+        """Write the job's planned records to files the job staged (see
+        :meth:`~browser_app.export.staging.Job.reserve`) and name the outputs in
+        ``job.report.outputs``. Raises :class:`~browser_app.errors.ExportError` for an
+        export that cannot be done as asked."""

@@ -1,0 +1,117 @@
+"""Pictures output: every picture of the records (:func:`codec.images.find_images`) as a file,
+in a ``.zip`` or a folder. Encoded images keep their own bytes; raw-pixel and tensor images
+are written as PNG.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import zipfile
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+import codec
+from browser_app.errors import ExportError
+from browser_app.export.base import (
+    IMAGES,
+    Exporter,
+    ExportOptions,
+    ExportReport,
+    UnconvertedPicture,
+)
+from browser_app.export.plan import ExportSource
+from browser_app.export.staging import Job, run
+from codec.errors import CodecError
+from codec.images import ImageRef, find_images
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["ImagesExporter", "export_images", "image_file_name"]
+
+_EXT = {"jpeg": "jpg", "tiff": "tif"}
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def image_file_name(position: int, ref: ImageRef) -> str:
+    """``00000012_image-encoded_0.jpg`` for the first picture of feature ``image/encoded``
+    of record 12 (``..._s3_0`` for step 3 of a feature list)."""
+    feature = _UNSAFE.sub("-", ref.feature).strip("-") or "feature"
+    step = f"_s{ref.step}" if ref.step is not None else ""
+    ext = _EXT.get(ref.format, ref.format) if ref.source == "encoded" else "png"
+    return f"{position:08d}_{feature}{step}_{ref.index}.{ext}"
+
+
+def _check_zip(path: str, expected: int, shown: str) -> None:
+    with zipfile.ZipFile(path) as z:
+        if len(z.namelist()) != expected:
+            raise ExportError(f"{shown}: the written zip file is incomplete")
+
+
+def _check_folder(path: str, expected: int, shown: str) -> None:
+    if len(os.listdir(path)) != expected:
+        raise ExportError(f"{shown}: image names collided; nothing written")
+
+
+def _picture_files(job: Job) -> Iterator[tuple[str, bytes]]:
+    """``(file name, bytes)`` of every picture of the planned records, counted into the
+    report (pictures that cannot be converted into its ``unconverted``)."""
+    report = job.report
+    for pos, rec in job.ticking(job.plan.decoded(report)):
+        for ref in find_images(rec):
+            try:
+                data = ref.data if ref.source == "encoded" else ref.display_bytes()
+            except CodecError as exc:
+                report.unconverted.append(UnconvertedPicture(pos, ref.feature, ref.index, str(exc)))
+                continue
+            report.images += 1
+            yield image_file_name(pos, ref), data
+
+
+class ImagesExporter(Exporter):
+    """Picture files named by :func:`image_file_name`: a destination ending in ``.zip``
+    gives a zip file, anything else a folder. A new folder appears complete or not at all;
+    into an existing folder each file is written atomically."""
+
+    name = IMAGES
+    label = "Pictures (a .zip, or a folder)"
+    suffix = "-pictures.zip"
+    extensions = (".zip",)
+
+    def write(self, job: Job) -> None:
+        dst = self.dst
+        job.guard([dst])
+        files = _picture_files(job)
+        if dst.lower().endswith(".zip"):
+            out = job.reserve(dst, _check_zip)
+            with zipfile.ZipFile(out.tmp, "w", zipfile.ZIP_STORED) as z:
+                for name, data in files:
+                    z.writestr(name, data)
+            out.expected = job.report.images
+        elif os.path.isdir(dst):
+            for name, data in files:
+                with codec.atomic_output(os.path.join(dst, name), "wb") as f:
+                    f.write(data)
+                job.report.bytes += len(data)
+        else:
+            if os.path.lexists(dst):
+                raise ExportError(f"{dst}: exists and is not a folder")
+            out = job.reserve_folder(dst, _check_folder)
+            for name, data in files:
+                with open(os.path.join(out.tmp, name), "wb") as f:
+                    f.write(data)
+            out.expected = job.report.images
+        job.tick("write", job.total)
+        job.report.outputs = [dst]
+
+
+def export_images(
+    source: ExportSource,
+    dst: str | os.PathLike[str],
+    **options: Unpack[ExportOptions],
+) -> ExportReport:
+    """Write every picture of the records as a file (see :class:`ImagesExporter`;
+    ``options``: :class:`ExportOptions`). Pictures that cannot be converted are listed in the
+    report's ``unconverted``."""
+    return run(ImagesExporter(dst), source, **options)

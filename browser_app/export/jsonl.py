@@ -1,0 +1,140 @@
+"""JSON Lines output, one ``{"index", "kind", "record"}`` line per record with the record in
+the proto3 JSON mapping, and the way back: :func:`import_jsonl` turns such lines into a
+TFRecord file again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import TYPE_CHECKING
+
+from browser_app.errors import ExportError, ImportFormatError
+from browser_app.export.base import (
+    JSONL,
+    TFRECORD,
+    Exporter,
+    ExportOptions,
+    ExportReport,
+    Progress,
+)
+from browser_app.export.plan import ExportSource
+from browser_app.export.staging import Job, Stage, run, staged
+from browser_app.export.tfrecord import check_tfrecord, resolve_compression, write_tfrecord
+from codec import example as ex
+from codec.errors import CodecError
+from codec.kinds import EXAMPLE, RECORD_KINDS
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["JsonLinesExporter", "export_jsonl", "import_jsonl"]
+
+
+def _check_lines(path: str, expected: int, shown: str) -> None:
+    n = 0
+    with open(path, "rb") as f:
+        for n, line in enumerate(f, start=1):
+            try:
+                json.loads(line)
+            except ValueError as exc:
+                raise ExportError(f"{shown}: line {n} of the written file is not JSON") from exc
+    if n != expected:
+        raise ExportError(f"{shown}: {n} lines read back, {expected} written")
+
+
+class JsonLinesExporter(Exporter):
+    """One line per record: ``index`` is the record's position in the edited dataset,
+    ``kind`` ``example``/``sequence_example``/``raw``, ``record`` the proto3 JSON mapping
+    (``codec.example.to_json``)."""
+
+    name = JSONL
+    label = "JSON Lines (one record per line, TensorFlow's JSON form)"
+    suffix = ".jsonl"
+    extensions = (".jsonl", ".ndjson")
+
+    def write(self, job: Job) -> None:
+        dst = self.dst
+        job.guard([dst])
+        out = job.reserve(dst, _check_lines)
+        with open(out.tmp, "wb") as f:
+            for pos, _ref, payload in job.ticking(job.plan.records(job.report)):
+                kind = ex.detect_kind(payload)
+                line = {"index": pos, "kind": kind, "record": ex.to_json(payload, kind)}
+                f.write(json.dumps(line, ensure_ascii=False).encode("utf-8"))
+                f.write(b"\n")
+        out.expected = job.report.records
+        job.tick("write", job.report.records)
+        job.report.outputs = [dst]
+
+
+def export_jsonl(
+    source: ExportSource,
+    dst: str | os.PathLike[str],
+    **options: Unpack[ExportOptions],
+) -> ExportReport:
+    """Write one ``{"index", "kind", "record"}`` line per record (see
+    :class:`JsonLinesExporter`; ``options``: :class:`ExportOptions`). Lossless:
+    :func:`import_jsonl` gives back the same payloads."""
+    return run(JsonLinesExporter(dst), source, **options)
+
+
+def import_jsonl(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    *,
+    compression: str | None = None,
+    verify: bool = True,
+    progress: Progress | None = None,
+) -> ExportReport:
+    """Turn JSON Lines written by :func:`export_jsonl` (or ``tfrecord-browser dump --json``)
+    back into a TFRecord file: one record per line, in line order, each ``record`` read as
+    its ``kind`` (``codec.example.from_json``). Records TensorFlow wrote come back byte for
+    byte. Raises :class:`~browser_app.errors.ImportFormatError` naming the first bad line;
+    nothing is written then."""
+    t0 = time.perf_counter()
+    src, dst = os.fspath(src), os.fspath(dst)
+    comp = resolve_compression(compression, dst)
+    if os.path.realpath(src) == os.path.realpath(dst):
+        raise ExportError(f"{dst}: the destination is the input file")
+    report = ExportReport(TFRECORD)
+    total = _count_lines(src)  # a missing or unreadable input raises its own OSError here
+    stage = Stage(report, total=total, verify=verify, progress=progress)
+    with staged(stage, "import"):
+        out = stage.reserve(dst, check_tfrecord(comp))
+        with open(src, "rb") as fin:
+            lines = stage.ticking(enumerate(fin, start=1))
+            payloads = (_payload_from_line(raw, src, n) for n, raw in lines if raw.strip())
+            out.expected = write_tfrecord(out.tmp, comp, payloads)
+        report.records = report.copied = out.expected
+        stage.tick("write", total)
+    report.outputs = [dst]
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def _count_lines(path: str) -> int:
+    n = 0
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            n += chunk.count(b"\n")
+    return n
+
+
+def _payload_from_line(raw: bytes, src: str, n: int) -> bytes:
+    try:
+        obj = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ImportFormatError(f"{src}: line {n}: not UTF-8 text, not JSON Lines") from exc
+    except ValueError as exc:
+        raise ImportFormatError(f"{src}: line {n}: not JSON: {exc}") from exc
+    if not isinstance(obj, dict) or "record" not in obj:
+        raise ImportFormatError(f'{src}: line {n}: expected an object with a "record" member')
+    kind = obj.get("kind", EXAMPLE)
+    if kind not in RECORD_KINDS:
+        raise ImportFormatError(f"{src}: line {n}: unknown kind {kind!r}")
+    try:
+        return ex.from_json(obj["record"], kind)
+    except (CodecError, ValueError, TypeError) as exc:
+        raise ImportFormatError(f"{src}: line {n}: {exc}") from exc

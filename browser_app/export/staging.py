@@ -1,0 +1,330 @@
+"""Staging: every output is written to a temporary file (or folder) beside its destination,
+synced, read back, and only then renamed into place, for every format alike.
+
+:func:`exporting` is the one way an export runs: it plans the records, hands the format's
+exporter a :class:`Job` to write them with, then syncs, verifies and commits what was staged.
+A failure at any step (a full disk, an unwritable folder, a failed verification) removes the
+temporary files and leaves the destinations, the source and the journal as they were. The
+source is never written to, unless the exporter asks for exactly that
+(:meth:`Stage.replace_on_commit`): the old file is kept as a backup first.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+import codec
+from browser_app.edits import RecordRef
+from browser_app.errors import ExportError
+from browser_app.export.base import (
+    Exporter,
+    ExportFormat,
+    ExportOptions,
+    ExportReport,
+    Progress,
+)
+from browser_app.export.plan import ExportSource, Plan
+from codec.errors import WriteError
+from codec.writer import fsync_dir
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = [
+    "TICK_EVERY",
+    "Check",
+    "Job",
+    "Output",
+    "Stage",
+    "exporting",
+    "fsync_file",
+    "guard_sources",
+    "run",
+    "staged",
+]
+
+TICK_EVERY = 1024  # records between two progress reports
+
+Check = Callable[[str, int, str], None]
+"""``check(path, expected, shown)``: read the written output at ``path`` back and raise
+:class:`ExportError` unless it holds ``expected`` records (rows, pictures); ``shown`` is the
+destination, to name in the message."""
+
+T = TypeVar("T")
+S = TypeVar("S", bound="Stage")
+
+
+@dataclass
+class Output:
+    """One staged output: ``tmp`` is written now and becomes ``dst`` on commit; ``check``
+    reads it back, expecting ``expected`` (set it once written)."""
+
+    tmp: str
+    dst: str
+    check: Check
+    expected: int = 0
+
+
+class Stage:
+    """Outputs staged beside their destinations, synced, verified and committed together
+    (:meth:`finish`) or all discarded. ``total`` is the amount of work in records, for the
+    progress reports."""
+
+    def __init__(
+        self,
+        report: ExportReport,
+        *,
+        total: int = 0,
+        verify: bool = True,
+        progress: Progress | None = None,
+    ) -> None:
+        self.report = report
+        self.total = total
+        self.verify = verify
+        self.progress = progress
+        self.outputs: list[Output] = []
+        self.replacing = False
+
+    # -- progress ------------------------------------------------------------------------------
+
+    def tick(self, stage: str, done: int, total: int | None = None) -> None:
+        """Report progress: ``done`` of ``total`` (default: the stage's records)."""
+        if self.progress is not None:
+            self.progress(stage, done, self.total if total is None else total)
+
+    def ticking(self, items: Iterable[T], stage: str = "write") -> Iterator[T]:
+        """``items``, reporting progress every :data:`TICK_EVERY` of them."""
+        for n, item in enumerate(items, start=1):
+            yield item
+            if n % TICK_EVERY == 0:
+                self.tick(stage, n)
+
+    # -- outputs -------------------------------------------------------------------------------
+
+    def reserve(self, dst: str, check: Check) -> Output:
+        """A new empty temporary file beside ``dst``, to become ``dst`` on commit."""
+        return self._reserve(dst, check, _new_file)
+
+    def reserve_folder(self, dst: str, check: Check) -> Output:
+        """A new empty temporary folder beside ``dst``, to become ``dst`` on commit."""
+        return self._reserve(
+            dst, check, lambda where, prefix: tempfile.mkdtemp(prefix=prefix, dir=where)
+        )
+
+    def _reserve(self, dst: str, check: Check, make: Callable[[str, str], str]) -> Output:
+        directory = os.path.dirname(os.path.abspath(dst))
+        try:
+            tmp = make(directory, f".{os.path.basename(dst)}.")
+        except OSError as exc:
+            raise WriteError(f"{dst}: cannot write here: {exc.strerror or exc}") from exc
+        out = Output(tmp, dst, check)
+        self.outputs.append(out)
+        return out
+
+    def replace_on_commit(self) -> None:
+        """Commit the one output over an existing file (the source), keeping that file as
+        a backup first; the backup's path goes to ``report.backup``."""
+        self.replacing = True
+
+    # -- the end -------------------------------------------------------------------------------
+
+    def finish(self) -> None:
+        """Sync every output, read each one back (unless ``verify`` is off), count the bytes
+        written, and move the outputs into place."""
+        for out in self.outputs:
+            _sync(out)
+        if self.verify and self.outputs:
+            n = len(self.outputs)
+            for k, out in enumerate(self.outputs):
+                self.tick("verify", k, n)
+                out.check(out.tmp, out.expected, out.dst)
+            self.tick("verify", n, n)
+            self.report.verified = True
+        self.report.bytes += sum(_size(out.tmp) for out in self.outputs)
+        if self.replacing:
+            self.report.backup = self._commit_keeping_backup()
+        else:
+            self.commit()
+
+    def discard(self) -> None:
+        """Remove every staged output."""
+        for out in self.outputs:
+            with contextlib.suppress(OSError):
+                if os.path.isdir(out.tmp) and not os.path.islink(out.tmp):
+                    shutil.rmtree(out.tmp)
+                else:
+                    os.unlink(out.tmp)
+        self.outputs = []
+
+    def commit(self) -> None:
+        """Rename every staged output over its destination."""
+        done: list[str] = []
+        dst = ""
+        try:
+            for out in self.outputs:
+                dst = out.dst
+                os.replace(out.tmp, dst)
+                done.append(dst)
+                fsync_dir(os.path.dirname(os.path.abspath(dst)))
+        except OSError as exc:
+            self.discard()
+            raise WriteError(
+                f"{dst}: cannot move the output into place: {exc.strerror or exc}"
+                + (f" ({len(done)} of the other files were already written)" if done else "")
+            ) from exc
+        self.outputs = []
+
+    def _commit_keeping_backup(self) -> str:
+        """Keep the one output's destination as a backup (a hard link when possible), then
+        move the output over it in one rename. Returns the backup's path."""
+        (out,) = self.outputs
+        src = out.dst
+        backup = f"{src}.bak"
+        if os.path.lexists(backup):
+            backup = f"{src}.{time.strftime('%Y%m%d-%H%M%S')}.bak"
+            n = 1
+            while os.path.lexists(backup):
+                backup = f"{src}.{time.strftime('%Y%m%d-%H%M%S')}-{n}.bak"
+                n += 1
+        try:
+            os.link(src, backup)
+        except OSError:
+            try:
+                with open(src, "rb") as fin, codec.atomic_output(backup, "wb") as fout:
+                    shutil.copyfileobj(fin, fout, 1 << 20)
+            except (OSError, WriteError) as exc:
+                raise WriteError(f"{src}: cannot keep a backup, not replaced: {exc}") from exc
+        try:
+            self.commit()
+        except WriteError:
+            with contextlib.suppress(OSError):
+                os.unlink(backup)
+            raise
+        return backup
+
+
+def _new_file(directory: str, prefix: str) -> str:
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".export")
+    os.close(fd)
+    return tmp
+
+
+def _new_folder(directory: str, prefix: str) -> str:
+    return tempfile.mkdtemp(dir=directory, prefix=prefix)
+
+
+def fsync_file(path: str, shown: str) -> None:
+    """fsync the file at ``path``; ``shown`` names it in the error."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as exc:
+        raise WriteError(f"{shown}: cannot sync: {exc.strerror or exc}") from exc
+    try:
+        os.fsync(fd)
+    except OSError as exc:
+        raise WriteError(f"{shown}: write failed: {exc.strerror or exc}") from exc
+    finally:
+        os.close(fd)
+
+
+def _sync(out: Output) -> None:
+    if os.path.isdir(out.tmp):
+        for name in os.listdir(out.tmp):
+            fsync_file(os.path.join(out.tmp, name), out.dst)
+        fsync_dir(out.tmp)
+    else:
+        fsync_file(out.tmp, out.dst)
+
+
+def _size(path: str) -> int:
+    if os.path.isdir(path):
+        return sum(os.path.getsize(os.path.join(path, name)) for name in os.listdir(path))
+    return os.path.getsize(path)
+
+
+def guard_sources(sources: Iterable[str], dsts: Sequence[str]) -> None:
+    """Refuse destinations that are one of the (real) ``sources``."""
+    real = set(sources)
+    for d in dsts:
+        if os.path.realpath(d) in real:
+            raise ExportError(
+                f"{d} is a source file of this export; pick another destination"
+                " (or replace the source explicitly)"
+            )
+
+
+@contextlib.contextmanager
+def staged(stage: S, what: str = "export") -> Iterator[S]:
+    """Run the body's writes on ``stage``, then :meth:`Stage.finish` it; on any failure
+    discard what was staged (an OS error becomes :class:`codec.WriteError`, saying that
+    nothing was written)."""
+    try:
+        yield stage
+        stage.finish()
+    except BaseException as exc:
+        stage.discard()
+        if isinstance(exc, OSError):
+            raise WriteError(f"{what} failed, nothing written: {exc.strerror or exc}") from exc
+        raise
+
+
+class Job(Stage):
+    """One export under way: the :class:`Plan` of records to write and the outputs staged
+    for them (see :class:`Stage`)."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        report: ExportReport,
+        *,
+        verify: bool = True,
+        progress: Progress | None = None,
+    ) -> None:
+        super().__init__(report, total=plan.total, verify=verify, progress=progress)
+        self.plan = plan
+
+    def guard(self, dsts: Sequence[str]) -> None:
+        """Refuse to write over a source file of this export."""
+        guard_sources(self.plan.source_paths(), dsts)
+
+
+@contextlib.contextmanager
+def exporting(
+    source: ExportSource,
+    fmt: ExportFormat,
+    *,
+    selection: Iterable[RecordRef] | None = None,
+    include_added: bool = True,
+    verify: bool = True,
+    progress: Progress | None = None,
+) -> Iterator[Job]:
+    """Plan the records of ``source``, give the body a :class:`Job` to write them with, then
+    sync, verify and commit the job's outputs (or discard them all on failure). Damage that
+    is not a record is added to the report's ``skipped`` when the whole dataset is exported;
+    a journal whose edits were written over the source is set aside."""
+    t0 = time.perf_counter()
+    plan = Plan(source, selection, include_added)
+    report = ExportReport(fmt, deleted=plan.deleted)
+    try:
+        with staged(Job(plan, report, verify=verify, progress=progress)) as job:
+            yield job
+        if report.backup is not None and plan.journal is not None:
+            plan.journal.discard()  # its edits are part of the source file now
+    finally:
+        plan.close()
+        report.seconds = time.perf_counter() - t0
+    report.skipped.extend(plan.region_problems())
+
+
+def run(exporter: Exporter, source: ExportSource, **options: Unpack[ExportOptions]) -> ExportReport:
+    """Export ``source`` with ``exporter`` (see :func:`exporting`)."""
+    with exporting(source, exporter.name, **options) as job:
+        exporter.write(job)
+    return job.report

@@ -1,0 +1,210 @@
+"""Flat tables, one row per record and one column per feature: the columns and cells that the
+CSV, JSON and Parquet outputs share, and the two passes that write them.
+
+The first column, ``_index``, is the record's position in the edited dataset; raw (non-Example)
+records go to a ``_raw`` column. A feature with exactly one value in every record that has it
+is a scalar column, otherwise a list column (a SequenceExample's feature list: a list of
+lists); a feature seen with several types gets one column per type, ``name:type``
+(``name:list:type`` for feature lists). How each value is written is the format's.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+from abc import abstractmethod
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal, cast
+
+from browser_app.errors import ExportError
+from browser_app.export.base import Exporter, ExportReport
+from browser_app.export.staging import Job
+from codec.example import Record
+from codec.kinds import BYTES, INT64, NONE, RAW, FeatureType
+from codec.values import format_float
+
+__all__ = [
+    "Cell",
+    "Column",
+    "ColumnSection",
+    "Columns",
+    "TableExporter",
+    "base64_text",
+    "cell",
+    "float_json",
+    "json_list",
+]
+
+ColumnSection = Literal["index", "features", "feature_lists", "raw"]
+
+Cell = Any
+"""A column's value in one record: the position (``index``), the payload (``raw``), a list of
+values (``features``), a list of steps each a list of values or ``None`` (``feature_lists``),
+or ``None`` when the record does not have it."""
+
+
+@dataclass
+class Column:
+    """One column: where its values come from (``section``, the feature's ``name`` and
+    ``type``), whether every record has at most one value (``scalar``), whether every bytes
+    value is UTF-8 (``utf8``), and its ``title``."""
+
+    section: ColumnSection
+    name: str
+    type: FeatureType
+    scalar: bool = True
+    utf8: bool = True
+    title: str = ""
+
+
+class Columns:
+    """The columns of a flat table, found by a first pass over the records."""
+
+    def __init__(self) -> None:
+        self.columns: dict[tuple[ColumnSection, str, FeatureType], Column] = {}
+        self.has_raw = False
+
+    def see(self, rec: Record) -> None:
+        """Widen the columns to hold ``rec``."""
+        if rec.kind == RAW:
+            self.has_raw = True
+            return
+        for name, feat in rec.features.items():
+            if feat.type == NONE:
+                continue
+            col = self._col("features", name, feat.type)
+            if len(feat.values) != 1:
+                col.scalar = False
+            if feat.type == BYTES and col.utf8:
+                col.utf8 = all(_utf8(v) for v in feat.values)
+        for name, steps in rec.feature_lists.items():
+            types = {s.type for s in steps if s.type != NONE} or {NONE}
+            for t in types:
+                col = self._col("feature_lists", name, t)
+                col.scalar = False
+                if t == BYTES and col.utf8:
+                    col.utf8 = all(_utf8(v) for s in steps if s.type == t for v in s.values)
+
+    def _col(self, section: ColumnSection, name: str, type_: str) -> Column:
+        key = (section, name, cast(FeatureType, type_))  # codec's Feature.type is a str
+        col = self.columns.get(key)
+        if col is None:
+            col = self.columns[key] = Column(*key)
+        return col
+
+    def finish(self) -> list[Column]:
+        """The columns in order, with their titles."""
+        cols = [Column("index", "_index", INT64, title="_index")]
+        names: dict[str, int] = {"_index": 1, "_raw": 1}
+        for key in self.columns:
+            names[key[1]] = names.get(key[1], 0) + 1
+        for (section, name, type_), col in self.columns.items():
+            if names[name] == 1:
+                col.title = name
+            elif section == "features":
+                col.title = f"{name}:{type_}"
+            else:
+                col.title = f"{name}:list:{type_}"
+            cols.append(col)
+        if self.has_raw:
+            cols.append(Column("raw", "_raw", BYTES, utf8=False, title="_raw"))
+        return cols
+
+
+def _utf8(b: bytes) -> bool:
+    try:
+        b.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def cell(col: Column, pos: int, rec: Record) -> Cell:
+    """The column's value in ``rec`` (see :data:`Cell`)."""
+    if col.section == "index":
+        return pos
+    if col.section == "raw":
+        return rec.raw if rec.kind == RAW else None
+    if col.section == "features":
+        feat = rec.features.get(col.name)
+        if feat is None or feat.type != col.type:
+            return None
+        return feat.values
+    steps = rec.feature_lists.get(col.name)
+    if steps is None:
+        return None
+    if not any(s.type == col.type for s in steps) and not (
+        col.type == NONE and all(s.type == NONE for s in steps)
+    ):
+        return None
+    return [s.values if s.type == col.type else None for s in steps]
+
+
+def float_json(v: float) -> str:
+    """A float32 as JSON text: its shortest round-trip digits, or ``"NaN"``,
+    ``"Infinity"``, ``"-Infinity"`` as strings (JSON has no such numbers)."""
+    s = format_float(v)
+    if s == "nan":
+        return '"NaN"'
+    if s == "inf":
+        return '"Infinity"'
+    if s == "-inf":
+        return '"-Infinity"'
+    return s
+
+
+def json_list(values: Cell, text: Callable[[Any], str], nested: bool = False) -> str:
+    """A list of values (``nested``: of steps) as JSON text, each value written by
+    ``text``; ``null`` for ``None``."""
+    if values is None:
+        return "null"
+    inner = (json_list(s, text) for s in values) if nested else (text(v) for v in values)
+    return "[" + ", ".join(inner) + "]"
+
+
+def base64_text(b: bytes) -> str:
+    """``b`` in base64, as text."""
+    return base64.b64encode(b).decode("ascii")
+
+
+class TableExporter(Exporter):
+    """A flat table in two passes over the records: the first finds the columns, the
+    second writes a row per record. ``int64_as_string`` is for the JSON table."""
+
+    def __init__(
+        self, dst: str | os.PathLike[str] | None, *, int64_as_string: bool = False
+    ) -> None:
+        super().__init__(dst)
+        self.int64_as_string = int64_as_string
+
+    def write(self, job: Job) -> None:
+        dst = self.dst
+        job.guard([dst])
+        columns = Columns()
+        # The first pass counts into a report of its own: the rows are counted as written.
+        scan = ExportReport(self.name)
+        for _pos, rec in job.ticking(job.plan.decoded(scan), "scan"):
+            columns.see(rec)
+        cols = columns.finish()
+        out = job.reserve(dst, self._check)
+        self.write_rows(out.tmp, cols, job.ticking(job.plan.decoded(job.report)))
+        out.expected = job.report.records
+        job.tick("write", job.report.records)
+        job.report.outputs = [dst]
+
+    @abstractmethod
+    def write_rows(self, path: str, cols: list[Column], rows: Iterator[tuple[int, Record]]) -> None:
+        """Write the table: a row of ``cols`` for every ``(position, record)``."""
+
+    @abstractmethod
+    def count_rows(self, path: str) -> int:
+        """Read the written table back; how many rows it holds."""
+
+    def _check(self, path: str, expected: int, shown: str) -> None:
+        try:
+            got = self.count_rows(path)
+        except Exception as exc:
+            raise ExportError(f"{shown}: the written file cannot be read back: {exc}") from exc
+        if got != expected:
+            raise ExportError(f"{shown}: {got} rows read back, {expected} written")

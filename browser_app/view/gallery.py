@@ -1,0 +1,93 @@
+"""The gallery's tiles: one per record of a page, a thumbnail with its boxes and class text, a
+caption with the record number, its label and its pending edit, or the reason there is no
+picture."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import codec
+from browser_app.edits.model import ADDED, DELETED, EDITED, EditedSlot
+from codec import example as ex
+from codec.dataset import DAMAGED, INTACT
+
+from .pictures import thumbnail
+from .table import PageItem, as_edited_slot
+from .values import values_preview
+
+__all__ = ["GalleryItem", "gallery_items", "record_label"]
+
+
+@dataclass(frozen=True)
+class GalleryItem:
+    """One tile: ``index`` is the record to open (``None`` for an added record, whose anchor's
+    tile opens it), ``data`` the thumbnail in ``mime`` or ``None`` with ``error`` saying why;
+    ``status`` is the slot's (``intact`` or ``damaged``)."""
+
+    index: int | None
+    caption: str
+    data: bytes | None
+    mime: str
+    error: str | None = None
+    status: str = INTACT
+
+
+_LABEL_NAMES = (
+    "image/object/class/text",
+    "label",
+    "image/class/text",
+    "image/class/label",
+    "class",
+    "name",
+    "caption",
+    "note",
+)
+
+
+def record_label(rec: ex.Record) -> str:
+    """A short label for a record: class text, label or name features when present."""
+    for name in _LABEL_NAMES:
+        f = rec.features.get(name)
+        if f is not None and f.values:
+            return values_preview(f, 3, 20)
+    return ""
+
+
+def _caption(e: EditedSlot, what: str) -> str:
+    """``#12 · what``, marked with the pending edit; an added record is ``new n1 · what``."""
+    head = f"new {e.ref}" if e.edit == ADDED else f"#{e.slot.index}"
+    caption = f"{head} · {what}" if what else head
+    if e.edit == DELETED:
+        return f"{caption} · deleted"
+    if e.edit == EDITED:
+        return f"{caption} · ✎"
+    return caption
+
+
+def _tile(e: EditedSlot, size: int, boxes: bool) -> GalleryItem:
+    s = e.slot
+    index = None if e.edit == ADDED else s.index
+    if s.payload is None:
+        msg = s.problem.message if s.problem else "damaged"
+        where = f"damaged at byte {s.offset:,}" if s.offset is not None else "damaged"
+        return GalleryItem(index, _caption(e, where), None, "", msg, DAMAGED)
+    rec = ex.decode(s.payload, "auto")
+    caption = _caption(e, record_label(rec))
+    try:
+        t = thumbnail(rec, size, boxes, captions=True)
+    except codec.ImageError as exc:
+        return GalleryItem(index, caption, None, "", f"Cannot show: {exc}")
+    if t is None:
+        return GalleryItem(index, caption, None, "", "no picture in this record")
+    return GalleryItem(index, caption, t[0], t[1])
+
+
+def gallery_items(
+    items: Sequence[PageItem], size: int = 160, boxes: bool = True
+) -> list[GalleryItem]:
+    """One tile per record of the page (skipped regions have none): a picture (boxes drawn
+    with their class text when asked), a caption with the record number, label and pending
+    edit (``#3 · cat · ✎``, ``#4 · dog · deleted``, ``new n1 · cat``), or the problem."""
+    edited = (as_edited_slot(item) for item in items)
+    return [_tile(e, size, boxes) for e in edited if e.slot.index is not None]

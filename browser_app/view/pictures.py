@@ -1,0 +1,285 @@
+"""Pictures of a record ready to show: the stored bytes where a browser shows them as they are,
+a lossless PNG where they had to be drawn (raw pixels, tensors, boxes), small thumbnails for the
+table and the gallery, and the messages that stand in for a picture that cannot be shown."""
+
+from __future__ import annotations
+
+import base64
+import io
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from PIL import Image, ImageFile
+
+import codec
+from codec import example as ex
+from codec import images as im
+from codec.kinds import BYTES, INT64
+from codec.values import format_bytes
+
+from .values import plural
+
+__all__ = [
+    "BROKEN_PICTURE",
+    "MAX_PICTURE_PIXELS",
+    "Picture",
+    "data_url",
+    "record_pictures",
+    "thumbnail",
+]
+
+MAX_PICTURE_PIXELS = 40_000_000  # larger pictures are not decoded for display
+# Shown in the table's picture column in place of a picture that cannot be decoded.
+BROKEN_PICTURE = "data:image/svg+xml;base64," + base64.b64encode(
+    b'<svg xmlns="http://www.w3.org/2000/svg" width="48" height="48" viewBox="0 0 48 48">'
+    b'<rect x="2" y="2" width="44" height="44" rx="4" fill="#fdecea" stroke="#d93025"'
+    b' stroke-width="2" stroke-dasharray="4 3"/><path d="M16 16 L32 32 M32 16 L16 32"'
+    b' stroke="#d93025" stroke-width="3" stroke-linecap="round"/></svg>'
+).decode("ascii")
+
+_BOXES_PRESENT = "image/object/bbox/xmin"  # the Object Detection feature that means "boxes"
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A picture ready to show: ``data`` in ``format`` (``JPEG``/``PNG``/``GIF``/``WEBP``):
+    the stored bytes as they are, or a lossless PNG when it had to be drawn (raw pixels,
+    tensors, boxes, formats browsers do not show). ``error`` replaces the picture when it
+    cannot be decoded; ``note`` warns about a declared size that does not match."""
+
+    feature: str
+    index: int
+    source: str
+    caption: str
+    data: bytes | None
+    format: str
+    width: int = 0
+    height: int = 0
+    error: str | None = None
+    note: str | None = None
+    boxes: int = 0
+    step: int | None = None
+
+
+def data_url(data: bytes, mime: str) -> str:
+    """``data:<mime>;base64,…``: a picture inline in a table cell."""
+    return f"data:{mime};base64,{base64.b64encode(data).decode('ascii')}"
+
+
+def _scalar_int(feats: dict[str, ex.Feature], *names: str) -> int | None:
+    """The value of the first of ``names`` that is a single int64."""
+    for n in names:
+        f = feats.get(n)
+        if f is not None and f.type == INT64 and len(f.values) == 1:
+            return int(f.values[0])
+    return None
+
+
+def _declared_size(record: ex.Record, ref: im.ImageRef) -> tuple[int | None, int | None]:
+    """``(height, width)`` the record declares for ``ref`` (beside it, or image-wide)."""
+    prefix = ref.feature.rsplit("/", 1)[0] + "/" if "/" in ref.feature else ""
+    feats = record.features
+    return (
+        _scalar_int(feats, prefix + "height", "height", "image/height"),
+        _scalar_int(feats, prefix + "width", "width", "image/width"),
+    )
+
+
+def _png(img: Image.Image) -> bytes:
+    out = io.BytesIO()
+    if img.mode not in ("1", "L", "LA", "P", "RGB", "RGBA"):
+        img = img.convert("RGBA" if "A" in img.getbands() else "RGB")
+    img.save(out, format="PNG")
+    return out.getvalue()
+
+
+def _where(ref: im.ImageRef) -> str:
+    name = ref.feature if ref.step is None else f"{ref.feature}[{ref.step}]"
+    return name if ref.index == 0 else f"{name}[{ref.index}]"
+
+
+def _raw_candidates(record: ex.Record, found: set[tuple[str, int]]) -> list[Picture]:
+    """Raw-pixel features whose declared size does not match: shown as a message."""
+    out: list[Picture] = []
+    feats = record.features
+    h, w = _scalar_int(feats, "height", "image/height"), _scalar_int(feats, "width", "image/width")
+    d = _scalar_int(feats, "depth", "channels", "image/channels") or 1
+    if h is None or w is None:
+        return out
+    for name, feat in feats.items():
+        if feat.type != BYTES or len(feat.values) != 1 or (name, 0) in found:
+            continue
+        low = name.lower()
+        if not ("raw" in low or "pixel" in low):
+            continue
+        v = feat.values[0]
+        if ex.classify_bytes(v) != "binary":
+            continue
+        need = h * w * d
+        out.append(
+            Picture(
+                name,
+                0,
+                "raw",
+                name,
+                None,
+                "",
+                w,
+                h,
+                error=(
+                    f"Size mismatch: {len(v):,} bytes, but height × width × depth ="
+                    f" {h} × {w} × {d} = {need:,} bytes."
+                ),
+            )
+        )
+    return out
+
+
+def _size_note(record: ex.Record, ref: im.ImageRef, width: int, height: int) -> str | None:
+    dh, dw = _declared_size(record, ref)
+    if (dh is not None and dh != height) or (dw is not None and dw != width):
+        return (
+            f"Size mismatch: the record declares {dw if dw is not None else '?'}×"
+            f"{dh if dh is not None else '?'} but the picture is {width}×{height}."
+        )
+    return None
+
+
+_SOURCE_WORDS = {"raw": "raw pixels", "tensor": "uint8 tensor"}
+
+
+def _picture(record: ex.Record, ref: im.ImageRef, with_boxes: bool, decode: bool) -> Picture:
+    """One picture ready to show (drawn with the record's boxes when ``with_boxes``)."""
+    caption = _where(ref)
+    try:
+        if ref.source == "encoded":
+            img = im.decode_image(ref.data) if decode else None
+        else:
+            img = ref.image()
+    except codec.ImageError as exc:
+        error = f"Cannot show this picture: {exc}"
+        return Picture(
+            ref.feature, ref.index, ref.source, caption, None, "", error=error, step=ref.step
+        )
+    width, height = img.size if img is not None else (ref.width, ref.height)
+    note = None
+    if ref.source == "encoded" and img is not None:
+        note = _size_note(record, ref, width, height)
+    drawn = 0
+    if with_boxes and img is not None and ref.step is None:
+        found = im.find_boxes(record, width, height)
+        if found:
+            img = im.draw_boxes(img, found)
+            drawn = len(found)
+    if img is None or (not drawn and ref.format in im.BROWSER_FORMATS):
+        # As stored: what a browser shows (or, undecoded, what there is).
+        data, out_fmt = ref.data, ref.format.upper()
+    else:
+        data, out_fmt = _png(img), "PNG"
+    detail = f"{_SOURCE_WORDS.get(ref.source, ref.format.upper())} {width}×{height}"
+    if ref.source == "encoded":
+        detail += f", {format_bytes(len(ref.data))}"
+    if drawn:
+        detail += f", {plural(drawn, 'box', 'boxes')}"
+    return Picture(
+        feature=ref.feature,
+        index=ref.index,
+        source=ref.source,
+        caption=f"{caption} · {detail}",
+        data=data,
+        format=out_fmt,
+        width=width,
+        height=height,
+        note=note,
+        boxes=drawn,
+        step=ref.step,
+    )
+
+
+def record_pictures(
+    record: ex.Record, boxes: bool = True, limit: int = 16, decode: bool = True
+) -> list[Picture]:
+    """Every picture of a record (up to ``limit``), ready to show, then raw-pixel features
+    whose declared size does not match (as messages).
+
+    Encoded JPEG/PNG/GIF/WebP go out as they are stored; with ``boxes`` and Object Detection
+    boxes present, the first picture is drawn with its boxes (a lossless PNG)."""
+    refs = im.find_images(record)[:limit]
+    with_boxes = boxes and _BOXES_PRESENT in record.features
+    pictures = [_picture(record, ref, with_boxes and n == 0, decode) for n, ref in enumerate(refs)]
+    return pictures + _raw_candidates(record, {(r.feature, r.index) for r in refs})
+
+
+# -- thumbnails --------------------------------------------------------------------------
+
+
+def _thumb_image(ref: im.ImageRef, size: int) -> tuple[Image.Image, tuple[int, int]]:
+    """A small PIL image of ``ref`` (JPEG decoded in draft mode) and the full size."""
+    img: Image.Image
+    if ref.source == "encoded":
+        img = Image.open(io.BytesIO(ref.data))
+        full = img.size  # before draft mode scales it down
+        if img.width * img.height > MAX_PICTURE_PIXELS:
+            raise codec.ImageError(f"{img.width}×{img.height} is too large to preview")
+        if ref.format == "jpeg" and isinstance(img, ImageFile.ImageFile):
+            img.draft("RGB" if img.mode not in ("L", "CMYK") else img.mode, (size, size))
+        img.load()
+    else:
+        img = ref.image()
+        full = img.size
+    img.thumbnail((size, size))
+    return img, full
+
+
+def _thumb_boxes(
+    img: Image.Image, boxes: Sequence[im.Box], sx: float, sy: float, captions: bool
+) -> Image.Image:
+    """Boxes on a small picture, scaled to it: thin outlines, class text only when asked
+    (small tiles have no room for it)."""
+    scaled = [
+        im.Box(
+            b.xmin * sx,
+            b.ymin * sy,
+            b.xmax * sx,
+            b.ymax * sy,
+            b.text if captions else None,
+            b.label if captions else None,
+            b.normalized,
+            # Without its label a box keeps the colour the label gives it.
+            b.index if captions or b.label is None else b.label,
+        )
+        for b in boxes
+    ]
+    return im.draw_boxes(img, scaled)
+
+
+def thumbnail(
+    record: ex.Record, size: int = 72, boxes: bool = True, captions: bool = False
+) -> tuple[bytes, str, int, int] | None:
+    """``(bytes, mime, width, height)`` of a small picture of the record's first image, with
+    its boxes drawn when asked; None when the record has no picture.
+    Raises :class:`codec.ImageError` when it cannot be decoded."""
+    refs = im.find_images(record)
+    if not refs:
+        return None
+    ref = refs[0]
+    try:
+        img, (fw, fh) = _thumb_image(ref, size)
+    except codec.ImageError:
+        raise
+    except (OSError, ValueError, SyntaxError, EOFError) as exc:
+        raise codec.ImageError(f"{ref.format} cannot be decoded: {exc}") from exc
+    if boxes and ref.step is None and _BOXES_PRESENT in record.features:
+        found = im.find_boxes(record, fw, fh)
+        if found:
+            img = _thumb_boxes(img, found, img.width / fw, img.height / fh, captions)
+    out = io.BytesIO()
+    if img.mode in ("RGBA", "LA", "P"):
+        img.save(out, format="PNG")
+        mime = "image/png"
+    else:
+        if img.mode not in ("RGB", "L"):
+            img = img.convert("RGB")
+        img.save(out, format="JPEG", quality=85)
+        mime = "image/jpeg"
+    return out.getvalue(), mime, fw, fh

@@ -1,0 +1,101 @@
+"""The Schema page's plain data: one table row per feature and feature list of an inferred
+schema (its JSON form, :meth:`codec.schema.Schema.to_json`), and the drift findings as lines
+with the records involved.
+
+The finding sentences are :func:`codec.schema.findings`' (the command line prints the same
+ones); how a record number is shown (a link, for the app) is the caller's ``link``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from codec.schema import Finding, findings
+
+__all__ = ["LINKS_SHOWN", "finding_lines", "number_text", "record_links", "schema_rows"]
+
+LINKS_SHOWN = 20  # record numbers listed after a finding before "… and N more"
+
+
+def number_text(x: float | int | None, missing: str = "") -> str:
+    """A figure of the schema: floats to 6 significant digits, ``missing`` for none."""
+    if x is None:
+        return missing
+    if isinstance(x, float):
+        return f"{x:.6g}"
+    return str(x)
+
+
+def _images(images: Mapping[str, Any] | None) -> str:
+    if not images:
+        return ""
+    text = ", ".join(f"{k} {v:,}" for k, v in images["formats"].items())
+    if images["undecodable"]:
+        text += f"; {images['undecodable']:,} undecodable"
+    return text
+
+
+def schema_rows(doc: Mapping[str, Any]) -> list[dict[str, str]]:
+    """One row per feature and feature list: what the Schema page's table shows (feature,
+    kind, types with counts, presence, values and steps min / mean / max, numeric range,
+    NaN/Inf, distinct and top values, picture formats)."""
+    rows = []
+    records = doc["records"]
+    items = [(n, f, "feature") for n, f in doc["features"].items()]
+    items += [(n, f, "feature list") for n, f in doc.get("feature_lists", {}).items()]
+    for name, f, kind in items:
+        num = f.get("numeric") or {}
+        values = f.get("int_values") or f.get("bytes") or {}
+        tops = values.get("top", [])
+        distinct = values.get("distinct")
+        rows.append(
+            {
+                "feature": name,
+                "kind": kind,
+                "types": ", ".join(f"{t} {c:,}" for t, c in f["types"].items()),
+                "present": f"{f['present']:,} / {records:,}",
+                "values": " / ".join(number_text(f[k]) for k in ("min_len", "mean_len", "max_len")),
+                "steps": (
+                    f"{f['min_steps']} / {number_text(f['mean_steps'])} / {f['max_steps']}"
+                    if kind == "feature list"
+                    else ""
+                ),
+                "min": number_text(num.get("min")),
+                "max": number_text(num.get("max")),
+                "NaN/Inf": f"{num['nan']:,} / {num['inf']:,}" if num else "",
+                "distinct": "" if distinct is None else f"{distinct:,}",
+                "top values": ", ".join(f"{v} ({c:,})" for v, c in tops[:5]),
+                "images": _images(f.get("images")),
+            }
+        )
+    return rows
+
+
+def record_links(
+    records: Sequence[int], count: int, link: Callable[[int], str], shown: int = LINKS_SHOWN
+) -> str:
+    """The first ``shown`` of ``records`` through ``link``, then ``… and N more`` for the
+    rest of ``count`` (the lists are capped; ``count`` is exact)."""
+    text = ", ".join(link(r) for r in records[:shown])
+    more = count - min(len(records), shown)
+    return text + (f" … and {more:,} more" if more > 0 else "")
+
+
+def _bold_name(f: Finding) -> str:
+    """The finding's sentence with the feature's name in bold (Markdown)."""
+    for head in ("", "feature list "):
+        if f.message.startswith(head + f.feature):
+            rest = f.message[len(head) + len(f.feature) :]
+            return f"{head}**{f.feature}**{rest}"
+    return f.message
+
+
+def finding_lines(
+    doc: Mapping[str, Any], link: Callable[[int], str], shown: int = LINKS_SHOWN
+) -> list[str]:
+    """One Markdown line per drift finding of the schema: the sentence, the feature's name
+    in bold, then the records involved (``**weight** is missing from 5 records: 3, 9, …``)."""
+    return [
+        f"{_bold_name(f)}: {record_links(f.records, f.count, link, shown)}" for f in findings(doc)
+    ]

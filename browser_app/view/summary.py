@@ -1,0 +1,95 @@
+"""The overview's plain data: a verify report as a dict, and the kinds and features of the
+first records (types with counts, presence, list lengths, an example value)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import codec
+from browser_app.edits.model import FEATURE_LISTS, FEATURES, Section
+from codec import example as ex
+from codec.kinds import BYTES, NONE
+
+from .values import value_view, values_preview
+
+__all__ = ["feature_summary", "report_dict"]
+
+
+def report_dict(r: codec.VerifyReport) -> dict[str, Any]:
+    """A verify report as plain data (for caching and tables)."""
+    return {
+        "path": r.path,
+        "compression": r.compression,
+        "records": r.records,
+        "damaged": r.damaged,
+        "bytes": r.bytes,
+        "skipped_bytes": r.skipped_bytes,
+        "ok": r.ok,
+        "problems": [
+            {"kind": p.kind, "offset": p.offset, "end": p.end, "message": p.message, "path": p.path}
+            for p in r.problems
+        ],
+    }
+
+
+def _entries(rec: ex.Record) -> list[tuple[str, ex.Feature, Section]]:
+    """``(name, feature, section)`` of a record: each feature, and each feature list by its
+    first step (an empty list by a feature of type ``none``)."""
+    items = [(n, f, FEATURES) for n, f in rec.features.items()]
+    for n, steps in rec.feature_lists.items():
+        items += [(n, f, FEATURE_LISTS) for f in steps[:1]] or [
+            (n, ex.Feature(NONE, []), FEATURE_LISTS)
+        ]
+    return items
+
+
+def feature_summary(ds: codec.TFRecordDataset, limit: int = 200) -> dict[str, Any]:
+    """Kinds and features of the first ``limit`` records: for each feature, the types seen
+    (with counts), how many records have it, and the shortest and longest list."""
+    kinds: Counter[str] = Counter()
+    feats: dict[str, dict[str, Any]] = {}
+    seen = damaged = 0
+    for i in range(limit):
+        try:
+            payload = ds.read(i)
+        except IndexError:
+            break
+        except codec.CorruptRecordError:
+            damaged += 1
+            continue
+        seen += 1
+        rec = ex.decode(payload, "auto")
+        kinds[rec.kind] += 1
+        for name, f, section in _entries(rec):
+            e = feats.setdefault(
+                name,
+                {
+                    "name": name,
+                    "section": section,
+                    "types": Counter(),
+                    "records": 0,
+                    "min_len": None,
+                    "max_len": None,
+                    "example": "",
+                    "content": Counter(),
+                },
+            )
+            e["types"][f.type] += 1
+            e["records"] += 1
+            n_values = len(rec.feature_lists[name]) if section == FEATURE_LISTS else len(f.values)
+            e["min_len"] = n_values if e["min_len"] is None else min(e["min_len"], n_values)
+            e["max_len"] = n_values if e["max_len"] is None else max(e["max_len"], n_values)
+            if not e["example"] and f.values:
+                e["example"] = values_preview(f, 3, 30)
+            if f.type == BYTES and f.values:
+                e["content"][value_view(f.values[0]).kind] += 1
+    out = []
+    for e in feats.values():
+        types = e["types"]
+        e["type"] = " / ".join(t for t, _ in types.most_common())
+        e["drift"] = len(types) > 1
+        e["content"] = e["content"].most_common(1)[0][0] if e["content"] else ""
+        e["types"] = dict(types)
+        out.append(e)
+    return {"records": seen, "damaged": damaged, "kinds": dict(kinds), "features": out}

@@ -1,0 +1,171 @@
+"""Single values in words: a bytes value classified and summed up, a feature's values folded
+into one line, a hex dump, printable text, and a serialized tensor's dtype, shape and values."""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+
+import numpy as np
+
+import codec
+from codec import example as ex
+from codec import images as im
+from codec.kinds import FLOAT
+from codec.tensor import describe_tensor, parse_tensor
+from codec.values import format_bytes, format_float
+
+__all__ = [
+    "PREVIEW_VALUES",
+    "TensorView",
+    "ValueView",
+    "all_values",
+    "hex_dump",
+    "plural",
+    "scalar_text",
+    "short_text",
+    "tensor_view",
+    "text_preview",
+    "value_view",
+    "values_preview",
+]
+
+PREVIEW_VALUES = 8  # values shown in a table cell before "…"
+
+Scalar = int | float | bytes
+"""One value of a feature: ``int`` (int64), ``float`` or ``bytes``."""
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``"1 record"``, ``"1,234 records"``; ``words`` for an irregular plural."""
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
+def short_text(s: str, limit: int = 60) -> str:
+    """``s`` on one line (newlines as ``⏎``), cut to ``limit`` characters with ``…``."""
+    s = s.replace("\n", "⏎").replace("\r", "")
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+@dataclass(frozen=True)
+class ValueView:
+    """How to show one bytes value: ``kind`` is ``text``, ``image/<fmt>``, ``tensor`` or
+    ``binary``; ``summary`` a one-line text; ``text`` the decoded text (for text values)."""
+
+    kind: str
+    summary: str
+    text: str | None = None
+
+
+def value_view(b: bytes, limit: int = 60) -> ValueView:
+    """Classify a bytes value and say it in a few words."""
+    kind = ex.classify_bytes(b)
+    if kind == "text":
+        text = b.decode("utf-8")
+        return ValueView("text", short_text(text, limit), text)
+    if kind == "tensor":
+        try:
+            dtype, shape = describe_tensor(b)
+            dims = "×".join(str(d) for d in shape) or "scalar"
+            return ValueView("tensor", f"<tensor {dtype} {dims}>")
+        except codec.CodecError:
+            return ValueView("binary", f"<{len(b):,} bytes>")
+    if kind.startswith("image/"):
+        return ValueView(kind, f"<{kind[6:].upper()} {format_bytes(len(b))}>")
+    return ValueView("binary", f"<{len(b):,} bytes>")
+
+
+def scalar_text(type_: str, v: Scalar, limit: int = 60) -> str:
+    """One value of a feature of type ``type_`` as text (bytes summed up by
+    :func:`value_view`, floats in their shortest float32 form)."""
+    if isinstance(v, bytes):
+        return value_view(v, limit).summary
+    return format_float(v) if type_ == FLOAT else str(v)
+
+
+def values_preview(feat: ex.Feature, limit: int = PREVIEW_VALUES, width: int = 60) -> str:
+    """``a, b, c, … (+12)`` for a feature's values."""
+    shown = [scalar_text(feat.type, v, width) for v in feat.values[:limit]]
+    more = len(feat.values) - len(shown)
+    text = ", ".join(shown)
+    if more > 0:
+        text += f", … (+{more:,})"
+    return text
+
+
+def all_values(feat: ex.Feature, limit: int | None = None) -> list[str]:
+    """Every value (up to ``limit``) of a feature as text, one per entry."""
+    values = feat.values if limit is None else feat.values[:limit]
+    return [scalar_text(feat.type, v, 200) for v in values]
+
+
+def hex_dump(b: bytes, limit: int = 4096, start: int = 0) -> str:
+    """An ``xxd``-style dump (offset, 16 hex bytes, printable text) of up to ``limit`` bytes."""
+    chunk = b[start : start + limit]
+    lines = []
+    for pos in range(0, len(chunk), 16):
+        row = chunk[pos : pos + 16]
+        hexes = " ".join(f"{c:02x}" for c in row[:8]) + "  " + " ".join(f"{c:02x}" for c in row[8:])
+        text = "".join(chr(c) if 32 <= c < 127 else "." for c in row)
+        lines.append(f"{start + pos:08x}  {hexes:<48}  |{text}|")
+    if len(b) > start + limit:
+        lines.append(f"… {len(b) - start - limit:,} more bytes")
+    return "\n".join(lines)
+
+
+def text_preview(b: bytes, limit: int = 2000) -> str:
+    """The bytes as text where they are printable, ``·`` elsewhere (a raw record's preview)."""
+    s = b[:limit].decode("utf-8", "replace")
+    out = "".join(c if (c.isprintable() or c in "\n\t") and c != "\ufffd" else "·" for c in s)
+    return out + ("…" if len(b) > limit else "")
+
+
+# -- tensors -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TensorView:
+    """A serialized tensor to show: ``dtype``, ``shape``, the values as text, a PNG when the
+    tensor is image-shaped (uint8 H×W or H×W×1/3/4), or the reason it cannot be read."""
+
+    dtype: str
+    shape: tuple[int, ...]
+    values: str
+    picture: bytes | None = None
+    error: str | None = None
+
+
+def _looks_like_picture(arr: np.ndarray) -> bool:
+    return (
+        arr.dtype == np.uint8
+        and (arr.ndim == 2 or (arr.ndim == 3 and arr.shape[2] in (1, 3, 4)))
+        and min(arr.shape[:2]) >= 2
+    )
+
+
+def tensor_view(b: bytes, max_values: int = 1000) -> TensorView:
+    """dtype, shape and values of a serialized tensor (a PNG too when it is a picture)."""
+    try:
+        dtype, shape = describe_tensor(b)
+    except codec.CodecError as exc:
+        return TensorView("?", (), "", None, str(exc))
+    try:
+        arr = parse_tensor(b)
+    except codec.CodecError as exc:
+        return TensorView(dtype, shape, "", None, str(exc))
+    if arr.dtype == object:
+        shown = np.vectorize(
+            lambda v: short_text(v.decode("utf-8", "replace"), 40), otypes=[object]
+        )(arr)
+        text = np.array2string(shown, threshold=max_values, separator=", ")
+    else:
+        text = np.array2string(arr, threshold=max_values, separator=", ", precision=6)
+    picture = None
+    if _looks_like_picture(arr):
+        try:
+            out = io.BytesIO()
+            im.tensor_to_image(arr).save(out, format="PNG")
+            picture = out.getvalue()
+        except codec.ImageError:
+            picture = None
+    return TensorView(dtype, tuple(shape), text, picture)
