@@ -198,9 +198,7 @@ def run(quick: bool = False) -> list[Row]:
             growth < RSS_GROWTH_TARGET_MB,
         )
     )
-    rows.append(
-        Row(group, "paging speed, whole file with presenters", total / seconds, "records/s")
-    )
+    rows.append(Row(group, "paging speed, whole file with view", total / seconds, "records/s"))
     rows.append(Row(group, "peak file-backed resident (mmap pages)", peak_file, "MB"))
     return rows
 

@@ -24,6 +24,7 @@ __all__ = [
     "expand_inside",
     "is_pattern",
     "list_tfrecords",
+    "relative_inside",
     "relative_to_root",
     "resolve_inside",
 ]
@@ -70,16 +71,22 @@ def resolve_inside(root: str | os.PathLike[str], path: str | os.PathLike[str]) -
     return real
 
 
+def relative_inside(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> str | None:
+    """``path`` written relative to ``root`` with ``/`` separators when its real path lies in
+    ``root`` (``"."`` for the root itself), else ``None``."""
+    real_root = _real_root(root)
+    real = os.path.realpath(os.fspath(path))
+    if not _inside(real, real_root):
+        return None
+    return os.path.relpath(real, real_root).replace(os.sep, "/")
+
+
 def relative_to_root(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> str:
     """``path`` written relative to ``root`` with ``/`` separators (for URLs and labels).
 
     ``"."`` for the root itself; the real path when it is not inside the root."""
-    real_root = _real_root(root)
-    real = os.path.realpath(os.fspath(path))
-    if not _inside(real, real_root):
-        return real
-    rel = os.path.relpath(real, real_root)
-    return rel.replace(os.sep, "/")
+    rel = relative_inside(root, path)
+    return rel if rel is not None else os.path.realpath(os.fspath(path))
 
 
 def is_pattern(spec: str) -> bool:

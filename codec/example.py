@@ -225,6 +225,8 @@ def _sniff(payload: bytes) -> tuple[str, Any]:
 # IndexError/UnicodeDecodeError/struct.error) on anything else, and decode() then takes the
 # upb path, which decides. Everything the walk accepts parses identically with protobuf and
 # has no unknown field, so both paths agree (tests/test_example.py checks it on random input).
+# The inner levels read a field's tag and length inline rather than through _field: a call
+# per value costs about 13% of the decode rate (python -m benchmarks --only messages).
 
 
 class _Fallback(Exception):
@@ -242,6 +244,20 @@ _WALK_ERRORS = (
 _BIG_INT64_LIST = 96  # packed int64 bytes above which upb decodes the list (C varint loop)
 _FLOAT_STRUCTS = {n: struct.Struct(f"<{n}f") for n in range(1, 65)}
 _Int64List = example_pb2.Int64List
+
+
+def _field(b: bytes, pos: int, end: int) -> tuple[int, int, int]:
+    """``(tag, start, stop)`` of the length-delimited field at ``pos``, which must lie inside
+    ``end``: the one step every level of the walk repeats."""
+    tag = b[pos]
+    ln = b[pos + 1]
+    pos += 2
+    if ln >= 0x80:
+        ln, pos = read_varint(b, pos - 1)
+    stop = pos + ln
+    if stop > end:
+        raise _Fallback
+    return tag, pos, stop
 
 
 def _walk_feature(b: bytes, pos: int, end: int) -> Feature:
@@ -332,14 +348,7 @@ def _walk_entry(b: bytes, pos: int, end: int, is_list: bool) -> tuple[str, Any]:
     key = ""
     value: Any = None
     while pos < end:
-        tag = b[pos]
-        ln = b[pos + 1]
-        pos += 2
-        if ln >= 0x80:
-            ln, pos = read_varint(b, pos - 1)
-        stop = pos + ln
-        if stop > end:
-            raise _Fallback
+        tag, pos, stop = _field(b, pos, end)
         if tag == 0x0A:
             key = b[pos:stop].decode("utf-8")
         elif tag == 0x12 and value is None:
@@ -358,14 +367,8 @@ def _walk_steps(b: bytes, pos: int, end: int) -> list[Feature]:
     """A FeatureList: repeated Feature feature = 1."""
     steps = []
     while pos < end:
-        if b[pos] != 0x0A:
-            raise _Fallback
-        ln = b[pos + 1]
-        pos += 2
-        if ln >= 0x80:
-            ln, pos = read_varint(b, pos - 1)
-        stop = pos + ln
-        if stop > end:
+        tag, pos, stop = _field(b, pos, end)
+        if tag != 0x0A:
             raise _Fallback
         steps.append(_walk_feature(b, pos, stop))
         pos = stop
@@ -418,14 +421,7 @@ def _walk(b: bytes) -> tuple[dict[str, Feature] | None, dict[str, list[Feature]]
     features = None
     lists = None
     while pos < n:
-        tag = b[pos]
-        ln = b[pos + 1]
-        pos += 2
-        if ln >= 0x80:
-            ln, pos = read_varint(b, pos - 1)
-        stop = pos + ln
-        if stop > n:
-            raise _Fallback
+        tag, pos, stop = _field(b, pos, n)
         if tag == 0x0A and features is None:
             features = _walk_map(b, pos, stop, False)
         elif tag == 0x12 and lists is None:

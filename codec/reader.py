@@ -413,20 +413,12 @@ class TFRecordFile(Sequence[bytes]):
             large = n and self.size / n >= _THREADED_RECORD_SIZE
             threads = min(2, os.cpu_count() or 1) if large and len(blocks) > 1 else 1
         bad: list[int] = []
-        if threads > 1:
-            from concurrent.futures import ThreadPoolExecutor
-
-            with ThreadPoolExecutor(threads) as pool:
-                for found, end in pool.map(self._verify_block, blocks):
-                    bad.extend(found)
-                    if progress:
-                        progress(end, self.size)
-        else:
-            for block in blocks:
-                found, end = self._verify_block(block)
-                bad.extend(found)
-                if progress:
-                    progress(end, self.size)
+        checked = _check_blocks(self._buf, self._offsets, self._lengths, blocks, threads)
+        for found, start, end in checked:
+            self._release(start, end)
+            bad.extend(found)
+            if progress:
+                progress(end, self.size)
         for i in bad:
             self._data_crc_problem(i)
         return VerifyReport(
@@ -437,26 +429,6 @@ class TFRecordFile(Sequence[bytes]):
             bytes=self.size,
             problems=self.problems,
         )
-
-    def _verify_block(self, block: tuple[int, int]) -> tuple[list[int], int]:
-        """Data-CRC check of records ``block[0]..block[1]``; returns the failing record numbers
-        and the end of the block, after releasing its pages."""
-        lo, hi = block
-        buf = self._buf
-        offsets, lengths = self._offsets, self._lengths
-        crc = _crc32c.crc32c
-        unpack = _U32.unpack_from
-        bad: list[int] = []
-        end = offsets[lo]
-        with memoryview(buf) as mv:
-            for i in range(lo, hi):
-                start = offsets[i] + HEADER_SIZE
-                end = start + lengths[i]
-                if mask_crc(crc(mv[start:end])) != unpack(buf, end)[0]:
-                    bad.append(i)
-        end += FOOTER_SIZE
-        self._release(offsets[lo], end)
-        return bad, end
 
     def _release(self, start: int, end: int) -> None:
         self._source.release(start, end)
@@ -477,23 +449,7 @@ class TFRecordFile(Sequence[bytes]):
         entry is checked against its header's length CRC, and the file is scanned as usual
         where the text index disagrees with it."""
         self._check_open()
-        offsets = array("Q")
-        lengths = array("Q")
-        with open(source, encoding="ascii") as f:
-            for line in f:
-                parts = line.split()
-                if not parts:
-                    continue
-                if len(parts) != 2:
-                    raise ValueError(f"{source}: bad index line {line!r}")
-                off, total = int(parts[0]), int(parts[1])
-                if total < OVERHEAD or off + total > self.size:
-                    break
-                (length,) = struct.unpack_from("<Q", self._buf, off)
-                if length != total - OVERHEAD or not header_ok(self._buf, off):
-                    break
-                offsets.append(off)
-                lengths.append(length)
+        offsets, lengths = _read_text_index(source, self._buf, self.size)
         with self._lock:
             self._offsets, self._lengths = offsets, lengths
             self._problems = list(self.stream_problems)
@@ -534,6 +490,66 @@ class TFRecordFile(Sequence[bytes]):
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{self.indexed} records indexed"
         return f"<TFRecordFile {self.path!r} {self.compression} {state}>"
+
+
+def _check_block(
+    buf: Any, offsets: array, lengths: array, block: tuple[int, int]
+) -> tuple[list[int], int, int]:
+    """Data-CRC check of records ``block[0]..block[1]``: the failing record numbers, and the
+    byte range the block spans."""
+    lo, hi = block
+    crc = _crc32c.crc32c
+    unpack = _U32.unpack_from
+    bad: list[int] = []
+    end = offsets[lo]
+    with memoryview(buf) as mv:
+        for i in range(lo, hi):
+            start = offsets[i] + HEADER_SIZE
+            end = start + lengths[i]
+            if mask_crc(crc(mv[start:end])) != unpack(buf, end)[0]:
+                bad.append(i)
+    return bad, offsets[lo], end + FOOTER_SIZE
+
+
+def _check_blocks(
+    buf: Any,
+    offsets: array,
+    lengths: array,
+    blocks: Sequence[tuple[int, int]],
+    threads: int,
+) -> Iterator[tuple[list[int], int, int]]:
+    """:func:`_check_block` of every block in order, on ``threads`` threads."""
+    if threads > 1:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(threads) as pool:
+            yield from pool.map(lambda b: _check_block(buf, offsets, lengths, b), blocks)
+        return
+    for block in blocks:
+        yield _check_block(buf, offsets, lengths, block)
+
+
+def _read_text_index(source: str | os.PathLike[str], buf: Any, size: int) -> tuple[array, array]:
+    """The entries of a DALI / ``tfrecord`` text index, up to the first one that does not
+    match a header of ``buf`` whose length CRC checks out."""
+    offsets = array("Q")
+    lengths = array("Q")
+    with open(source, encoding="ascii") as f:
+        for line in f:
+            parts = line.split()
+            if not parts:
+                continue
+            if len(parts) != 2:
+                raise ValueError(f"{source}: bad index line {line!r}")
+            off, total = int(parts[0]), int(parts[1])
+            if total < OVERHEAD or off + total > size:
+                break
+            (length,) = struct.unpack_from("<Q", buf, off)
+            if length != total - OVERHEAD or not header_ok(buf, off):
+                break
+            offsets.append(off)
+            lengths.append(length)
+    return offsets, lengths
 
 
 def read_records(path: str | os.PathLike[str], **kwargs: Any) -> Iterator[bytes]:

@@ -317,7 +317,7 @@ def test_search_lists_files_and_shard_sets(monkeypatch, root):
 
 def test_overview_of_a_damaged_file(monkeypatch, root):
     at = app(monkeypatch, root, file="damaged.tfrecord")
-    at.switch_page("app_pages/overview.py").run()
+    at.switch_page("ui/pages/overview.py").run()
     no_crash(at)
     metrics = {m.label: m.value for m in at.main.metric}
     assert metrics["Records"] == "12"
@@ -344,7 +344,7 @@ def test_overview_of_a_damaged_file(monkeypatch, root):
 
 def test_overview_of_an_intact_file(monkeypatch, root):
     at = app(monkeypatch, root, file="detection.tfrecord")
-    at.switch_page("app_pages/overview.py").run()
+    at.switch_page("ui/pages/overview.py").run()
     no_crash(at)
     assert "Every CRC checks out: 60 intact records" in texts(at.main.success)
     types = dict(zip(at.main.dataframe[-1].value["feature"], at.main.dataframe[-1].value["type"]))
@@ -354,7 +354,7 @@ def test_overview_of_an_intact_file(monkeypatch, root):
 
 def test_gallery(monkeypatch, root):
     at = app(monkeypatch, root, file="damaged.tfrecord")
-    at.switch_page("app_pages/gallery.py").run()
+    at.switch_page("ui/pages/gallery.py").run()
     no_crash(at)
     assert len(at.main.image) == 10  # 12 records: one damaged, one undecodable
     assert "damaged" in texts(at.main.error) or "data CRC" in texts(at.main.error)
@@ -365,7 +365,7 @@ def test_gallery(monkeypatch, root):
 
 def test_gallery_without_pictures(monkeypatch, root):
     at = app(monkeypatch, root, file="sequence.tfrecord")
-    at.switch_page("app_pages/gallery.py").run()
+    at.switch_page("ui/pages/gallery.py").run()
     no_crash(at)
     assert "No pictures" in texts(at.main.info)
 
@@ -374,7 +374,7 @@ def test_no_source(monkeypatch, root):
     at = app(monkeypatch, root)
     no_crash(at)
     assert "Open a TFRecord file" in texts(at.main.info)
-    for page in ("app_pages/overview.py", "app_pages/gallery.py"):
+    for page in ("ui/pages/overview.py", "ui/pages/gallery.py"):
         at.switch_page(page).run()
         no_crash(at)
 

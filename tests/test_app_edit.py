@@ -22,39 +22,41 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 import codec
-from browser_app import editor, loading
-from browser_app.journal import Journal, journal_path
+from browser_app.edits import Journal, journal_path
 from browser_app.sample_data import write_sample
+from browser_app.view import cell_text, parse_bytes_cell
 from codec import example as ex
+from codec.cache import FileIdentity
 
 
 def _harness() -> None:
     """The editing parts as the records page and the Edit pages call them."""
     import streamlit as st
 
-    from browser_app import app_pages, edit_session, editor, loading, review, state, widgets
-    from browser_app.app_pages import changes, export
+    from browser_app.ui import navigation, opening, services, state
+    from browser_app.ui.pages import changes, export
+    from browser_app.ui.widgets import editor, journal, messages, review
 
-    app_pages.register({})  # no router here: no page links
+    navigation.register({})  # no router here: no page links
     state.init()
-    widgets.show_flashes()
+    messages.show_flashes()
     page = st.session_state.get("harness_page", "edit")
     if page == "changes":
         changes.render()
     elif page == "overlay":
-        src = loading.current_source()
-        view = edit_session.page_view(src, 0, 10)
+        src = opening.current_source()
+        view = services.page_view(src, 0, 10)
         st.dataframe(view.rows)
         st.text(repr(view.records))
         st.text(repr(view.status))
-        tiles = edit_session.gallery_items(src, 0, 10)
+        tiles = services.gallery_items(src, 0, 10)
         st.text(repr([(t.index, t.caption) for t in tiles]))
     elif page == "export":
         export.render()
     else:
-        src = loading.current_source()
+        src = opening.current_source()
         if src is not None:
-            edit_session.sidebar_status(src)
+            journal.sidebar_status(src)
             editor.render(src, state.record())
             review.render_marks(src, state.record())
 
@@ -162,16 +164,16 @@ def test_cell_text_round_trips_every_type() -> None:
         ex.Feature("bytes", []),
     ]
     for feat in cases:
-        text = editor.cell_text(feat)
+        text = cell_text(feat)
         if feat.type == "bytes":
-            assert editor.parse_bytes_cell(text, feat) == feat.values, text
-    assert editor.cell_text(cases[3]) == "text:[not a list]"
-    assert editor.cell_text(cases[5]) == '["a", "hex:00ff", ""]'
+            assert parse_bytes_cell(text, feat) == feat.values, text
+    assert cell_text(cases[3]) == "text:[not a list]"
+    assert cell_text(cases[5]) == '["a", "hex:00ff", ""]'
     # A picture is a placeholder that keeps the stored bytes.
     picture = ex.Feature("bytes", [png(4, 4), b"x"])
-    text = editor.cell_text(picture)
+    text = cell_text(picture)
     assert "PNG picture" in text
-    assert editor.parse_bytes_cell(text.replace('"x"', '"y"'), picture) == [png(4, 4), b"y"]
+    assert parse_bytes_cell(text.replace('"x"', '"y"'), picture) == [png(4, 4), b"y"]
 
 
 # -- the record editor ---------------------------------------------------------------------
@@ -582,8 +584,8 @@ def test_export_formats_selection_and_replace_source(monkeypatch, root):
 
 def test_export_uses_the_filter_result(monkeypatch, root):
     at = harness(monkeypatch, root, "detection.tfrecord", 0, page="export")
-    # What the filter page stores (see app_pages/filter.py).
-    src_key = repr(loading.identity([os.path.realpath(root / "detection.tfrecord")]))
+    # What the filter page stores (see browser_app/ui/pages/filter.py).
+    src_key = repr(FileIdentity.of_paths([os.path.realpath(root / "detection.tfrecord")]))
     at.session_state["tfb:x:filter:selection"] = {
         "spec": "detection.tfrecord",
         "key": src_key,
@@ -633,17 +635,17 @@ def test_records_page_edits_in_place(monkeypatch, root):
     at.segmented_control(key="tfb:w:detail:mode").set_value("View").run()
     assert "pending change applied" in texts(at.main.info)
     # The new pages are in the navigation and draw without errors.
-    at.switch_page("app_pages/changes.py").run()
+    at.switch_page("ui/pages/changes.py").run()
     no_crash(at)
     assert "1 pending change" in texts(at.main.markdown)
-    at.switch_page("app_pages/export.py").run()
+    at.switch_page("ui/pages/export.py").run()
     no_crash(at)
     assert at.text_input(key="tfb:w:export:dest").value == "exports/detection-edited.tfrecord"
 
 
 def test_gallery_review_marks_and_edited_tiles(monkeypatch, root):
     at = real_app(monkeypatch, root, file="detection.tfrecord", record="0")
-    at.switch_page("app_pages/gallery.py").run()
+    at.switch_page("ui/pages/gallery.py").run()
     no_crash(at)
     marks = [s for s in at.main.segmented_control if s.label.startswith("Review record")]
     assert len(marks) == 25

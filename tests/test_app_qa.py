@@ -14,11 +14,11 @@ import streamlit as st
 from conftest import DATA
 from streamlit.testing.v1 import AppTest
 
-from browser_app.app_pages import filter as filter_page
+from browser_app.ui import state
 
 SCRIPT = """
-from browser_app import state
-from browser_app.app_pages import {page}
+from browser_app.ui import state
+from browser_app.ui.pages import {page}
 state.init()
 {page}.render()
 """
@@ -72,10 +72,10 @@ def test_schema_table_and_drift_links(monkeypatch, root):
     assert df[df["feature"] == "weight"].iloc[0]["present"] == "35 / 40"
     text = markdown(at)
     assert "**label** is int64 in most records" in text
-    assert "[7](records?file=drift.tfrecord&record=7)" in text
-    assert "[23](records?file=drift.tfrecord&record=23)" in text
+    assert "[7](./?file=drift.tfrecord&record=7)" in text
+    assert "[23](./?file=drift.tfrecord&record=23)" in text
     assert "**weight** is missing from 5 records" in text
-    assert "[30](records?file=drift.tfrecord&record=30)" in text
+    assert "[30](./?file=drift.tfrecord&record=30)" in text
     assert [m.value for m in at.main.metric][:3] == ["40", "4", "2"]
 
 
@@ -175,6 +175,6 @@ def test_filter_damaged_and_export_hand_off(monkeypatch, root):
     assert df["status"][0].startswith("damaged")
     at.button(key="tfb:w:filter:export").click().run()
     ok(at)
-    chosen = at.session_state["tfb:x:" + filter_page.SELECTION]
+    chosen = at.session_state["tfb:x:" + state.FILTER_SELECTION]
     assert chosen["records"] == [5] and chosen["for_export"] is True
     assert chosen["spec"] == "corrupt_data_crc.tfrecord"

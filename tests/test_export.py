@@ -26,7 +26,8 @@ from browser_app import export as E
 from browser_app.edits import Journal
 from browser_app.errors import ExportError
 from browser_app.export import registry, tfrecord
-from browser_app.export.base import Exporter, ExportFormat
+from browser_app.export.base import ExportFormat
+from browser_app.export.exporter import Exporter
 from browser_app.export.staging import Job
 from codec import example as ex
 from codec import images

@@ -12,6 +12,7 @@ from browser_app.paths import (
     expand_inside,
     is_pattern,
     list_tfrecords,
+    relative_inside,
     relative_to_root,
     resolve_inside,
 )
@@ -107,6 +108,14 @@ def test_relative_to_root(tree, tmp_path):
     assert relative_to_root(tree, tree) == "."
     outside = tmp_path / "outside" / "secret.tfrecord"
     assert relative_to_root(tree, outside) == os.path.realpath(outside)
+
+
+def test_relative_inside(tree, tmp_path):
+    assert relative_inside(tree, tree / "sub" / "b.tfrecord") == "sub/b.tfrecord"
+    assert relative_inside(tree, tree) == "."
+    assert relative_inside(tree, tree / "link_in.tfrecord") == "a.tfrecord"
+    assert relative_inside(tree, tree / "link_out.tfrecord") is None
+    assert relative_inside(tree, tmp_path / "outside" / "secret.tfrecord") is None
 
 
 def test_list_tfrecords(tree):

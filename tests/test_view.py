@@ -428,8 +428,84 @@ def test_finding_lines_and_record_links():
 
 def test_view_imports_neither_streamlit_nor_pandas():
     code = (
-        "import sys, browser_app.view, browser_app.presenters;"
-        " print('streamlit' in sys.modules, 'pandas' in sys.modules)"
+        "import sys, browser_app.view; print('streamlit' in sys.modules, 'pandas' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "False"]
+
+
+# -- the pages' plain data ------------------------------------------------------------------
+
+
+def test_kind_label_and_usual_types(sample):
+    assert V.kind_label({}) == "—"
+    assert V.kind_label({"example": 3}) == "Example"
+    assert V.kind_label({"raw": 1, "sequence_example": 4}) == "SequenceExample (4) / raw bytes (1)"
+    with open_ds(sample / "sequence.tfrecord") as ds:
+        feats, lists = V.usual_types(V.feature_summary(ds))
+    assert feats["label"] == "int64"
+    assert lists == {"frame_id": "int64", "frame_score": "float", "tokens": "bytes"}
+    summary = {"features": [{"name": "x", "section": "features", "types": {"none": 2}}]}
+    assert V.usual_types(summary) == ({}, {})
+
+
+def test_problem_dict_is_the_reports_form():
+    path = DATA / "garbage_between.tfrecord"
+    with open_ds(path) as ds:
+        len(ds)  # indexes every file
+        problems = [V.problem_dict(p) for p in ds.problems]
+    report = V.report_dict(codec.verify_paths([str(path)])[0])
+    assert set(problems[0]) == {"kind", "offset", "end", "message", "path"}
+    assert report["problems"][0]["offset"] == problems[0]["offset"]
+
+
+def test_part_preview_and_diff_rows():
+    steps = [ex.Feature("int64", [i]) for i in range(8)]
+    assert V.part_preview(None) == "—"
+    assert V.part_preview([]) == "(no steps)"
+    assert V.part_preview(ex.Feature("int64", [1, 2, 3])) == "int64 [3] 1, 2, 3"
+    assert V.part_preview(steps).startswith("8 steps: 0; 1; 2; 3; 4; 5; … 2 more steps")
+    from browser_app.edits import FeatureDiff
+
+    rows = V.diff_rows(
+        [FeatureDiff("a", None, ex.Feature("float", [0.5])), FeatureDiff("s", steps, None)]
+    )
+    assert rows[0] == {"feature": "a", "before": "—", "after": "float [1] 0.5"}
+    assert rows[1]["feature"] == "s (feature list)" and rows[1]["after"] == "—"
+
+
+def test_match_rows():
+    with open_ds(DATA / "corrupt_data_crc.tfrecord") as ds:
+        rows = V.match_rows(ds, [4, 5], max_columns=2)
+    assert rows[0]["#"] == 4 and rows[0]["status"] == "example" and len(rows[0]) == 4
+    assert rows[1]["#"] == 5 and str(rows[1]["status"]).startswith("damaged: ")
+
+
+def test_file_options_group_shard_sets():
+    from browser_app.paths import RootEntry
+
+    entries = [RootEntry(f"t/train-0000{k}-of-00003.tfrecord", 1000, 0.0) for k in range(3)]
+    entries.append(RootEntry("a.tfrecord", 10, 0.0))
+    options = V.file_options(entries)
+    assert options[0] == (
+        "t/train-*-of-00003.tfrecord",
+        "t/train-*-of-00003.tfrecord  ·  3 of 3 shards, 2.9 KiB",
+    )
+    assert [spec for spec, _ in options[1:]] == [e.rel for e in entries]
+    assert options[-1][1] == "a.tfrecord  ·  10 bytes"
+
+
+def test_export_outcome_names_paths_relative_to_the_root(tmp_path):
+    from browser_app.export import ExportReport, UnconvertedPicture
+
+    out = [str(tmp_path / "exports" / f"x-0000{k}-of-00002.tfrecord") for k in range(2)]
+    report = ExportReport("tfrecord", outputs=out, records=3, copied=3, verified=True)
+    done = V.export_outcome(report, str(tmp_path), "x.tfrecord")
+    assert done.shown == ("exports/x-00000-of-00002.tfrecord", "exports/x-00001-of-00002.tfrecord")
+    assert str(tmp_path) not in done.summary and "2 files" in done.summary
+    assert done.ok and done.reopen_spec == "exports/x-*-of-00002.tfrecord"
+    pictures = ExportReport("images", outputs=[str(tmp_path / "p.zip")], verified=True)
+    pictures.unconverted.append(UnconvertedPicture(0, "image", 0, "cannot decode"))
+    done = V.export_outcome(pictures, str(tmp_path), "x.tfrecord")
+    assert not done.ok and done.reopen_spec is None
+    assert done.left_out == ("record 0: image[0]: cannot decode",)

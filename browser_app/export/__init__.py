@@ -18,12 +18,12 @@ from __future__ import annotations
 
 from browser_app.errors import ExportError, ImportFormatError
 from browser_app.export.base import (
-    Exporter,
     ExportFormat,
     ExportReport,
     Progress,
     UnconvertedPicture,
 )
+from browser_app.export.exporter import Exporter
 from browser_app.export.images import export_images, image_file_name
 from browser_app.export.jsonl import export_jsonl, import_jsonl
 from browser_app.export.plan import ExportSource

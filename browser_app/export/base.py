@@ -9,18 +9,12 @@ every format.
 
 from __future__ import annotations
 
-import os
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Literal, TypedDict
+from typing import Literal, TypedDict
 
 from browser_app.edits import RecordRef
-from browser_app.errors import ExportError
 from codec.framing import Problem
-
-if TYPE_CHECKING:
-    from browser_app.export.staging import Job
 
 __all__ = [
     "CSV",
@@ -32,7 +26,6 @@ __all__ = [
     "ExportFormat",
     "ExportOptions",
     "ExportReport",
-    "Exporter",
     "Progress",
     "UnconvertedPicture",
 ]
@@ -135,30 +128,3 @@ class ExportReport:
         if self.backup:
             parts.append(f"the previous file is kept as {self.backup}")
         return ", ".join(parts)
-
-
-class Exporter(ABC):
-    """One output format. An instance holds one destination and the format's options; the
-    class attributes describe the format to the registry and to people."""
-
-    name: ClassVar[ExportFormat]
-    label: ClassVar[str]  # the format in words, for a menu
-    suffix: ClassVar[str]  # what a suggested destination ends with
-    extensions: ClassVar[tuple[str, ...]]  # destination names that mean this format
-
-    def __init__(self, dst: str | os.PathLike[str] | None) -> None:
-        self.destination = None if dst is None else os.fspath(dst)
-
-    @property
-    def dst(self) -> str:
-        """The destination; an export without one cannot be done."""
-        if self.destination is None:
-            raise ExportError("no destination given")
-        return self.destination
-
-    @abstractmethod
-    def write(self, job: Job) -> None:
-        """Write the job's planned records to files the job staged (see
-        :meth:`~browser_app.export.staging.Job.reserve`) and name the outputs in
-        ``job.report.outputs``. Raises :class:`~browser_app.errors.ExportError` for an
-        export that cannot be done as asked."""

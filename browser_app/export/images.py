@@ -15,13 +15,13 @@ import codec
 from browser_app.errors import ExportError
 from browser_app.export.base import (
     IMAGES,
-    Exporter,
     ExportOptions,
     ExportReport,
     UnconvertedPicture,
 )
+from browser_app.export.exporter import Exporter, run
 from browser_app.export.plan import ExportSource
-from browser_app.export.staging import Job, run
+from browser_app.export.staging import Job
 from codec.errors import CodecError
 from codec.images import ImageRef, find_images
 

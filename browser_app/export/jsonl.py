@@ -14,13 +14,13 @@ from browser_app.errors import ExportError, ImportFormatError
 from browser_app.export.base import (
     JSONL,
     TFRECORD,
-    Exporter,
     ExportOptions,
     ExportReport,
     Progress,
 )
+from browser_app.export.exporter import Exporter, run
 from browser_app.export.plan import ExportSource
-from browser_app.export.staging import Job, Stage, run, staged
+from browser_app.export.staging import Job, Stage, staged
 from browser_app.export.tfrecord import check_tfrecord, resolve_compression, write_tfrecord
 from codec import example as ex
 from codec.errors import CodecError

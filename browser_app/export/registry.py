@@ -13,18 +13,17 @@ from browser_app.errors import ExportError
 from browser_app.export.base import (
     IMAGES,
     TFRECORD,
-    Exporter,
     ExportFormat,
     ExportOptions,
     ExportReport,
 )
 from browser_app.export.csv import CsvExporter
+from browser_app.export.exporter import Exporter, run
 from browser_app.export.images import ImagesExporter
 from browser_app.export.json_array import JsonTableExporter
 from browser_app.export.jsonl import JsonLinesExporter
 from browser_app.export.parquet import ParquetExporter
 from browser_app.export.plan import ExportSource
-from browser_app.export.staging import run
 from browser_app.export.table import TableExporter
 from browser_app.export.tfrecord import (
     COMPRESSION_SUFFIX,

@@ -24,9 +24,7 @@ import codec
 from browser_app.edits import RecordRef
 from browser_app.errors import ExportError
 from browser_app.export.base import (
-    Exporter,
     ExportFormat,
-    ExportOptions,
     ExportReport,
     Progress,
 )
@@ -35,7 +33,7 @@ from codec.errors import WriteError
 from codec.writer import fsync_dir
 
 if TYPE_CHECKING:
-    from typing_extensions import Unpack
+    pass
 
 __all__ = [
     "TICK_EVERY",
@@ -46,7 +44,6 @@ __all__ = [
     "exporting",
     "fsync_file",
     "guard_sources",
-    "run",
     "staged",
 ]
 
@@ -321,10 +318,3 @@ def exporting(
         plan.close()
         report.seconds = time.perf_counter() - t0
     report.skipped.extend(plan.region_problems())
-
-
-def run(exporter: Exporter, source: ExportSource, **options: Unpack[ExportOptions]) -> ExportReport:
-    """Export ``source`` with ``exporter`` (see :func:`exporting`)."""
-    with exporting(source, exporter.name, **options) as job:
-        exporter.write(job)
-    return job.report

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 from browser_app.errors import ExportError
-from browser_app.export.base import Exporter, ExportReport
+from browser_app.export.base import ExportReport
+from browser_app.export.exporter import Exporter
 from browser_app.export.staging import Job
 from codec.example import Record
 from codec.kinds import BYTES, INT64, NONE, RAW, FeatureType

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 
 import codec
 from browser_app.errors import ExportError
-from browser_app.export.base import TFRECORD, Exporter, ExportOptions, ExportReport
+from browser_app.export.base import TFRECORD, ExportOptions, ExportReport
+from browser_app.export.exporter import Exporter, run
 from browser_app.export.plan import ExportSource
-from browser_app.export.staging import Check, Job, run
+from browser_app.export.staging import Check, Job
 from codec.errors import CodecError
 from codec.framing import encode_record
 from codec.kinds import COMPRESSIONS, GZIP, NO_COMPRESSION, ZLIB, Compression

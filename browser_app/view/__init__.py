@@ -6,6 +6,10 @@ plain values and returns plain data, so it can be tested and timed without a ser
 
 from __future__ import annotations
 
+from .cells import cell_text, parse_bytes_cell
+from .changes import diff_rows, part_preview
+from .export import ExportOutcome, export_outcome
+from .files import file_options
 from .gallery import GalleryItem, gallery_items, record_label
 from .pictures import (
     BROKEN_PICTURE,
@@ -15,8 +19,16 @@ from .pictures import (
     record_pictures,
     thumbnail,
 )
-from .schema import LINKS_SHOWN, finding_lines, number_text, record_links, schema_rows
-from .summary import feature_summary, report_dict
+from .schema import (
+    LINKS_SHOWN,
+    SchemaResult,
+    finding_lines,
+    number_text,
+    record_links,
+    schema_result,
+    schema_rows,
+)
+from .summary import feature_summary, kind_label, problem_dict, report_dict, usual_types
 from .table import (
     MAX_COLUMNS,
     Cell,
@@ -25,6 +37,7 @@ from .table import (
     PageView,
     as_edited_slot,
     feature_rows,
+    match_rows,
     page_view,
     sequence_table,
     status_text,
@@ -51,29 +64,41 @@ __all__ = [
     "MAX_PICTURE_PIXELS",
     "PREVIEW_VALUES",
     "Cell",
+    "ExportOutcome",
     "FeatureRow",
     "GalleryItem",
     "PageItem",
     "PageView",
     "Picture",
+    "SchemaResult",
     "TensorView",
     "ValueView",
     "all_values",
     "as_edited_slot",
+    "cell_text",
     "data_url",
+    "diff_rows",
+    "export_outcome",
     "feature_rows",
     "feature_summary",
+    "file_options",
     "finding_lines",
     "gallery_items",
     "hex_dump",
+    "kind_label",
+    "match_rows",
     "number_text",
     "page_view",
+    "parse_bytes_cell",
+    "part_preview",
     "plural",
+    "problem_dict",
     "record_label",
     "record_links",
     "record_pictures",
     "report_dict",
     "scalar_text",
+    "schema_result",
     "schema_rows",
     "sequence_table",
     "short_text",
@@ -81,6 +106,7 @@ __all__ = [
     "tensor_view",
     "text_preview",
     "thumbnail",
+    "usual_types",
     "value_view",
     "values_preview",
 ]

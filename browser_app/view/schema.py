@@ -1,6 +1,7 @@
-"""The Schema page's plain data: one table row per feature and feature list of an inferred
-schema (its JSON form, :meth:`codec.schema.Schema.to_json`), and the drift findings as lines
-with the records involved.
+"""The Schema page's plain data: an inferred schema as the Schema and Statistics pages keep it,
+one table row per feature and feature list of it (its JSON form,
+:meth:`codec.schema.Schema.to_json`), and the drift findings as lines with the records
+involved.
 
 The finding sentences are :func:`codec.schema.findings`' (the command line prints the same
 ones); how a record number is shown (a link, for the app) is the caller's ``link``.
@@ -9,13 +10,47 @@ ones); how a record number is shown (a link, for the app) is the caller's ``link
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from codec.schema import Finding, findings
+from codec.schema import Finding, Schema, findings
 
-__all__ = ["LINKS_SHOWN", "finding_lines", "number_text", "record_links", "schema_rows"]
+__all__ = [
+    "LINKS_SHOWN",
+    "SchemaResult",
+    "finding_lines",
+    "number_text",
+    "record_links",
+    "schema_result",
+    "schema_rows",
+]
 
 LINKS_SHOWN = 20  # record numbers listed after a finding before "… and N more"
+TOP_VALUES = 20  # most common values kept per feature
+
+
+@dataclass(frozen=True)
+class SchemaResult:
+    """An inferred schema as plain data: ``schema`` its JSON form, ``statistics`` its chart
+    data, ``sample`` the sample size asked for (``None``: every record), ``shards`` each file's
+    name as shown to its real path (the keys of ``statistics["shards"]``)."""
+
+    schema: dict[str, Any]
+    statistics: dict[str, Any]
+    sample: int | None
+    shards: dict[str, str]
+
+
+def schema_result(
+    schema: Schema, sample: int | None, shown: Callable[[str], str] = str
+) -> SchemaResult:
+    """``schema`` as plain data, its files named by ``shown``."""
+    return SchemaResult(
+        schema=schema.to_json(top=TOP_VALUES),
+        statistics=schema.statistics(top=TOP_VALUES),
+        sample=sample,
+        shards={shown(p): p for p in schema.shards},
+    )
 
 
 def number_text(x: float | int | None, missing: str = "") -> str:

@@ -1,19 +1,27 @@
-"""The overview's plain data: a verify report as a dict, and the kinds and features of the
-first records (types with counts, presence, list lengths, an example value)."""
+"""The overview's plain data: a verify report as a dict, the kinds and features of the first
+records (types with counts, presence, list lengths, an example value), the kinds in words, and
+the type most records give each feature."""
 
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any
 
 import codec
 from browser_app.edits.model import FEATURE_LISTS, FEATURES, Section
 from codec import example as ex
-from codec.kinds import BYTES, NONE
+from codec.framing import Problem
+from codec.kinds import BYTES, EXAMPLE, NONE, RAW, SEQUENCE_EXAMPLE
 
 from .values import value_view, values_preview
 
-__all__ = ["feature_summary", "report_dict"]
+__all__ = ["feature_summary", "kind_label", "problem_dict", "report_dict", "usual_types"]
+
+
+def problem_dict(p: Problem) -> dict[str, Any]:
+    """A damaged record or skipped region as plain data: kind, offset, end, message, path."""
+    return {"kind": p.kind, "offset": p.offset, "end": p.end, "message": p.message, "path": p.path}
 
 
 def report_dict(r: codec.VerifyReport) -> dict[str, Any]:
@@ -26,11 +34,26 @@ def report_dict(r: codec.VerifyReport) -> dict[str, Any]:
         "bytes": r.bytes,
         "skipped_bytes": r.skipped_bytes,
         "ok": r.ok,
-        "problems": [
-            {"kind": p.kind, "offset": p.offset, "end": p.end, "message": p.message, "path": p.path}
-            for p in r.problems
-        ],
+        "problems": [problem_dict(p) for p in r.problems],
     }
+
+
+_KIND_NAMES: dict[str, str] = {
+    EXAMPLE: "Example",
+    SEQUENCE_EXAMPLE: "SequenceExample",
+    RAW: "raw bytes",
+}
+
+
+def kind_label(kinds: Mapping[str, int]) -> str:
+    """The record kinds seen, in words: ``Example``, or ``Example (3) / raw bytes (1)`` when
+    they are mixed (most common first); ``—`` for none."""
+    if not kinds:
+        return "—"
+    ordered = sorted(kinds.items(), key=lambda kv: -kv[1])
+    if len(ordered) == 1:
+        return _KIND_NAMES.get(ordered[0][0], ordered[0][0])
+    return " / ".join(f"{_KIND_NAMES.get(k, k)} ({v})" for k, v in ordered)
 
 
 def _entries(rec: ex.Record) -> list[tuple[str, ex.Feature, Section]]:
@@ -93,3 +116,18 @@ def feature_summary(ds: codec.TFRecordDataset, limit: int = 200) -> dict[str, An
         e["types"] = dict(types)
         out.append(e)
     return {"records": seen, "damaged": damaged, "kinds": dict(kinds), "features": out}
+
+
+def usual_types(summary: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    """``({feature: type}, {feature list: type})``: the type most records of a
+    :func:`feature_summary` give each feature (features seen only without values are left
+    out)."""
+    feats: dict[str, str] = {}
+    lists: dict[str, str] = {}
+    for e in summary.get("features", []):
+        types = {t: n for t, n in dict(e.get("types", {})).items() if t != NONE}
+        if not types:
+            continue
+        best = max(types, key=lambda t: types[t])
+        (lists if e.get("section") == FEATURE_LISTS else feats)[str(e["name"])] = best
+    return feats, lists

@@ -1,5 +1,5 @@
 """Tables: the records page's table of a page of slots (with the pending edits' status in
-place), a record's features, and a SequenceExample's steps.
+place), the filter's matches, a record's features, and a SequenceExample's steps.
 
 A page comes as :class:`codec.Slot` values, or as :class:`~browser_app.edits.model.EditedSlot`
 values when edits are pending: an edited record shows its effective values and how many
@@ -32,12 +32,14 @@ __all__ = [
     "PageView",
     "as_edited_slot",
     "feature_rows",
+    "match_rows",
     "page_view",
     "sequence_table",
     "status_text",
 ]
 
 MAX_COLUMNS = 40  # feature columns in the page table
+MATCH_COLUMNS = 8  # feature columns in the table of a filter's matches
 
 Cell = int | float | str | None
 """What a table cell holds: numbers stay numbers, everything else is text."""
@@ -216,6 +218,27 @@ def page_view(items: Sequence[PageItem], thumb_size: int = 72, boxes: bool = Tru
             view.skipped += 1
     view.seconds = time.perf_counter() - t0
     return view
+
+
+def match_rows(
+    ds: codec.TFRecordDataset, records: Sequence[int], max_columns: int = MATCH_COLUMNS
+) -> list[dict[str, Cell]]:
+    """One row per record of ``records`` (a filter's matches): its number, its kind (or why it
+    cannot be read) and a preview of its first ``max_columns`` features."""
+    rows: list[dict[str, Cell]] = []
+    for n in records:
+        row: dict[str, Cell] = {"#": n}
+        try:
+            rec = ex.decode(ds.read(n))
+        except codec.CodecError as exc:
+            row["status"] = f"damaged: {exc}"
+            rows.append(row)
+            continue
+        row["status"] = rec.kind
+        for name, feat in list(rec.features.items())[:max_columns]:
+            row[name] = values_preview(feat)
+        rows.append(row)
+    return rows
 
 
 # -- record detail -----------------------------------------------------------------------

@@ -1,28 +1,27 @@
-"""Gallery: the page's pictures in a grid with their labels, for quick spot-checks."""
+"""Gallery: the page's pictures in a grid with their labels and review marks, for quick
+spot-checks."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from browser_app import app_pages, edit_session, loading, presenters, review, state, widgets
+from browser_app.ui import frame, navigation, services, state
+from browser_app.ui.widgets import detail, pager, review
+from browser_app.view import GalleryItem
+from codec.dataset import DAMAGED
 
 TILE_SIZES = {"Small": 112, "Medium": 160, "Large": 224}
+_ROW_WIDTH = 1100  # pixels the tiles of a row share
 
 
 def render() -> None:
-    src = loading.current_source()
-    widgets.show_flashes()
+    src = frame.start("Gallery")
     if src is None:
-        st.subheader("Gallery", anchor=False)
-        widgets.no_source()
         return
-    widgets.source_header(src, "Gallery")
-    if widgets.empty_source(src):
-        return
-    start, stop, _total = widgets.pager(src, "gallery")
+    start, stop, _total = pager.pager(src, "gallery")
     left, mid, _ = st.columns([1, 2, 5], vertical_alignment="center")
     with left:
-        boxes = widgets.boxes_toggle("gallery")
+        boxes = detail.boxes_toggle("gallery")
     with mid:
         size_name = st.segmented_control(
             "Tile size",
@@ -33,7 +32,7 @@ def render() -> None:
         )
         state.put("tile", size_name or "Medium")
     size = TILE_SIZES.get(size_name or "Medium", 160)
-    items = edit_session.gallery_items(src, start, stop, size=size, boxes=boxes)
+    items = services.gallery_items(src, start, stop, size=size, boxes=boxes)  # edits applied
     if not items:
         st.info(f"No records from {start:,} on.")
         return
@@ -42,7 +41,7 @@ def render() -> None:
         st.info(
             f"No pictures in records {start:,}–{stop - 1:,}. The Records page shows every feature."
         )
-    per_row = max(3, min(10, 1100 // (size + 24)))
+    per_row = max(3, min(10, _ROW_WIDTH // (size + 24)))
     with st.container(key="tfb-gallery"):
         for row_start in range(0, len(items), per_row):
             cols = st.columns(per_row)
@@ -53,14 +52,14 @@ def render() -> None:
                         review.tile_mark(src, item.index)  # passed / flagged, comment
 
 
-def _tile(item: presenters.GalleryItem) -> None:
+def _tile(item: GalleryItem) -> None:
     if item.data is not None:
         st.image(
             item.data,
             output_format="PNG" if item.mime == "image/png" else "JPEG",
             width="stretch",
         )
-    elif item.status == presenters.STATUS_DAMAGED:
+    elif item.status == DAMAGED:
         st.error(item.error or "damaged", icon=":material/error:")
     else:
         st.warning(item.error or "no picture", icon=":material/broken_image:")
@@ -72,7 +71,7 @@ def _tile(item: presenters.GalleryItem) -> None:
         width="stretch",
     ):
         state.set_record(item.index)
-        app_pages.goto("records")
+        navigation.goto("records")
 
 
 if __name__ == "__main__":

@@ -4,63 +4,56 @@ from __future__ import annotations
 
 import streamlit as st
 
-from browser_app import edit_session, editor, loading, presenters, state, widgets
+from browser_app.ui import frame, services, state
+from browser_app.ui.source import Source
+from browser_app.ui.widgets import detail, editor, pager, records_table
+from browser_app.view import PageView, plural
 
 
 def render() -> None:
-    src = loading.current_source()
-    widgets.show_flashes()
+    src = frame.start("Records", on_empty=_problems_in_place)
     if src is None:
-        st.subheader("Records", anchor=False)
-        widgets.no_source()
         return
-    widgets.source_header(src, "Records")
-    if widgets.empty_source(src):
-        _problems_in_place(src)
-        return
-    start, stop, _total = widgets.pager(src, "records")
-    boxes = state.show_boxes()
-    view = edit_session.page_view(src, start, stop, boxes=boxes)  # pending edits applied
+    start, stop, _total = pager.pager(src, "records")
+    view = services.page_view(src, start, stop, boxes=state.show_boxes())  # edits applied
     if not view.rows:
         st.info(f"No records from {start:,} on: {src.label} ends before that.")
         return
     notes = []
     if view.damaged:
-        notes.append(presenters.plural(view.damaged, "damaged record"))
+        notes.append(plural(view.damaged, "damaged record"))
     if view.skipped:
-        notes.append(presenters.plural(view.skipped, "skipped region"))
+        notes.append(plural(view.skipped, "skipped region"))
     if notes:
         st.caption(
             f":red[**{' and '.join(notes)} on this page**] — shown in place; every intact"
             " record around them reads normally."
         )
-    gap_row = widgets.records_table(src, view, start)
+    gap_row = records_table.records_table(src, view, start)
     _detail(src, view, start, stop, gap_row)
 
 
-def _problems_in_place(src: loading.Source) -> None:
-    view = loading.page_view(src, 0, 1)
+def _problems_in_place(src: Source) -> None:
+    """A source without records: its first unreadable region in place, when there is one."""
+    view = services.page_view(src, 0, 1)
     if view.rows:
-        widgets.records_table(src, view, 0)
+        records_table.records_table(src, view, 0)
 
 
-def _detail(
-    src: loading.Source, view: presenters.PageView, start: int, stop: int, gap_row: int | None
-) -> None:
+def _detail(src: Source, view: PageView, start: int, stop: int, gap_row: int | None) -> None:
     if gap_row is not None:
         gaps = [s for s in src.dataset.page(start, stop) if s.index is None]
         before = sum(1 for r in view.records[:gap_row] if r is None)
         if before < len(gaps):
             st.divider()
-            widgets.record_detail(src, gaps[before], state.show_boxes())
+            detail.record_detail(src, gaps[before], state.show_boxes())
             return
     current: int | None = state.record()
     if current not in view.records:
         current = next((r for r in view.records if r is not None), None)
     if current is None:
         return
-    slots = src.dataset.page(current, current + 1)
-    slot = widgets.find_slot(slots, current)
+    slot = next((s for s in src.dataset.page(current, current + 1) if s.index == current), None)
     if slot is None:
         return
     st.divider()

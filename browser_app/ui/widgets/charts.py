@@ -1,5 +1,5 @@
-"""Statistics: charts of one feature at a time — numeric histograms, the most common values,
-list lengths and image sizes — for the whole dataset or one shard."""
+"""The Statistics page's charts of one feature: a histogram of its numbers, its most common
+values, its list lengths and its image sizes, whichever it has."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from browser_app import loading, state, widgets
-from browser_app.app_pages import schema as schema_page
+__all__ = ["feature_charts"]
 
 
 def _hist_frame(h: dict[str, list[Any]]) -> pd.DataFrame:
@@ -49,40 +48,3 @@ def feature_charts(stats: dict[str, Any], name: str) -> None:
         drawn = True
     if not drawn:
         st.info(f"{name} has no values to chart.")
-
-
-def render() -> None:
-    src = loading.current_source()
-    widgets.show_flashes()
-    if src is None:
-        st.subheader("Statistics", anchor=False)
-        widgets.no_source()
-        return
-    widgets.source_header(src, "Statistics")
-    if widgets.empty_source(src):
-        return
-    result = schema_page.ensure(src, "statistics")
-    if result is None:
-        return
-    schema_page.sample_note(result)
-    stats = result["statistics"]
-    names = sorted(stats.get("features", {})) + sorted(stats.get("feature_lists", {}))
-    if not names:
-        st.info("No features to chart: the records are raw payloads or empty Examples.")
-        return
-    c = st.columns([2, 2])
-    name = c[0].selectbox("Feature", names, key=state.widget_key("statistics:feature"))
-    shards = result.get("shards") or {}
-    scope = "all files"
-    if shards:
-        scope = c[1].selectbox(
-            "Files", ["all files", *shards], key=state.widget_key("statistics:shard")
-        )
-    if scope != "all files":
-        stats = stats.get("shards", {}).get(shards[scope], {})
-    if name:
-        feature_charts(stats, name)
-
-
-if __name__ == "__main__":
-    render()

@@ -1,22 +1,19 @@
 """Filter: find the records matching an expression such as ``label == 3 and width > 100``,
 page through them, open one, or hand them to the export.
 
-The matches are kept in the session under ``filter:selection`` (:func:`selection`) as
-``{"spec", "expression", "records", "complete"}``; the export reads them from there."""
+The matches are kept in the session (:func:`browser_app.ui.state.filter_selection`) as
+``{"spec", "key", "expression", "records", "complete"}``; the export reads them from there."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from browser_app import app_pages, loading, presenters, state, widgets
-from codec import CodecError
-from codec import example as ex
+from browser_app.ui import frame, navigation, state
+from browser_app.ui.source import Source
+from browser_app.view import match_rows, plural
 from codec.filters import FilterSyntaxError, compile_filter, filter_dataset
 
-SELECTION = "filter:selection"
 EXAMPLES = (
     "label == 3 and width > 100",
     '"dog" in feature2',
@@ -31,16 +28,9 @@ HELP = (
     " A feature with several values matches when any value does. Names may contain"
     " `/ . -`; put any other name in backquotes: `` `my feature` ``."
 )
-MAX_COLUMNS = 8
 
 
-def selection() -> dict[str, Any] | None:
-    """The last filter result of this session (for the export), or None."""
-    value = state.get(SELECTION)
-    return value if isinstance(value, dict) else None
-
-
-def _run(src: loading.Source, text: str, limit: int) -> dict[str, Any] | None:
+def _run(src: Source, text: str, limit: int) -> state.FilterSelection | None:
     try:
         flt = compile_filter(text)
     except FilterSyntaxError as err:
@@ -56,48 +46,21 @@ def _run(src: loading.Source, text: str, limit: int) -> dict[str, Any] | None:
         found = filter_dataset(src.dataset, flt, progress=progress, limit=limit + 1)
     finally:
         bar.empty()
-    result = {
+    result: state.FilterSelection = {
         "spec": src.spec,
         "key": repr(src.key),
         "expression": text,
         "records": found[:limit],
         "complete": len(found) <= limit,
     }
-    state.put(SELECTION, result)
+    state.set_filter_selection(result)
     state.set_widget_value("filter:page", 1)
     return result
 
 
-def _rows(src: loading.Source, records: list[int]) -> list[dict[str, Any]]:
-    rows: list[dict[str, Any]] = []
-    for n in records:
-        row: dict[str, Any] = {"#": n}
-        try:
-            rec = ex.decode(src.dataset.read(n))
-        except CodecError as exc:
-            row["status"] = f"damaged: {exc}"
-            rows.append(row)
-            continue
-        row["status"] = rec.kind
-        for name, feat in list(rec.features.items())[:MAX_COLUMNS]:
-            row[name] = presenters.values_preview(feat)
-        rows.append(row)
-    return rows
-
-
-def _open(n: int) -> None:
-    state.set_record(n)
-
-
 def render() -> None:
-    src = loading.current_source()
-    widgets.show_flashes()
+    src = frame.start("Filter")
     if src is None:
-        st.subheader("Filter", anchor=False)
-        widgets.no_source()
-        return
-    widgets.source_header(src, "Filter")
-    if widgets.empty_source(src):
         return
     c = st.columns([5, 1.3, 1], vertical_alignment="bottom")
     text = c[0].text_input(
@@ -117,9 +80,7 @@ def render() -> None:
     )
     clicked = c[2].button("Run", key=state.widget_key("filter:run"), icon=":material/filter_alt:")
     st.caption("Examples: " + " · ".join(f"`{e}`" for e in EXAMPLES))
-    result = selection()
-    if result is not None and result.get("key") != repr(src.key):
-        result = None
+    result = state.filter_selection(repr(src.key))
     text = (text or "").strip()
     if text and (clicked or result is None or result["expression"] != text):
         result = _run(src, text, limit)
@@ -130,9 +91,9 @@ def render() -> None:
     _show(src, result)
 
 
-def _show(src: loading.Source, result: dict[str, Any]) -> None:
-    found: list[int] = result["records"]
-    what = presenters.plural(len(found), "matching record")
+def _show(src: Source, result: state.FilterSelection) -> None:
+    found = result["records"]
+    what = plural(len(found), "matching record")
     if not result["complete"]:
         what = f"the first {what} (stopped there; raise “Stop after” for more)"
     st.markdown(f"**{what}** for `{result['expression']}`")
@@ -143,20 +104,20 @@ def _show(src: loading.Source, result: dict[str, Any]) -> None:
     page = st.pagination(pages, key=state.widget_key("filter:page")) if pages > 1 else 1
     start = (max(1, int(page)) - 1) * size
     chunk = found[start : start + size]
-    st.dataframe(pd.DataFrame(_rows(src, chunk)), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(match_rows(src.dataset, chunk)), hide_index=True, width="stretch")
     c = st.columns([2, 1, 2], vertical_alignment="bottom")
     pick = c[0].selectbox("Record", chunk, key=state.widget_key("filter:pick"))
     if c[1].button("Open", key=state.widget_key("filter:open"), icon=":material/open_in_new:"):
-        _open(int(pick))
-        app_pages.goto("records")
+        state.set_record(int(pick))
+        navigation.goto("records")
     if c[2].button(
         f"Export these {len(found):,}",
         key=state.widget_key("filter:export"),
         icon=":material/download:",
     ):
-        state.put(SELECTION, {**result, "for_export": True})
-        if app_pages.page("export") is not None:
-            app_pages.goto("export")
+        state.set_filter_selection({**result, "for_export": True})
+        if navigation.page("export") is not None:
+            navigation.goto("export")
         st.success(
             "Selection handed to the export: it will offer these records.",
             icon=":material/check:",

@@ -3,8 +3,10 @@
 What a person would bookmark lives in the URL as plain strings (``?file=<path relative to the
 root>&record=<N>``); everything else lives in ``st.session_state`` under keys starting with
 ``tfb:``. Other modules never touch ``st.session_state`` or ``st.query_params`` directly: they
-call the helpers here (pages added later use :func:`get`/:func:`put` and :func:`widget_key`
-for their own values, which keeps the key space in one place).
+call the helpers here: typed accessors for what several modules share (the open source, the
+position, the filter's result that the export reads, the last export, the inferred schema,
+the edit revision), and :func:`get`/:func:`put` and :func:`widget_key` for a widget's own
+values, which keeps the key space in one place.
 
 Nothing is ever unpickled from a URL: query parameters are parsed as text and integers.
 """
@@ -16,18 +18,30 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, TypedDict, cast
 
 import streamlit as st
 
+from browser_app.paths import relative_inside
+from browser_app.view import ExportOutcome, SchemaResult
+
 __all__ = [
     "DEFAULT_PAGE_SIZE",
+    "FILTER_SELECTION",
     "PAGE_SIZES",
+    "UPLOAD_PREFIX",
     "AppArgs",
+    "FilterSelection",
+    "FlashKind",
     "add_upload",
     "app_args",
+    "bump_edit_revision",
     "clear_source",
+    "edit_revision",
+    "export_outcome",
+    "filter_selection",
     "flash",
+    "forget_recent",
     "get",
     "init",
     "is_upload",
@@ -37,13 +51,20 @@ __all__ = [
     "put",
     "recent",
     "record",
+    "schema_result",
+    "set_export_outcome",
+    "set_filter_selection",
     "set_page_size",
     "set_record",
+    "set_schema_result",
+    "set_show_boxes",
     "set_source",
+    "set_widget_value",
     "show_boxes",
     "source_spec",
     "upload_path",
     "widget_key",
+    "widget_value",
 ]
 
 PAGE_SIZES = (10, 25, 50, 100)
@@ -60,6 +81,11 @@ _RECENT = "tfb:recent"
 _BOXES = "tfb:boxes"
 _UPLOADS = "tfb:uploads"
 _FLASH = "tfb:flash"
+
+# Values several modules share (under tfb:x:, as get()/put() keep them).
+FILTER_SELECTION = "filter:selection"
+_EXPORT_REPORT = "export:report"
+_EDIT_REVISION = "edit:rev"
 
 # Query parameter names.
 Q_FILE = "file"
@@ -115,12 +141,15 @@ def set_widget_value(name: str, value: Any) -> None:
     st.session_state[widget_key(name)] = value
 
 
-def flash(message: str, kind: str = "warning") -> None:
+FlashKind = Literal["error", "warning", "info", "success"]
+
+
+def flash(message: str, kind: FlashKind = "warning") -> None:
     """Queue a message to show on the next run (``kind``: error, warning, info, success)."""
     st.session_state.setdefault(_FLASH, []).append((kind, message))
 
 
-def pop_flashes() -> list[tuple[str, str]]:
+def pop_flashes() -> list[tuple[FlashKind, str]]:
     """The queued messages, oldest first; the queue is emptied."""
     return list(st.session_state.pop(_FLASH, []))
 
@@ -172,13 +201,10 @@ def init() -> None:
 
 
 def _relative(root: str, path: str) -> str:
-    real = os.path.realpath(path)
-    try:
-        if os.path.commonpath([real, root]) == root:
-            return os.path.relpath(real, root).replace(os.sep, "/")
-    except ValueError:
-        pass
-    return path
+    """A path given on the command line as it goes into the URL: relative to the root when it
+    lies inside (else as given, for the refusal to name it)."""
+    rel = relative_inside(root, path)
+    return path if rel is None else rel
 
 
 def _publish() -> None:
@@ -218,6 +244,7 @@ def set_source(spec: str, record_no: int = 0) -> None:
 
 
 def clear_source() -> None:
+    """Nothing is open any more."""
     st.session_state[_SOURCE] = None
     st.session_state[_RECORD] = 0
     _publish()
@@ -237,6 +264,7 @@ def recent() -> list[str]:
 
 
 def forget_recent(spec: str) -> None:
+    """Drop ``spec`` from the recent list (it could not be opened)."""
     items: list[str] = st.session_state.get(_RECENT, [])
     if spec in items:
         items.remove(spec)
@@ -246,6 +274,7 @@ def forget_recent(spec: str) -> None:
 
 
 def is_upload(spec: str | None) -> bool:
+    """Whether ``spec`` names an upload of this session (never put in a URL)."""
     return bool(spec) and str(spec).startswith(UPLOAD_PREFIX)
 
 
@@ -263,10 +292,6 @@ def upload_path(spec: str) -> str | None:
     return str(value) if value else None
 
 
-def upload_paths() -> dict[str, str]:
-    return dict(st.session_state.get(_UPLOADS, {}))
-
-
 # -- position ----------------------------------------------------------------------------
 
 
@@ -276,11 +301,13 @@ def record() -> int:
 
 
 def set_record(n: int) -> None:
+    """Make record ``n`` the current one (the page follows)."""
     st.session_state[_RECORD] = max(0, int(n))
     _publish()
 
 
 def page_size() -> int:
+    """Records per page."""
     value = int(st.session_state.get(_PAGE_SIZE, DEFAULT_PAGE_SIZE))
     return value if value > 0 else DEFAULT_PAGE_SIZE
 
@@ -301,8 +328,75 @@ def page_start(total: int | None = None) -> int:
 
 
 def show_boxes() -> bool:
+    """Whether pictures are drawn with their Object Detection boxes."""
     return bool(st.session_state.get(_BOXES, True))
 
 
 def set_show_boxes(value: bool) -> None:
+    """Turn the boxes on or off, on every page."""
     st.session_state[_BOXES] = bool(value)
+
+
+# -- what pages hand to each other ---------------------------------------------------------
+
+
+class _FilterSelectionBase(TypedDict):
+    spec: str
+    key: str
+    expression: str
+    records: list[int]
+    complete: bool
+
+
+class FilterSelection(_FilterSelectionBase, total=False):
+    """The filter's last result: the source ``spec`` and identity ``key`` (a repr) it was run
+    on, the ``expression``, the matching ``records`` (the first ones when not ``complete``),
+    and ``for_export`` while the Export page has yet to pick it up."""
+
+    for_export: bool
+
+
+def filter_selection(source_key: str) -> FilterSelection | None:
+    """The filter's last result of this session, when it was made on the source whose
+    identity has the repr ``source_key``; else None."""
+    value = get(FILTER_SELECTION)
+    if not isinstance(value, dict) or value.get("key") != source_key:
+        return None
+    if not isinstance(value.get("records"), list):
+        return None
+    return cast(FilterSelection, value)
+
+
+def set_filter_selection(value: FilterSelection) -> None:
+    put(FILTER_SELECTION, value)
+
+
+def export_outcome() -> ExportOutcome | None:
+    """What the last export of this session did, or None."""
+    value = get(_EXPORT_REPORT)
+    return value if isinstance(value, ExportOutcome) else None
+
+
+def set_export_outcome(value: ExportOutcome | None) -> None:
+    put(_EXPORT_REPORT, value)
+
+
+def schema_result(source_key: str) -> SchemaResult | None:
+    """The schema inferred in this session for the source whose identity has the repr
+    ``source_key`` (the Schema and Statistics pages share it), or None."""
+    value = get(f"schema:{source_key}")
+    return value if isinstance(value, SchemaResult) else None
+
+
+def set_schema_result(source_key: str, value: SchemaResult) -> None:
+    put(f"schema:{source_key}", value)
+
+
+def edit_revision() -> int:
+    """A counter bumped after every edit of this session (the editor's widget keys include
+    it, so its tables and uploaders redraw with the saved values)."""
+    return int(get(_EDIT_REVISION, 0))
+
+
+def bump_edit_revision() -> None:
+    put(_EDIT_REVISION, edit_revision() + 1)

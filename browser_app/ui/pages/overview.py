@@ -7,25 +7,26 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from browser_app import app_pages, loading, presenters, state, widgets
+from browser_app.edits import FEATURE_LISTS
+from browser_app.ui import frame, navigation, services, state
+from browser_app.ui.source import Source
+from browser_app.view import kind_label, plural, problem_dict
+from codec.kinds import DATA_CRC, RAW
+from codec.values import format_bytes
 
 MAX_PROBLEM_BUTTONS = 25
 
 
 def render() -> None:
-    src = loading.current_source()
-    widgets.show_flashes()
+    src = frame.start("Overview", needs_records=False)
     if src is None:
-        st.subheader("Overview", anchor=False)
-        widgets.no_source()
         return
-    widgets.source_header(src, "Overview")
     ds = src.dataset
-    summary = loading.feature_summary(src)
+    summary = services.feature_summary(src)
     verify_key = f"verified:{src.spec}"
     reports: list[dict[str, Any]] | None = None
-    if loading.should_auto_verify(src) or state.get(verify_key):
-        reports = loading.verify_source(src)
+    if services.should_auto_verify(src) or state.get(verify_key):
+        reports = services.verify(src)
 
     records = ds.indexed if ds.index_complete else None
     damaged = sum(r["damaged"] for r in reports) if reports is not None else None
@@ -42,7 +43,7 @@ def render() -> None:
     )
     m[2].metric("Damaged records", f"{damaged:,}" if damaged is not None else "—")
     m[3].metric("Skipped bytes", f"{skipped:,}")
-    m[4].metric("Kind", widgets._kind_label(summary["kinds"]))
+    m[4].metric("Kind", kind_label(summary["kinds"]))
 
     st.markdown("##### Files")
     _files_table(src, reports)
@@ -52,22 +53,19 @@ def render() -> None:
         total = sum(f.size for f in ds.files)
         st.info(
             f"The header scan has run; data CRCs are checked as records are read. Check every"
-            f" CRC of {presenters.format_bytes(total)} now?",
+            f" CRC of {format_bytes(total)} now?",
             icon=":material/verified:",
         )
         if st.button("Check every CRC", key=state.widget_key("verify"), icon=":material/search:"):
             state.put(verify_key, True)
             st.rerun()
-        problems = [
-            {"kind": p.kind, "offset": p.offset, "end": p.end, "message": p.message, "path": p.path}
-            for p in ds.problems
-        ]
+        problems = [problem_dict(p) for p in ds.problems]
     else:
         problems = [p for r in reports for p in r["problems"]]
         if not problems:
             st.success(
                 "Every CRC checks out: "
-                + presenters.plural(sum(r["records"] for r in reports), "intact record")
+                + plural(sum(r["records"] for r in reports), "intact record")
                 + ".",
                 icon=":material/verified:",
             )
@@ -78,7 +76,7 @@ def render() -> None:
     _features(summary)
 
 
-def _files_table(src: loading.Source, reports: list[dict[str, Any]] | None) -> None:
+def _files_table(src: Source, reports: list[dict[str, Any]] | None) -> None:
     by_path = {r["path"]: r for r in reports} if reports else {}
     rows = []
     for f in src.dataset.files:
@@ -87,7 +85,7 @@ def _files_table(src: loading.Source, reports: list[dict[str, Any]] | None) -> N
         rows.append(
             {
                 "file": src.rel(f.path),
-                "size": presenters.format_bytes(f.file_size),
+                "size": format_bytes(f.file_size),
                 "compression": f.compression,
                 "stream bytes": f.size,
                 "records": f.indexed if f.index_complete else None,
@@ -122,17 +120,17 @@ def _files_table(src: loading.Source, reports: list[dict[str, Any]] | None) -> N
     )
 
 
-def _problems(src: loading.Source, problems: list[dict[str, Any]]) -> None:
-    damaged = [p for p in problems if p["kind"] == "data_crc"]
-    other = [p for p in problems if p["kind"] != "data_crc"]
+def _problems(src: Source, problems: list[dict[str, Any]]) -> None:
+    damaged = [p for p in problems if p["kind"] == DATA_CRC]
+    other = [p for p in problems if p["kind"] != DATA_CRC]
     skipped = sum(
         max(0, (p["end"] or 0) - (p["offset"] or 0)) for p in other if p["offset"] is not None
     )
     parts = []
     if damaged:
-        parts.append(presenters.plural(len(damaged), "damaged record"))
+        parts.append(plural(len(damaged), "damaged record"))
     if other:
-        parts.append(presenters.plural(len(other), "unreadable region"))
+        parts.append(plural(len(other), "unreadable region"))
     st.error(
         f"**{' and '.join(parts)}** ({skipped:,} bytes skipped). Every other record is intact"
         " and readable.",
@@ -144,14 +142,14 @@ def _problems(src: loading.Source, problems: list[dict[str, Any]]) -> None:
         c1.markdown(f"`{p['kind']}` · {src.rel(p['path'])} · **{at}** — {p['message']}")
         if p["offset"] is None:
             continue
-        target = p["offset"] if p["kind"] == "data_crc" else (p["end"] or p["offset"])
+        target = p["offset"] if p["kind"] == DATA_CRC else (p["end"] or p["offset"])
         index = src.dataset.record_at(p["path"], target)
         if index is None:
             index = max(0, src.dataset.indexed - 1)
-        label = f"Record {index:,}" if p["kind"] == "data_crc" else f"Before record {index:,}"
+        label = f"Record {index:,}" if p["kind"] == DATA_CRC else f"Before record {index:,}"
         if c2.button(label, key=state.widget_key(f"problem:{n}"), icon=":material/arrow_forward:"):
             state.set_record(index)
-            app_pages.goto("records")
+            navigation.goto("records")
     if len(problems) > MAX_PROBLEM_BUTTONS:
         st.caption(f"… and {len(problems) - MAX_PROBLEM_BUTTONS:,} more problems.")
 
@@ -160,7 +158,7 @@ def _features(summary: dict[str, Any]) -> None:
     feats = summary["features"]
     n = summary["records"]
     if not feats:
-        if summary["kinds"].get("raw"):
+        if summary["kinds"].get(RAW):
             st.caption(f"The records are raw bytes (not Examples): no features. ({n} records seen)")
         else:
             st.caption("No features in the records seen so far.")
@@ -175,7 +173,7 @@ def _features(summary: dict[str, Any]) -> None:
                 "holds": e["content"],
                 "in records": f"{e['records']:,} of {n:,}",
                 "length": f"{lo}" if lo == hi else f"{lo}–{hi}",
-                "where": "feature list" if e["section"] == "feature_lists" else "",
+                "where": "feature list" if e["section"] == FEATURE_LISTS else "",
                 "example": e["example"],
                 "drift": "⚠ types differ" if e["drift"] else "",
             }
@@ -187,7 +185,7 @@ def _features(summary: dict[str, Any]) -> None:
         df = df.drop(columns=["drift"])
     st.dataframe(df, hide_index=True, width="stretch", height=min(len(df), 20) * 35 + 38)
     more = f" ({summary['damaged']} damaged skipped)" if summary["damaged"] else ""
-    st.caption(f"From the first {presenters.plural(n, 'record')} read{more}.")
+    st.caption(f"From the first {plural(n, 'record')} read{more}.")
 
 
 if __name__ == "__main__":

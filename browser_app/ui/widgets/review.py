@@ -3,39 +3,38 @@
 Marks are saved in the source's journal (they survive a refresh or a restart, and undoing
 edits leaves them alone). In the record view the buttons have keyboard shortcuts: **P**
 passed, **F** flagged, **J** next record, **K** previous record; the comment is saved when
-Enter is pressed. :func:`report` gives every mark as CSV or JSON.
+Enter is pressed. :func:`render_report` offers every mark as CSV or JSON
+(:mod:`browser_app.edits.review` makes them).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from browser_app import edit_session, loading, state
-from browser_app.edits import Journal, RecordRef
+from browser_app.edits import FLAGGED, PASSED, Journal, MarkStatus, RecordRef
 from browser_app.edits.review import progress, report_csv, report_json, report_rows
 from browser_app.errors import AppError
+from browser_app.ui import services, state
+from browser_app.ui.source import Source
 from codec.errors import CodecError
 
-__all__ = [
-    "progress",
-    "render_marks",
-    "render_report",
-    "report_csv",
-    "report_json",
-    "report_rows",
-    "tile_mark",
-]
+__all__ = ["render_marks", "render_report", "tile_mark"]
 
-ICONS = {"passed": "✓", "flagged": "⚑"}
-LABELS = {"passed": "Passed", "flagged": "Flagged"}
+ICONS: dict[MarkStatus, str] = {PASSED: "✓", FLAGGED: "⚑"}
+LABELS: dict[MarkStatus, str] = {PASSED: "Passed", FLAGGED: "Flagged"}
+# The review bar's mark buttons: status, widget name, icon, keyboard shortcut.
+_STATUS_BUTTONS: tuple[tuple[MarkStatus, str, str, str], ...] = (
+    (PASSED, "pass", ":material/check_circle:", "P"),
+    (FLAGGED, "flag", ":material/flag:", "F"),
+)
 
 
-def _sid(src: loading.Source) -> str:
+def _sid(src: Source) -> str:
     return src.spec
 
 
-def _set(src: loading.Source, ref: RecordRef, status: str | None, comment: str | None) -> None:
-    j = edit_session.journal(src, quiet=True)
+def _set(src: Source, ref: RecordRef, status: str | None, comment: str | None) -> None:
+    j = services.shared_journal(src)
     if j is None:
         state.flash("Review marks cannot be saved: the pending edits cannot be opened.", "error")
         return
@@ -46,18 +45,16 @@ def _set(src: loading.Source, ref: RecordRef, status: str | None, comment: str |
     except (AppError, CodecError) as exc:
         state.flash(f"The mark was not saved: {exc}", "error")
         return
-    edit_session.bump()
+    state.bump_edit_revision()
 
 
-def _on_status(
-    src: loading.Source, ref: RecordRef, status: str | None, comment_widget: str
-) -> None:
+def _on_status(src: Source, ref: RecordRef, status: str | None, comment_widget: str) -> None:
     comment = state.widget_value(comment_widget)
     _set(src, ref, status, None if comment is None else str(comment))
 
 
-def _on_comment(src: loading.Source, ref: RecordRef, comment_widget: str) -> None:
-    j = edit_session.journal(src, quiet=True)
+def _on_comment(src: Source, ref: RecordRef, comment_widget: str) -> None:
+    j = services.shared_journal(src)
     if j is None:
         return
     comment = str(state.widget_value(comment_widget) or "")
@@ -66,7 +63,7 @@ def _on_comment(src: loading.Source, ref: RecordRef, comment_widget: str) -> Non
         if not comment.strip():
             return
         # A comment on an unmarked record flags it: a remark usually means "look again".
-        _set(src, ref, "flagged", comment)
+        _set(src, ref, FLAGGED, comment)
         return
     _set(src, ref, mark.status, comment)
 
@@ -75,21 +72,22 @@ def _go(n: int) -> None:
     state.set_record(max(0, n))
 
 
-def progress_line(src: loading.Source, j: Journal) -> str:
+def progress_line(j: Journal) -> str:
+    """Review progress in one line: reviewed of total, passed, flagged."""
     done, total, passed, flagged = progress(j)
     return (
-        f"**{done:,} of {total:,} reviewed** · {ICONS['passed']} {passed:,} passed ·"
-        f" {ICONS['flagged']} {flagged:,} flagged"
+        f"**{done:,} of {total:,} reviewed** · {ICONS[PASSED]} {passed:,} passed ·"
+        f" {ICONS[FLAGGED]} {flagged:,} flagged"
     )
 
 
-def render_marks(src: loading.Source, ref: RecordRef) -> None:
+def render_marks(src: Source, ref: RecordRef) -> None:
     """The review bar of the record view: status, comment, shortcuts and progress."""
-    j = edit_session.journal(src, quiet=True)
+    j = services.shared_journal(src)
     if j is None:
         return
     mark = j.marks().get(ref)
-    rev = edit_session.revision()
+    rev = state.edit_revision()
     base = f"review:{_sid(src)}:{ref}"
     comment_widget = f"{base}:comment:{rev}"
     with st.container(border=True, key=f"tfb-review-{abs(hash(base)) % 10**8}"):
@@ -102,26 +100,18 @@ def render_marks(src: loading.Source, ref: RecordRef) -> None:
         )
         head.markdown(f"**Review** · {now}")
         done, total, _p, _f = progress(j)
-        bar.progress(min(1.0, done / total) if total else 0.0, text=progress_line(src, j))
+        bar.progress(min(1.0, done / total) if total else 0.0, text=progress_line(j))
         row = st.container(horizontal=True, vertical_alignment="bottom", gap="small")
-        row.button(
-            "Passed",
-            key=state.widget_key(f"{base}:pass"),
-            icon=":material/check_circle:",
-            type="primary" if mark is not None and mark.status == "passed" else "secondary",
-            on_click=_on_status,
-            args=(src, ref, "passed", comment_widget),
-            shortcut="P",
-        )
-        row.button(
-            "Flagged",
-            key=state.widget_key(f"{base}:flag"),
-            icon=":material/flag:",
-            type="primary" if mark is not None and mark.status == "flagged" else "secondary",
-            on_click=_on_status,
-            args=(src, ref, "flagged", comment_widget),
-            shortcut="F",
-        )
+        for status, name, icon, key in _STATUS_BUTTONS:
+            row.button(
+                LABELS[status],
+                key=state.widget_key(f"{base}:{name}"),
+                icon=icon,
+                type="primary" if mark is not None and mark.status == status else "secondary",
+                on_click=_on_status,
+                args=(src, ref, status, comment_widget),
+                shortcut=key,
+            )
         row.button(
             "Clear",
             key=state.widget_key(f"{base}:clear"),
@@ -162,22 +152,22 @@ def render_marks(src: loading.Source, ref: RecordRef) -> None:
             )
 
 
-def _on_tile(src: loading.Source, ref: RecordRef, widget: str) -> None:
+def _on_tile(src: Source, ref: RecordRef, widget: str) -> None:
     value = state.widget_value(widget)
     _set(src, ref, str(value) if value else None, None)
 
 
-def _on_tile_comment(src: loading.Source, ref: RecordRef, widget: str) -> None:
+def _on_tile_comment(src: Source, ref: RecordRef, widget: str) -> None:
     _on_comment(src, ref, widget)
 
 
-def tile_mark(src: loading.Source, ref: RecordRef, j: Journal | None = None) -> None:
+def tile_mark(src: Source, ref: RecordRef, j: Journal | None = None) -> None:
     """A compact mark control under a gallery tile: passed / flagged, and a comment."""
-    j = j or edit_session.journal(src, quiet=True)
+    j = j or services.shared_journal(src)
     if j is None:
         return
     mark = j.marks().get(ref)
-    rev = edit_session.revision()
+    rev = state.edit_revision()
     widget = f"review:tile:{_sid(src)}:{ref}:{rev}"
     state.set_widget_value(widget, mark.status if mark else None)
     c = st.columns([3, 1], vertical_alignment="center", gap="small")
@@ -210,10 +200,10 @@ def tile_mark(src: loading.Source, ref: RecordRef, j: Journal | None = None) -> 
 # -- the report ----------------------------------------------------------------------------
 
 
-def render_report(src: loading.Source, j: Journal) -> None:
+def render_report(src: Source, j: Journal) -> None:
     """Review progress, the marks as a table, and the report as CSV / JSON downloads."""
     done, total, _p, _f = progress(j)
-    st.progress(min(1.0, done / total) if total else 0.0, text=progress_line(src, j))
+    st.progress(min(1.0, done / total) if total else 0.0, text=progress_line(j))
     rows = report_rows(j, src.rel)
     if not rows:
         st.info(
@@ -248,7 +238,7 @@ def render_report(src: loading.Source, j: Journal) -> None:
         on_click="ignore",
         icon=":material/download:",
     )
-    flagged = [r for r in rows if r["status"] == "flagged"]
+    flagged = [r for r in rows if r["status"] == FLAGGED]
     if flagged:
         st.caption(
             "Flagged: "

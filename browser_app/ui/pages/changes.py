@@ -4,86 +4,57 @@ undo per change or all at once, and the review marks with their report."""
 from __future__ import annotations
 
 import time
-from typing import Any
+from collections.abc import Callable
+from functools import partial
 
 import streamlit as st
 
-from browser_app import app_pages, edit_session, loading, presenters, review, state, widgets
+from browser_app.edits import Change, Journal, RecordRef
 from browser_app.errors import AppError
-from browser_app.journal import Change, Journal, RecordRef
-from codec import example as ex
+from browser_app.ui import frame, navigation, state
+from browser_app.ui.source import Source
+from browser_app.ui.widgets import editor, review
+from browser_app.ui.widgets import journal as shared_journal
+from browser_app.view import diff_rows, plural
 from codec.errors import CodecError
 
 PER_PAGE = 20
+_UNDONE_SHOWN = 30  # undone changes offered for redo, the latest first
 
 
-def _preview(value: Any) -> str:
-    if value is None:
-        return "—"
-    if isinstance(value, list):  # a feature list: its steps
-        if not value:
-            return "(no steps)"
-        steps = "; ".join(presenters.values_preview(f, 4, 20) for f in value[:6])
-        more = f"; … {len(value) - 6} more steps" if len(value) > 6 else ""
-        return f"{presenters.plural(len(value), 'step')}: {steps}{more}"
-    if isinstance(value, ex.Feature):
-        return f"{value.type} [{len(value.values)}] {presenters.values_preview(value, 8, 60)}"
-    return str(value)
+def _failed(what: str) -> Callable[[str], None]:
+    return lambda why: state.flash(f"{what}: {why}", "error")
 
 
-def _undo(src: loading.Source, change_id: int) -> None:
-    j = edit_session.journal(src, quiet=True)
-    if j is None:
-        return
-    try:
-        ids = j.undo(change_id)
-    except (AppError, CodecError) as exc:
-        state.flash(f"Could not undo: {exc}", "error")
-        return
-    edit_session.bump()
-    extra = f" (and {len(ids) - 1} later change(s) that built on it)" if len(ids) > 1 else ""
-    state.flash(f"Undone change {change_id}{extra}.", "success")
+def _undo(src: Source, change_id: int) -> None:
+    ids = shared_journal.act(src, lambda j: j.undo(change_id), _failed("Could not undo"))
+    if ids is not None:
+        extra = f" (and {len(ids) - 1} later change(s) that built on it)" if len(ids) > 1 else ""
+        state.flash(f"Undone change {change_id}{extra}.", "success")
 
 
-def _undo_all(src: loading.Source) -> None:
-    j = edit_session.journal(src, quiet=True)
-    if j is None:
-        return
-    try:
-        ids = j.undo_all()
-    except (AppError, CodecError) as exc:
-        state.flash(f"Could not undo: {exc}", "error")
-        return
-    state.set_widget_value("changes:confirm", False)
-    edit_session.bump()
-    state.flash(
-        f"Undone all {presenters.plural(len(ids), 'change')}. Review marks are kept.", "success"
-    )
+def _undo_all(src: Source) -> None:
+    ids = shared_journal.act(src, lambda j: j.undo_all(), _failed("Could not undo"))
+    if ids is not None:
+        state.set_widget_value("changes:confirm", False)
+        state.flash(f"Undone all {plural(len(ids), 'change')}. Review marks are kept.", "success")
 
 
-def _redo(src: loading.Source, change_id: int) -> None:
-    j = edit_session.journal(src, quiet=True)
-    if j is None:
-        return
-    try:
-        j.redo(change_id)
-    except (AppError, CodecError) as exc:
-        state.flash(f"Could not redo: {exc}", "error")
-        return
-    edit_session.bump()
+def _redo(src: Source, change_id: int) -> None:
+    shared_journal.act(src, lambda j: j.redo(change_id), _failed("Could not redo"))
 
 
-def _open(src: loading.Source, j: Journal, ref: RecordRef) -> None:
+def _open(src: Source, j: Journal, ref: RecordRef) -> None:
     root = j.anchor(ref)
     if root is None:
         return
     state.set_record(root)
     if isinstance(ref, str):
-        state.set_widget_value(f"edit:target:{src.spec}:{root}", ref)
-    app_pages.goto("records")
+        editor.show_target(src, root, ref)
+    navigation.goto("records")
 
 
-def _record_block(src: loading.Source, j: Journal, ref: RecordRef) -> None:
+def _record_block(src: Source, j: Journal, ref: RecordRef) -> None:
     changes = j.changes_for(ref)
     with st.container(border=True):
         head = st.columns([4, 1], vertical_alignment="center")
@@ -107,15 +78,7 @@ def _record_block(src: loading.Source, j: Journal, ref: RecordRef) -> None:
             st.caption(f"(before/after not available: {exc})")
         if diffs and not j.is_deleted(ref):
             st.dataframe(
-                [
-                    {
-                        "feature": d.feature
-                        + (" (feature list)" if d.section == "feature_lists" else ""),
-                        "before": _preview(d.before),
-                        "after": _preview(d.after),
-                    }
-                    for d in diffs
-                ],
+                diff_rows(diffs),
                 hide_index=True,
                 width="stretch",
                 column_config={
@@ -130,24 +93,24 @@ def _record_block(src: loading.Source, j: Journal, ref: RecordRef) -> None:
             _change_line(src, ch)
 
 
-def _change_line(src: loading.Source, ch: Change) -> None:
+def _change_row(text: str, label: str, icon: str, key: str, on_click: Callable[[], None]) -> None:
+    """One change in words, with its Undo (or Redo) button."""
     c = st.columns([6, 1], vertical_alignment="center")
+    c[0].markdown(text)
+    c[1].button(label, key=state.widget_key(key), icon=icon, on_click=on_click, width="stretch")
+
+
+def _change_line(src: Source, ch: Change) -> None:
     when = time.strftime("%H:%M:%S", time.localtime(ch.timestamp))
     text = f"`#{ch.id}` {ch.describe()} · {when}"
     for w in ch.warnings:
         text += f"  \n:orange[⚠ {w}]"
-    c[0].markdown(text)
-    c[1].button(
-        "Undo",
-        key=state.widget_key(f"changes:undo:{ch.id}"),
-        icon=":material/undo:",
-        on_click=_undo,
-        args=(src, ch.id),
-        width="stretch",
+    _change_row(
+        text, "Undo", ":material/undo:", f"changes:undo:{ch.id}", partial(_undo, src, ch.id)
     )
 
 
-def _changes(src: loading.Source, j: Journal) -> None:
+def _changes(src: Source, j: Journal) -> None:
     refs = j.edited_records()
     pending = j.pending
     if not pending:
@@ -161,8 +124,8 @@ def _changes(src: loading.Source, j: Journal) -> None:
         added = len(j.added_records())
         edited = len([r for r in refs if isinstance(r, int) and not j.is_deleted(r)])
         st.markdown(
-            f"**{presenters.plural(pending, 'pending change')}** ·"
-            f" {presenters.plural(edited, 'record')} edited · {deleted:,} deleted ·"
+            f"**{plural(pending, 'pending change')}** ·"
+            f" {plural(edited, 'record')} edited · {deleted:,} deleted ·"
             f" {added:,} added. They are kept on disk in the edit journal and applied when"
             " you export; the source file is not changed."
         )
@@ -180,9 +143,10 @@ def _changes(src: loading.Source, j: Journal) -> None:
             on_click=_undo_all,
             args=(src,),
         )
-        if app_pages.page("export") is not None:
+        export_page = navigation.page("export")
+        if export_page is not None:
             c[2].page_link(
-                app_pages.page("export"),
+                export_page,
                 label="Export with these changes",
                 icon=":material/download:",
             )
@@ -194,35 +158,26 @@ def _changes(src: loading.Source, j: Journal) -> None:
     undone = [c for c in j.changes(include_undone=True) if j.is_undone(c.id)]
     if undone:
         with st.expander(f"Undone ({len(undone)}) — redo one"):
-            for ch in reversed(undone[-30:]):
-                c = st.columns([6, 1], vertical_alignment="center")
-                c[0].markdown(f"`#{ch.id}` {ch.describe()}")
-                c[1].button(
+            for ch in reversed(undone[-_UNDONE_SHOWN:]):
+                _change_row(
+                    f"`#{ch.id}` {ch.describe()}",
                     "Redo",
-                    key=state.widget_key(f"changes:redo:{ch.id}"),
-                    icon=":material/redo:",
-                    on_click=_redo,
-                    args=(src, ch.id),
-                    width="stretch",
+                    ":material/redo:",
+                    f"changes:redo:{ch.id}",
+                    partial(_redo, src, ch.id),
                 )
 
 
 def render() -> None:
-    src = loading.current_source()
-    widgets.show_flashes()
+    src = frame.start("Changes", needs_records=False)
     if src is None:
-        st.subheader("Changes", anchor=False)
-        widgets.no_source()
         return
-    widgets.source_header(src, "Changes")
-    j = edit_session.journal(src)
+    j = shared_journal.journal(src)
     if j is None:
         return
     try:
         n_marks = len(j.marks())
-        tabs = st.tabs(
-            [f"Pending changes ({j.pending:,})", f"Review ({presenters.plural(n_marks, 'mark')})"]
-        )
+        tabs = st.tabs([f"Pending changes ({j.pending:,})", f"Review ({plural(n_marks, 'mark')})"])
         with tabs[0]:
             _changes(src, j)
         with tabs[1]:

@@ -1,0 +1,56 @@
+"""The exporter interface: one class per output format, and the one way an export runs.
+
+An :class:`Exporter` only writes: it asks the job (:class:`~browser_app.export.staging.Job`)
+for staged outputs and writes the planned records into them; :func:`run` plans, stages,
+verifies and commits around it, the same for every format.
+"""
+
+from __future__ import annotations
+
+import os
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, ClassVar
+
+from browser_app.errors import ExportError
+from browser_app.export.base import ExportFormat, ExportOptions, ExportReport
+from browser_app.export.plan import ExportSource
+from browser_app.export.staging import Job, exporting
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+__all__ = ["Exporter", "run"]
+
+
+class Exporter(ABC):
+    """One output format. An instance holds one destination and the format's options; the
+    class attributes describe the format to the registry and to people."""
+
+    name: ClassVar[ExportFormat]
+    label: ClassVar[str]  # the format in words, for a menu
+    suffix: ClassVar[str]  # what a suggested destination ends with
+    extensions: ClassVar[tuple[str, ...]]  # destination names that mean this format
+
+    def __init__(self, dst: str | os.PathLike[str] | None) -> None:
+        self.destination = None if dst is None else os.fspath(dst)
+
+    @property
+    def dst(self) -> str:
+        """The destination; an export without one cannot be done."""
+        if self.destination is None:
+            raise ExportError("no destination given")
+        return self.destination
+
+    @abstractmethod
+    def write(self, job: Job) -> None:
+        """Write the job's planned records to files the job staged (see
+        :meth:`~browser_app.export.staging.Job.reserve`) and name the outputs in
+        ``job.report.outputs``. Raises :class:`~browser_app.errors.ExportError` for an
+        export that cannot be done as asked."""
+
+
+def run(exporter: Exporter, source: ExportSource, **options: Unpack[ExportOptions]) -> ExportReport:
+    """Export ``source`` with ``exporter`` (see :func:`~browser_app.export.staging.exporting`)."""
+    with exporting(source, exporter.name, **options) as job:
+        exporter.write(job)
+    return job.report

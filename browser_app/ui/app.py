@@ -1,0 +1,129 @@
+"""tfrecord-browser's Streamlit app: the router.
+
+Run by ``tfrecord-browser view`` (see :mod:`browser_app.cli.launch`) as
+``streamlit run browser_app/streamlit_app.py -- --root ROOT [PATH...]``, which calls
+:func:`main`. It sets up the page, adopts the URL or the command line into session state,
+draws the sidebar (navigation, file picker, pending edits) and runs the chosen page.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+
+import streamlit as st
+
+from browser_app.ui import navigation, opening, state
+from browser_app.ui.widgets import journal, messages, picker
+
+__all__ = ["PAGES", "PageSpec", "main"]
+
+log = logging.getLogger("tfrecord-browser")
+
+_GLYPH = (
+    '<rect x="2" y="6" width="26" height="6" rx="2" fill="#2563eb"/>'
+    '<rect x="2" y="15" width="26" height="6" rx="2" fill="#60a5fa"/>'
+    '<rect x="2" y="24" width="26" height="6" rx="2" fill="#f59e0b"/>'
+)
+LOGO = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="230" height="36" viewBox="0 0 230 36">'
+    + _GLYPH
+    + '<text x="38" y="25" font-family="Source Sans Pro, Helvetica, Arial, sans-serif"'
+    ' font-size="20" font-weight="600" fill="#1f2937">TFRecord Browser</text></svg>'
+)
+ICON = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="32" height="36" viewBox="0 0 32 36">'
+    + _GLYPH
+    + "</svg>"
+)
+
+CSS = """
+<style>
+/* Compact, product-like spacing. */
+.block-container { padding-top: 2.2rem; padding-bottom: 2rem; }
+[data-testid="stSidebar"] [data-testid="stCaptionContainer"] { margin-bottom: -0.4rem; }
+/* Small pictures are shown enlarged with their pixels visible, not blurred. */
+.st-key-tfb-pictures img, .st-key-tfb-tensor img { image-rendering: pixelated; }
+.st-key-tfb-gallery img { image-rendering: auto; border-radius: 4px; }
+.st-key-tfb-gallery [data-testid="stCaptionContainer"] { text-align: center; }
+</style>
+"""
+
+HERE = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class PageSpec:
+    """One page: its file (relative to this folder, with a ``render()`` it runs as a script),
+    title, icon, URL path and navigation section."""
+
+    file: str
+    title: str
+    icon: str
+    url_path: str
+    section: str = "Browse"
+    default: bool = False
+
+
+# The app's pages, in navigation order. Add a page by adding a line.
+PAGES: list[PageSpec] = [
+    PageSpec("pages/records.py", "Records", ":material/table_rows:", "records", default=True),
+    PageSpec("pages/gallery.py", "Gallery", ":material/photo_library:", "gallery"),
+    PageSpec("pages/overview.py", "Overview", ":material/analytics:", "overview"),
+    PageSpec("pages/schema.py", "Schema", ":material/schema:", "schema", section="Quality"),
+    PageSpec(
+        "pages/statistics.py",
+        "Statistics",
+        ":material/bar_chart:",
+        "statistics",
+        section="Quality",
+    ),
+    PageSpec("pages/filter.py", "Filter", ":material/filter_alt:", "filter", section="Quality"),
+    PageSpec("pages/changes.py", "Changes", ":material/edit_note:", "changes", section="Edit"),
+    PageSpec("pages/export.py", "Export", ":material/file_export:", "export", section="Edit"),
+]
+
+
+def main() -> None:
+    """One run of the app: page set-up, session state, sidebar, then the chosen page."""
+    st.set_page_config(
+        page_title="TFRecord Browser",
+        page_icon=":material/dataset:",
+        layout="wide",
+        initial_sidebar_state="expanded",
+    )
+    st.html(CSS)
+    state.init()
+    sections: dict[str, list[st.Page]] = {}
+    by_path: dict[str, st.Page] = {}
+    for spec in PAGES:
+        page = st.Page(
+            HERE / spec.file,
+            title=spec.title,
+            icon=spec.icon,
+            url_path=spec.url_path,
+            default=spec.default,
+        )
+        sections.setdefault(spec.section, []).append(page)
+        by_path[spec.url_path] = page
+    navigation.register(by_path)
+    current = st.navigation(sections, position="sidebar")
+    st.logo(LOGO, size="large", icon_image=ICON)
+    try:
+        picker.file_picker()
+        src = opening.current_source()  # opens (or reports) what the session has open
+        journal.sidebar_status(src)  # pending changes and review marks
+    except Exception as exc:
+        log.exception("sidebar failed")
+        st.sidebar.error(f"The file picker failed: {type(exc).__name__}: {exc}")
+    messages.show_flashes()
+    try:
+        current.run()
+    except Exception as exc:  # the last line of defence; Streamlit's reruns pass through
+        log.exception("page %s failed", current.url_path)
+        st.error(
+            f"This page could not be shown: {type(exc).__name__}: {exc}. The rest of the app"
+            " keeps working; the details are in the server log.",
+            icon=":material/error:",
+        )

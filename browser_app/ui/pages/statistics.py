@@ -1,0 +1,41 @@
+"""Statistics: charts of one feature at a time — numeric histograms, the most common values,
+list lengths and image sizes — for the whole dataset or one shard."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from browser_app.ui import frame, state
+from browser_app.ui.widgets import charts, schema
+
+ALL_FILES = "all files"
+
+
+def render() -> None:
+    src = frame.start("Statistics")
+    if src is None:
+        return
+    result = schema.inferred(src, "statistics")
+    if result is None:
+        return
+    stats = result.statistics
+    names = sorted(stats.get("features", {})) + sorted(stats.get("feature_lists", {}))
+    if not names:
+        st.info("No features to chart: the records are raw payloads or empty Examples.")
+        return
+    c = st.columns([2, 2])
+    name = c[0].selectbox("Feature", names, key=state.widget_key("statistics:feature"))
+    shards = result.shards
+    scope = ALL_FILES
+    if shards:
+        scope = c[1].selectbox(
+            "Files", [ALL_FILES, *shards], key=state.widget_key("statistics:shard")
+        )
+    if scope != ALL_FILES:
+        stats = stats.get("shards", {}).get(shards[scope], {})
+    if name:
+        charts.feature_charts(stats, name)
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,263 @@
+"""Every ``st.cache_*`` of the app: shared readers and journals, and the plain-data results
+drawn from them.
+
+Open readers are shared resources (``st.cache_resource``): one memory-mapped reader per set
+of files for every session, re-opened when a file changes on disk (``validate`` compares the
+size and mtime) and closed when evicted (``on_release``). The edit journal of a source is
+shared the same way, so two tabs on the same file see the same pending edits. Results that
+are plain data (a verify report, a feature summary, a page's table, a page's gallery tiles)
+use ``st.cache_data`` keyed by the files' identities (:class:`codec.cache.FileIdentity`);
+pages with pending edits are built from :meth:`Journal.page
+<browser_app.edits.Journal.page>` and keyed by the ids of the changes on them as well.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import streamlit as st
+
+import codec
+from browser_app import view
+from browser_app.edits import Journal, RecordRef
+from browser_app.errors import AppError, JournalError
+from browser_app.paths import RootEntry, list_tfrecords
+from codec.cache import FileIdentity
+from codec.errors import CodecError
+
+if TYPE_CHECKING:
+    from browser_app.ui.source import Source
+
+__all__ = [
+    "AUTO_VERIFY_BYTES",
+    "feature_summary",
+    "forget_journals",
+    "gallery_items",
+    "list_files",
+    "open_dataset",
+    "open_journal",
+    "page_view",
+    "shared_journal",
+    "should_auto_verify",
+    "usual_types",
+    "verify",
+]
+
+log = logging.getLogger("tfrecord-browser")
+
+# Files up to this size (all files of a source together) are verified in full automatically.
+AUTO_VERIFY_BYTES = 256 << 20
+
+Key = tuple[FileIdentity, ...]
+"""The identity of a source's files: the key of every cached result about them."""
+
+Fingerprint = tuple[tuple[RecordRef, tuple[int, ...]], ...]
+"""The pending changes on a page: each touched record with the ids of its changes."""
+
+_T = TypeVar("_T")
+
+
+# -- shared readers ------------------------------------------------------------------------
+
+
+def _unchanged(ds: codec.TFRecordDataset) -> bool:
+    """Whether every file of ``ds`` is open and has the size and mtime it was opened with."""
+    return all(
+        not f.closed and FileIdentity.from_stat(f.path, f.stat).unchanged() for f in ds.files
+    )
+
+
+def _close(ds: codec.TFRecordDataset) -> None:
+    ds.close()
+
+
+@st.cache_resource(
+    max_entries=8,
+    validate=_unchanged,
+    on_release=_close,
+    show_spinner="Opening…",
+)
+def open_dataset(paths: tuple[str, ...]) -> codec.TFRecordDataset:
+    """One shared reader for ``paths`` (real paths, already confined to the root)."""
+    return codec.TFRecordDataset(list(paths))
+
+
+@st.cache_data(ttl=15, max_entries=64, show_spinner=False)
+def list_files(root: str, query: str) -> tuple[list[RootEntry], bool]:
+    """TFRecord-looking files under the root matching ``query`` (re-listed every 15 s)."""
+    return list_tfrecords(root, query)
+
+
+# -- plain-data results --------------------------------------------------------------------
+
+
+@st.cache_data(max_entries=32, show_spinner="Checking every CRC…")
+def _verify(key: Key, compression: tuple[str, ...]) -> list[dict[str, Any]]:
+    paths = [i.path for i in key]
+    reports = codec.verify_paths(paths, workers=min(len(paths), os.cpu_count() or 1))
+    return [view.report_dict(r) for r in reports]
+
+
+def verify(src: Source) -> list[dict[str, Any]]:
+    """A full CRC check of every file of ``src`` (cached until a file changes)."""
+    return _verify(src.key, tuple(f.compression for f in src.dataset.files))
+
+
+def should_auto_verify(src: Source) -> bool:
+    """Whether ``src`` is small enough to be verified in full when its overview opens."""
+    return sum(f.size for f in src.dataset.files) <= AUTO_VERIFY_BYTES
+
+
+@st.cache_data(max_entries=32, show_spinner=False)
+def _summary(key: Key, limit: int, _ds: codec.TFRecordDataset) -> dict[str, Any]:
+    return view.feature_summary(_ds, limit)
+
+
+def feature_summary(src: Source, limit: int = 200) -> dict[str, Any]:
+    """Kinds and features (names, types, lengths) of the first ``limit`` records."""
+    return _summary(src.key, limit, src.dataset)
+
+
+def usual_types(src: Source) -> tuple[dict[str, str], dict[str, str]]:
+    """``({feature: type}, {feature list: type})``: the type most of the first records of
+    ``src`` give each feature, for warnings about edits that disagree (none when the records
+    cannot be read)."""
+    try:
+        return view.usual_types(feature_summary(src))
+    except (AppError, CodecError):
+        return {}, {}
+
+
+# -- the shared journal --------------------------------------------------------------------
+
+
+def _alive(j: Journal) -> bool:
+    """A cached journal stays valid while its dataset is open (the reader cache may have
+    closed it) and its files are unchanged."""
+    return _unchanged(j.source)
+
+
+def _release(j: Journal) -> None:
+    j.close()
+
+
+@st.cache_resource(max_entries=8, validate=_alive, on_release=_release, show_spinner=False)
+def _open_journal(
+    key: Key,
+    types: tuple[tuple[str, str], ...],
+    list_types: tuple[tuple[str, str], ...],
+    _dataset: codec.TFRecordDataset,
+) -> Journal:
+    return Journal(_dataset, known_types=dict(types), known_list_types=dict(list_types))
+
+
+def open_journal(src: Source) -> Journal:
+    """The edit journal of ``src``, shared by every page and session. Raises
+    :class:`~browser_app.errors.JournalMismatchError` when it was made on another version of
+    the files, :class:`~browser_app.errors.JournalError` or ``OSError`` when it cannot be
+    read."""
+    feats, lists = usual_types(src)
+    return _open_journal(
+        src.key, tuple(sorted(feats.items())), tuple(sorted(lists.items())), src.dataset
+    )
+
+
+def shared_journal(src: Source) -> Journal | None:
+    """The journal of ``src``, or None when it cannot be opened (the Edit view and the Edit
+    pages explain why; see :mod:`browser_app.ui.widgets.journal`)."""
+    try:
+        return open_journal(src)
+    except (JournalError, OSError):
+        return None
+
+
+def forget_journals() -> None:
+    """Drop every shared journal (after one was set aside)."""
+    _open_journal.clear()
+
+
+# -- pages of records, with the pending edits applied --------------------------------------
+
+
+def _fingerprint(j: Journal, start: int, stop: int) -> Fingerprint:
+    """What a page with pending edits depends on: the pending change ids of its records (and
+    of new records placed among them)."""
+    out = []
+    for r in j.edited_records():
+        root = j.anchor(r)
+        if root is not None and start <= root < stop:
+            out.append((r, tuple(c.id for c in j.changes_for(r))))
+    return tuple(out)
+
+
+class _Pages(Protocol):
+    """What a page of records is read from: the dataset, or the journal (edits applied)."""
+
+    def page(self, start: int, stop: int) -> Sequence[view.PageItem]: ...
+
+
+def _with_edits(
+    src: Source, start: int, stop: int, build: Callable[[Fingerprint, _Pages], _T]
+) -> _T:
+    """``build(fingerprint, pages)`` for records ``start..stop``: from the journal when
+    changes are pending on them, else (or when the edits cannot be applied: the page is then
+    shown as the file has it) from the dataset with an empty fingerprint."""
+    j = shared_journal(src)
+    if j is not None:
+        try:
+            fp = _fingerprint(j, start, stop) if j.pending else ()
+            if fp:
+                return build(fp, j)
+        except (AppError, CodecError):
+            log.exception("applying the pending edits failed")
+    return build((), src.dataset)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _page(
+    key: Key,
+    start: int,
+    stop: int,
+    thumbs: int,
+    boxes: bool,
+    fingerprint: Fingerprint,
+    _pages: _Pages,
+) -> view.PageView:
+    return view.page_view(_pages.page(start, stop), thumb_size=thumbs, boxes=boxes)
+
+
+def page_view(
+    src: Source, start: int, stop: int, thumbs: int = 72, boxes: bool = True
+) -> view.PageView:
+    """The records page's table of records ``start..stop`` with the pending edits applied
+    (cached per page). Rows of new records carry their anchor's number in ``view.records``
+    (selecting one opens the anchor, whose editor offers the new record)."""
+    return _with_edits(
+        src, start, stop, lambda fp, pages: _page(src.key, start, stop, thumbs, boxes, fp, pages)
+    )
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _gallery(
+    key: Key,
+    start: int,
+    stop: int,
+    size: int,
+    boxes: bool,
+    fingerprint: Fingerprint,
+    _pages: _Pages,
+) -> list[view.GalleryItem]:
+    return view.gallery_items(_pages.page(start, stop), size=size, boxes=boxes)
+
+
+def gallery_items(
+    src: Source, start: int, stop: int, size: int = 160, boxes: bool = True
+) -> list[view.GalleryItem]:
+    """The gallery's tiles of records ``start..stop`` with the pending edits applied (edited
+    pictures and labels, new records in place, deleted ones captioned as such)."""
+    return _with_edits(
+        src, start, stop, lambda fp, pages: _gallery(src.key, start, stop, size, boxes, fp, pages)
+    )

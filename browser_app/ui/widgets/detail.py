@@ -1,0 +1,305 @@
+"""Everything about one record (or one skipped region): its features, its pictures with the
+boxes switch, every value in full (text, hex, tensors), its JSON form and downloads of its
+bytes; for a damaged record, why, and its bytes as stored."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+from urllib.parse import quote
+
+import pandas as pd
+import streamlit as st
+
+import codec
+from browser_app import view
+from browser_app.edits import FEATURE_LISTS
+from browser_app.ui import state
+from browser_app.ui.source import Source
+from codec import example as ex
+from codec.kinds import BYTES, RAW, SEQUENCE_EXAMPLE
+from codec.values import format_bytes
+
+__all__ = ["boxes_toggle", "feature_table", "feature_values", "pictures", "record_detail"]
+
+_BOXES_FEATURE = "image/object/bbox/xmin"  # a record with this feature has boxes to draw
+_INLINE_DOWNLOAD = 256 << 10  # larger downloads are made when clicked
+_VALUES_SHOWN = 50  # bytes values written out per feature
+
+
+def _on_boxes(name: str) -> None:
+    state.set_show_boxes(bool(state.widget_value(name)))
+
+
+def boxes_toggle(where: str, disabled: bool = False) -> bool:
+    """The "Boxes" switch (one setting shared by every page)."""
+    name = f"boxes:{where}"
+    state.set_widget_value(name, state.show_boxes())
+    st.toggle(
+        "Boxes",
+        key=state.widget_key(name),
+        on_change=_on_boxes,
+        args=(name,),
+        disabled=disabled,
+        help="Draw Object Detection API boxes (image/object/bbox/*) with their class text",
+    )
+    return state.show_boxes()
+
+
+def _st_format(fmt: str) -> Literal["JPEG", "PNG", "auto"]:
+    """How ``st.image`` sends a picture: JPEG and PNG as they are stored (no re-encoding)."""
+    if fmt == "JPEG":
+        return "JPEG"
+    if fmt == "PNG":
+        return "PNG"
+    return "auto"
+
+
+def pictures(pics: list[view.Picture]) -> None:
+    """Each picture at its stored bytes (JPEG/PNG as they are; drawn ones as PNG), a clear
+    message in place of any that cannot be shown."""
+    with st.container(key="tfb-pictures"):
+        for p in pics:
+            if p.error or p.data is None:
+                st.error(f"**{p.caption}** — {p.error}", icon=":material/broken_image:")
+                continue
+            width: Any = "stretch" if p.width < 480 else "content"
+            st.image(p.data, caption=p.caption, output_format=_st_format(p.format), width=width)
+            if p.note:
+                st.warning(p.note, icon=":material/aspect_ratio:")
+
+
+# -- record detail -----------------------------------------------------------------------
+
+
+def _download(label: str, data: bytes, name: str, key: str, mime: str) -> None:
+    payload: Any = data if len(data) <= _INLINE_DOWNLOAD else (lambda: data)
+    st.download_button(
+        label,
+        payload,
+        file_name=name,
+        mime=mime,
+        key=state.widget_key(key),
+        on_click="ignore",
+        icon=":material/download:",
+        type="tertiary",
+    )
+
+
+def feature_table(record: ex.Record) -> None:
+    """A record's features (not its feature lists): type, length and a preview of values."""
+    rows = view.feature_rows(record)
+    df = pd.DataFrame(
+        [
+            {"feature": r.name, "type": r.type, "length": r.length, "values": r.preview}
+            for r in rows
+            if r.section != FEATURE_LISTS
+        ],
+        columns=["feature", "type", "length", "values"],
+    )
+    st.dataframe(
+        df,
+        hide_index=True,
+        width="stretch",
+        height=min(len(df), 16) * 35 + 38 if len(df) else "auto",
+        column_config={
+            "feature": st.column_config.TextColumn("feature", width="medium"),
+            "type": st.column_config.TextColumn("type", width="small"),
+            "length": st.column_config.NumberColumn("length", width="small"),
+            "values": st.column_config.TextColumn("values", width="large"),
+        },
+    )
+
+
+def _bytes_value(name: str, i: int, v: bytes, key: str) -> None:
+    shown = view.value_view(v)
+    label = f"`{name}[{i}]`" if i else f"`{name}`"
+    if shown.kind == "text":
+        st.caption(f"{label} · text · {len(v):,} bytes")
+        st.code(shown.text or "", language=None, wrap_lines=True)
+        return
+    if shown.kind == "tensor":
+        t = view.tensor_view(v)
+        dims = "×".join(str(d) for d in t.shape) or "scalar"
+        st.caption(f"{label} · serialized tensor · {t.dtype} · shape {dims} · {len(v):,} bytes")
+        if t.error:
+            st.error(f"Cannot read this tensor: {t.error}")
+        else:
+            if t.picture is not None:
+                with st.container(key=f"tfb-tensor-{key}"):
+                    st.image(t.picture, output_format="PNG", width=min(320, 4 * max(t.shape[1], 1)))
+            st.code(t.values, language=None)
+        _download(
+            "Download tensor bytes",
+            v,
+            f"{name.replace('/', '_')}_{i}.pb",
+            key,
+            "application/octet-stream",
+        )
+        return
+    if shown.kind.startswith("image/"):
+        st.caption(f"{label} · {shown.summary}")
+        ext = shown.kind.split("/")[1]
+        _download("Download picture", v, f"{name.replace('/', '_')}_{i}.{ext}", key, shown.kind)
+        return
+    st.caption(f"{label} · binary · {len(v):,} bytes")
+    st.code(view.hex_dump(v, 512), language=None)
+    _download(
+        "Download bytes", v, f"{name.replace('/', '_')}_{i}.bin", key, "application/octet-stream"
+    )
+
+
+def feature_values(record: ex.Record, index: int) -> None:
+    """Every feature with all its values: long lists folded, text as text, binary as a hex
+    preview with a download, tensors with dtype, shape and values."""
+    for name, f in record.features.items():
+        n = len(f.values)
+        if f.type != BYTES and n <= view.PREVIEW_VALUES:
+            continue
+        if (
+            f.type == BYTES
+            and n == 1
+            and view.value_view(f.values[0]).kind == "text"
+            and len(f.values[0]) <= 60
+        ):
+            continue
+        title = f"{name} — {f.type}, {view.plural(n, 'value')}"
+        with st.expander(title, expanded=False):
+            if f.type == BYTES:
+                for i, v in enumerate(f.values[:_VALUES_SHOWN]):
+                    _bytes_value(name, i, v, f"val:{index}:{name}:{i}")
+                if n > _VALUES_SHOWN:
+                    st.caption(
+                        f"… {n - _VALUES_SHOWN:,} more values (showing the first {_VALUES_SHOWN})"
+                    )
+            else:
+                values = f.values
+                df = pd.DataFrame({"value": values})
+                st.dataframe(df, height=min(n, 10) * 35 + 38, width="stretch")
+                text = ", ".join(view.all_values(f))
+                _download(
+                    "Download values (text)",
+                    text.encode(),
+                    f"{name.replace('/', '_')}.txt",
+                    f"vals:{index}:{name}",
+                    "text/plain",
+                )
+
+
+def _sequence(record: ex.Record) -> None:
+    cols, rows = view.sequence_table(record)
+    st.markdown("**Feature lists** (steps × feature lists)")
+    df = pd.DataFrame(rows, columns=cols)
+    st.dataframe(df, hide_index=True, width="stretch", height=min(len(df), 12) * 35 + 38)
+
+
+def _raw(payload: bytes, index: int) -> None:
+    st.markdown("**Raw payload** (not an Example or SequenceExample)")
+    left, right = st.columns(2)
+    with left:
+        st.caption("Hex")
+        st.code(view.hex_dump(payload, 2048) or "(empty)", language=None)
+    with right:
+        st.caption("Text preview")
+        st.code(view.text_preview(payload) or "(empty)", language=None, wrap_lines=True)
+    _download(
+        "Download payload",
+        payload,
+        f"record_{index}.bin",
+        f"raw:{index}",
+        "application/octet-stream",
+    )
+
+
+def _unchecked_bytes(src: Source, index: int) -> bytes | None:
+    ds = src.dataset
+    try:
+        k, j = ds.locate(index)
+        return ds.files[k].read(j, check_crc=False)
+    except (IndexError, codec.CodecError):
+        return None
+
+
+def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
+    """Everything about one record (or one skipped region)."""
+    rel = src.rel(slot.path)
+    if slot.index is None:
+        p = slot.problem
+        st.markdown(f"#### Skipped region at byte {slot.offset:,}")
+        st.warning(
+            f"{format_bytes(slot.length)} of {rel} starting at byte {slot.offset:,}"
+            f" could not be read as records: {p.message if p else ''}. Reading resumed after them.",
+            icon=":material/warning:",
+        )
+        return
+    head = f"#### Record {slot.index:,}"
+    st.markdown(head)
+    st.caption(
+        f"{rel}  ·  header at byte {slot.offset:,}  ·  payload {slot.length:,} bytes"
+        f"  ·  [link](?file={_q(src.spec)}&record={slot.index})"
+        if not state.is_upload(src.spec)
+        else f"{rel}  ·  header at byte {slot.offset:,}  ·  payload {slot.length:,} bytes"
+    )
+    if slot.payload is None:
+        assert slot.offset is not None
+        st.error(
+            f"**Record {slot.index:,} is damaged:** its data CRC does not match its"
+            f" {slot.length:,} payload bytes (header at byte {slot.offset:,}, payload at byte"
+            f" {slot.offset + 12:,}). The records around it are intact and readable.",
+            icon=":material/error:",
+        )
+        raw = _unchecked_bytes(src, slot.index)
+        if raw is not None:
+            with st.expander("Bytes as stored (unchecked)"):
+                st.code(view.hex_dump(raw, 1024), language=None)
+                _download(
+                    "Download bytes as stored",
+                    raw,
+                    f"record_{slot.index}_damaged.bin",
+                    f"dmg:{slot.index}",
+                    "application/octet-stream",
+                )
+        return
+    record = ex.decode(slot.payload, "auto")
+    if record.kind == RAW:
+        _raw(slot.payload, slot.index)
+        return
+    pics = view.record_pictures(record, boxes=boxes)
+    kind = "SequenceExample" if record.kind == SEQUENCE_EXAMPLE else "Example"
+    if pics:
+        left, right = st.columns([3, 2])
+    else:
+        left, right = st.container(), None
+    with left:
+        title = "Context" if record.kind == SEQUENCE_EXAMPLE else "Features"
+        st.markdown(f"**{title}** · {kind} · {view.plural(len(record.features), 'feature')}")
+        if record.features:
+            feature_table(record)
+        else:
+            st.caption("(no features)")
+    if right is not None:
+        with right:
+            head_l, head_r = st.columns([2, 1], vertical_alignment="center")
+            head_l.markdown(f"**Pictures** · {len(pics)}")
+            with head_r:
+                has_boxes = _BOXES_FEATURE in record.features
+                boxes_toggle("detail", disabled=not has_boxes)
+            pictures(pics)
+    if record.kind == SEQUENCE_EXAMPLE:
+        _sequence(record)
+    feature_values(record, slot.index)
+    with st.expander("JSON (as TensorFlow's MessageToDict gives it)"):
+        try:
+            st.json(ex.to_json(slot.payload, record.kind), expanded=2)
+        except codec.CodecError as exc:
+            st.error(str(exc))
+    _download(
+        "Download record payload (.pb)",
+        slot.payload,
+        f"record_{slot.index}.pb",
+        f"pb:{slot.index}",
+        "application/octet-stream",
+    )
+
+
+def _q(text: str) -> str:
+    return quote(text, safe="/*@")

@@ -1,0 +1,358 @@
+"""The Export page's pieces: the form (format, compression and shards, which records, where),
+running the export with a progress bar, its report with a download and "Open it here", and
+"Write the edits into the source file".
+
+The export itself is :func:`browser_app.export.export`'s: atomic, verified, and never over
+the source (except when replacing it on purpose, which keeps a backup).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+import streamlit as st
+from streamlit.delta_generator import DeltaGenerator
+
+from browser_app import export
+from browser_app.edits import Journal
+from browser_app.errors import AppError, PathRefused, SpecError
+from browser_app.export import COMPRESSIONS, ExportFormat, Progress
+from browser_app.export.base import CSV, IMAGES, JSON, JSONL, PARQUET, TFRECORD
+from browser_app.paths import relative_to_root, resolve_inside
+from browser_app.selection import parse_record_spec
+from browser_app.ui import navigation, state
+from browser_app.ui.source import Source
+from browser_app.view import ExportOutcome, export_outcome, plural
+from codec.errors import CodecError
+from codec.kinds import NO_COMPRESSION
+from codec.values import format_bytes
+
+__all__ = ["form", "replace_section", "report"]
+
+# The formats in the order the menu offers them.
+FORMATS: tuple[ExportFormat, ...] = (TFRECORD, JSONL, CSV, PARQUET, JSON, IMAGES)
+DOWNLOAD_LIMIT = 32 << 20  # exports up to this size get a download button
+ALL, RANGE, FILTERED = "All records", "Records by number", "The filter's result"
+_REPORT_OUTPUTS_SHOWN = 8
+_LEFT_OUT_SHOWN = 10
+
+
+def _format() -> str:
+    return str(state.widget_value("export:format") or TFRECORD)
+
+
+def _on_format(src: Source) -> None:
+    comp = str(state.widget_value("export:compression") or NO_COMPRESSION)
+    state.set_widget_value("export:dest", export.default_destination(src.label, _format(), comp))
+
+
+def _progress_bar() -> tuple[DeltaGenerator, Progress]:
+    bar = st.progress(0.0, text="Starting…")
+    words = {"write": "Writing", "verify": "Verifying", "scan": "Reading the columns"}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        frac = min(1.0, done / total) if total else 1.0
+        bar.progress(frac, text=f"{words.get(stage, stage)}… {done:,} of {total:,}")
+
+    return bar, progress
+
+
+def _selection(src: Source, how: str) -> tuple[list[int] | None, str | None]:
+    """``(records or None for all, error)``."""
+    if how == RANGE:
+        spec = str(state.widget_value("export:range") or "").strip()
+        ds = src.dataset
+        total = ds.indexed if ds.index_complete else len(ds)
+        try:
+            return parse_record_spec(spec, total), None
+        except SpecError as exc:
+            return None, f"The record numbers cannot be read: {exc}."
+    if how == FILTERED:
+        sel = state.filter_selection(repr(src.key))
+        if sel is None:
+            return None, "There is no filter result for this file any more; run the filter again."
+        return [int(r) for r in sel["records"]], None
+    return None, None
+
+
+def _destination(src: Source, text: str) -> str:
+    """The real path of ``text`` inside the root; raises PathRefused."""
+    real = resolve_inside(src.root, text)
+    if os.path.isdir(real) and not text.endswith("/") and _format() != IMAGES:
+        raise PathRefused(f"{text} is a folder; give a file name")
+    return real
+
+
+def _exported(
+    src: Source, what: str, run: Callable[[Progress], export.ExportReport]
+) -> ExportOutcome | None:
+    """Run an export with a progress bar and keep its outcome for the page; on failure say
+    ``what`` (was not written or changed) and why."""
+    bar, progress = _progress_bar()
+    try:
+        report = run(progress)
+    except (AppError, CodecError, OSError) as exc:
+        bar.empty()
+        st.error(f"{what}: {exc}", icon=":material/error:")
+        return None
+    bar.progress(1.0, text="Done")
+    outcome = export_outcome(report, src.root, src.spec)
+    state.set_export_outcome(outcome)
+    return outcome
+
+
+def _run(src: Source, j: Journal | None) -> None:
+    fmt = _format()
+    how = str(state.widget_value("export:selection") or ALL)
+    text = str(state.widget_value("export:dest") or "").strip()
+    records, err = _selection(src, how)
+    if err is not None:
+        st.error(err, icon=":material/error:")
+        return
+    if records is not None and not records:
+        st.error("The selection is empty: nothing to export.", icon=":material/error:")
+        return
+    try:
+        dst = _destination(src, text)
+    except PathRefused as exc:
+        st.error(f"Refused: {exc}. Exports are written inside the root folder.")
+        return
+    if os.path.lexists(dst) and not state.widget_value("export:overwrite"):
+        st.error(
+            f"{text} exists. Tick “Replace it” to overwrite it (the new file replaces it"
+            " only once it is complete and verified).",
+            icon=":material/error:",
+        )
+        return
+    parent = os.path.dirname(dst)
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as exc:
+        st.error(f"Cannot create the folder {relative_to_root(src.root, parent)}: {exc}.")
+        return
+    options: dict[str, Any] = {}
+    if fmt == TFRECORD:  # the options only TFRecord has (the form shows them only then)
+        shards = int(state.widget_value("export:shards") or 1)
+        options["compression"] = str(state.widget_value("export:compression") or NO_COMPRESSION)
+        options["shards"] = shards if shards > 1 else None
+    source = j if j is not None else src.dataset
+    done = _exported(
+        src,
+        "The export failed and nothing was written",
+        lambda progress: export.export(
+            source, dst, format=fmt, selection=records, progress=progress, **options
+        ),
+    )
+    if done is None:
+        state.set_export_outcome(None)
+
+
+def _replace_source(src: Source, j: Journal) -> None:
+    done = _exported(
+        src,
+        "The source was not changed",
+        lambda progress: export.export_tfrecord(j, replace_source=True, progress=progress),
+    )
+    if done is None:
+        return
+    state.put("export:reset_confirm", True)
+    state.bump_edit_revision()
+    st.rerun()
+
+
+def form(src: Source, j: Journal | None, pending: int) -> None:
+    """The export form and its Export button (which runs the export)."""
+    if state.widget_value("export:format") is None:
+        state.set_widget_value("export:format", TFRECORD)
+    if state.widget_value("export:dest") is None:
+        state.set_widget_value("export:dest", export.default_destination(src.label, TFRECORD))
+    c = st.columns([2, 1, 1])
+    fmt = c[0].selectbox(
+        "Format",
+        FORMATS,
+        format_func=lambda f: export.EXPORTERS[f].label,
+        key=state.widget_key("export:format"),
+        on_change=_on_format,
+        args=(src,),
+    )
+    if fmt == TFRECORD:
+        c[1].selectbox(
+            "Compression",
+            COMPRESSIONS,
+            key=state.widget_key("export:compression"),
+            on_change=_on_format,
+            args=(src,),
+        )
+        c[2].number_input(
+            "Shards",
+            min_value=1,
+            max_value=4096,
+            value=1,
+            step=1,
+            key=state.widget_key("export:shards"),
+            help="Split into N files named like TensorFlow's: name-00000-of-0000N.tfrecord",
+        )
+    how = _records_choice(src, j, pending)
+    if how == RANGE:
+        st.text_input(
+            "Record numbers",
+            key=state.widget_key("export:range"),
+            placeholder="0:100, 150, -1",
+            help="Numbers and ranges (A:B, end excluded; negative counts from the end). New"
+            " records placed after a chosen record come with it.",
+        )
+    elif how == ALL and j is not None and pending:
+        st.caption("Deleted records are left out; new records are written in place.")
+    _destination_input(src)
+    if st.button(
+        "Export",
+        key=state.widget_key("export:go"),
+        type="primary",
+        icon=":material/download:",
+    ):
+        _run(src, j)
+
+
+def _records_choice(src: Source, j: Journal | None, pending: int) -> str:
+    """Which records: all, by number, or the filter's result (when there is one)."""
+    sel = state.filter_selection(repr(src.key))
+    options = [ALL, RANGE] + ([FILTERED] if sel is not None else [])
+    if sel is not None and sel.get("for_export"):
+        # Handed over by the filter page's "Export these": offer exactly those, once.
+        state.set_widget_value("export:selection", FILTERED)
+        state.set_filter_selection({**sel, "for_export": False})
+    return str(
+        st.radio(
+            "Records",
+            options,
+            horizontal=True,
+            key=state.widget_key("export:selection"),
+            format_func=lambda o: (
+                f"{o} ({plural(len(sel['records']), 'record')}: `{sel['expression']}`)"
+                if o == FILTERED and sel is not None
+                else o
+            ),
+        )
+    )
+
+
+def _destination_input(src: Source) -> None:
+    st.text_input(
+        "Destination (inside the root folder)",
+        key=state.widget_key("export:dest"),
+        help=f"A path relative to {src.root}; folders are created as needed",
+    )
+    dest_text = str(state.widget_value("export:dest") or "")
+    exists = False
+    try:
+        exists = bool(dest_text.strip()) and os.path.lexists(resolve_inside(src.root, dest_text))
+    except PathRefused as exc:
+        st.error(f"Refused: {exc}.", icon=":material/block:")
+    if exists:
+        st.checkbox(
+            "It exists: replace it",
+            key=state.widget_key("export:overwrite"),
+        )
+
+
+# -- the report ------------------------------------------------------------------------------
+
+
+def _open_output(spec: str) -> None:
+    state.set_source(spec, 0)
+    navigation.goto("records")
+
+
+def report(src: Source) -> None:
+    """What the last export of this source did: verdict, sizes, outputs, backup, what was left
+    out, a download (small single files) and "Open it here" (TFRecord)."""
+    rep = state.export_outcome()
+    if rep is None or rep.source != src.spec:
+        return
+    with st.container(border=True, key="tfb-export-report"):
+        verdict = "verified ✓" if rep.verified else "not verified"
+        (st.success if rep.ok else st.warning)(
+            f"**Export done** ({verdict}): {rep.summary}.",
+            icon=":material/task_alt:" if rep.ok else ":material/warning:",
+        )
+        took = f" · {rep.seconds:.1f} s" if rep.seconds >= 0.05 else ""
+        more = len(rep.shown) - _REPORT_OUTPUTS_SHOWN
+        st.caption(
+            f"{format_bytes(rep.bytes)}{took} · "
+            + ", ".join(f"`{s}`" for s in rep.shown[:_REPORT_OUTPUTS_SHOWN])
+            + (f" … {more} more" if more > 0 else "")
+        )
+        if rep.backup:
+            st.info(
+                f"The previous source file is kept as `{rep.backup}`.",
+                icon=":material/inventory_2:",
+            )
+        if rep.left_out:
+            st.warning(
+                "Left out because they are damaged: " + "; ".join(rep.left_out[:_LEFT_OUT_SHOWN]),
+                icon=":material/warning:",
+            )
+        c = st.columns([1, 1, 3])
+        outs = rep.outputs
+        if (
+            len(outs) == 1
+            and os.path.isfile(outs[0])
+            and os.path.getsize(outs[0]) <= DOWNLOAD_LIMIT
+        ):
+            with open(outs[0], "rb") as f:
+                data = f.read()
+            c[0].download_button(
+                "Download",
+                data,
+                file_name=os.path.basename(outs[0]),
+                key=state.widget_key("export:download"),
+                on_click="ignore",
+                icon=":material/download:",
+            )
+        spec = rep.reopen_spec
+        if spec is not None:
+            c[1].button(
+                "Open it here",
+                key=state.widget_key("export:open"),
+                icon=":material/open_in_new:",
+                on_click=_open_output,
+                args=(spec,),
+                help="Open the exported file in the Records page",
+            )
+
+
+# -- replacing the source --------------------------------------------------------------------
+
+
+def replace_section(src: Source, j: Journal | None) -> None:
+    """ "Write the edits into the source file", for a one-file source with pending edits:
+    only after an explicit confirmation, keeping the old file as a backup."""
+    if j is None or not j.pending:
+        return
+    if len(src.paths) != 1 or state.is_upload(src.spec):
+        return
+    rel = src.rel(src.paths[0])
+    if state.get("export:reset_confirm"):
+        state.put("export:reset_confirm", False)
+        state.set_widget_value("export:confirm_replace", False)
+    with st.expander("Write the edits into the source file"):
+        st.markdown(
+            f"This **replaces `{rel}`** with the edited records. The current file is kept"
+            f" first as a backup (`{rel}.bak`, or with the time in its name when that"
+            " exists), and the new file is verified before it takes the old one's place."
+            " The pending changes are then part of the file and the edit journal starts"
+            " empty."
+        )
+        confirm = st.checkbox(
+            f"Yes, replace {rel} (a backup is kept)",
+            key=state.widget_key("export:confirm_replace"),
+        )
+        if st.button(
+            "Replace the source file",
+            key=state.widget_key("export:replace"),
+            icon=":material/save:",
+            disabled=not confirm,
+        ):
+            _replace_source(src, j)

@@ -1,0 +1,64 @@
+"""The top of every page with a source open: the title, what is open (files, records, size,
+compression) and, while the index is still being built, its progress."""
+
+from __future__ import annotations
+
+import time
+
+import streamlit as st
+
+import codec
+from browser_app.ui.source import Source
+from browser_app.view import plural
+from codec.kinds import NO_COMPRESSION
+from codec.values import format_bytes
+
+__all__ = ["index_progress", "source_header"]
+
+_INDEX_STEP = 1 << 16  # records indexed per step
+_STEP_SECONDS = 0.25  # indexing time per tick, so the page stays responsive
+
+
+def source_header(src: Source, title: str) -> None:
+    """Page title, what is open, and indexing progress while the index grows."""
+    ds = src.dataset
+    st.subheader(f"{title}", anchor=False)
+    size = sum(f.file_size for f in ds.files)
+    comps = sorted({f.compression for f in ds.files})
+    parts = [f"**{src.label}**"]
+    if len(ds.files) > 1:
+        parts.append(plural(len(ds.files), "file"))
+    if ds.index_complete:
+        parts.append(plural(ds.indexed, "record"))
+    else:
+        parts.append(f"{ds.indexed:,}+ records (counting…)")
+    parts.append(format_bytes(size))
+    if comps != [NO_COMPRESSION]:
+        parts.append(", ".join(comps))
+    st.caption("  ·  ".join(parts))
+    index_progress(src)
+
+
+def index_progress(src: Source) -> None:
+    """While the index is incomplete: index more in short steps (a fragment that reruns on
+    its own) and show the count filling in; rerun the page once it is complete."""
+    ds = src.dataset
+    if ds.index_complete:
+        return
+
+    @st.fragment(run_every=0.5)
+    def _tick() -> None:
+        deadline = time.monotonic() + _STEP_SECONDS
+        try:
+            while not ds.index_complete and time.monotonic() < deadline:
+                ds.index_more(_INDEX_STEP)
+        except codec.ReaderClosedError:
+            return
+        if ds.index_complete:
+            st.rerun(scope="app")
+        st.progress(
+            min(1.0, ds.index_progress),
+            text=f"Indexing… {ds.indexed:,} records so far ({ds.index_progress:.0%} of the file)",
+        )
+
+    _tick()

@@ -1,0 +1,123 @@
+"""The sidebar's "Open data" section: search the root folder, pick a file or a shard set, type
+a path or pattern, reopen a recent one, or upload a small file."""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from browser_app.errors import InputError
+from browser_app.paths import is_pattern, relative_inside
+from browser_app.ui import opening, services, state
+from browser_app.view import file_options
+
+__all__ = ["file_picker"]
+
+
+def _open(spec: str, record: int = 0) -> None:
+    spec = spec.strip()
+    if not spec:
+        return
+    root = state.app_args().root
+    try:
+        opening.open_source(spec, root)
+    except InputError as exc:
+        state.flash(str(exc), "error")
+        return
+    state.set_source(spec, record)
+
+
+def _on_pick() -> None:
+    spec = state.widget_value("pick")
+    if spec:
+        _open(spec)
+
+
+def _on_path() -> None:
+    text = (state.widget_value("path") or "").strip()
+    if not text:
+        return
+    # Absolute paths inside the root are shown and linked relative to it.
+    expanded = os.path.expanduser(text)
+    if os.path.isabs(expanded) and not is_pattern(text):
+        text = relative_inside(state.app_args().root, expanded) or text
+    _open(text)
+
+
+def _on_upload() -> None:
+    up = state.widget_value("upload")
+    if up is None:
+        return
+    seen = state.get("uploaded", {})
+    spec = seen.get(up.file_id)
+    if spec is None or not state.upload_path(spec):
+        spec = opening.store_upload(up.name, up)
+        seen[up.file_id] = spec
+        state.put("uploaded", seen)
+    _open(spec)
+
+
+def file_picker() -> None:
+    """The sidebar's "Open data" section: search the root, pick a file or shard set, type a
+    path or pattern, reopen a recent one, or upload a small file."""
+    root = state.app_args().root
+    sb = st.sidebar
+    sb.caption(f"Root: `{root}`")
+    query = sb.text_input(
+        "Search files",
+        key=state.widget_key("search"),
+        placeholder="name, *.tfrecord, train-*…",
+        help="Filters the TFRecord files under the root by name (substring or glob).",
+    )
+    entries, truncated = services.list_files(root, query or "")
+    options = file_options(entries)
+    labels = dict(options)
+    current = state.source_spec()
+    if current in labels:
+        state.set_widget_value("pick", current)
+    elif state.widget_value("pick") not in labels:
+        state.set_widget_value("pick", None)
+    sb.selectbox(
+        "Files under the root",
+        [spec for spec, _ in options],
+        format_func=lambda s: labels.get(s, s),
+        key=state.widget_key("pick"),
+        index=None,
+        placeholder=("No TFRecord files found" if not options else f"{len(entries)} files…"),
+        on_change=_on_pick,
+    )
+    if truncated:
+        sb.caption("Showing the first matches only; refine the search.")
+    sb.text_input(
+        "TFRecord path",
+        key=state.widget_key("path"),
+        placeholder="path, folder, glob or name@N",
+        help="Relative to the root, or absolute inside it. Globs (data/*.tfrecord),"
+        " shard patterns (train-*-of-00010) and name@N open several files as one.",
+        on_change=_on_path,
+    )
+    recent = [r for r in state.recent() if r != current][:5]
+    if recent:
+        sb.caption("Recent")
+        for spec in recent:
+            label = (
+                spec[len(state.UPLOAD_PREFIX) :] + " (upload)" if state.is_upload(spec) else spec
+            )
+            sb.button(
+                label,
+                key=state.widget_key(f"recent:{spec}"),
+                type="tertiary",
+                icon=":material/history:",
+                on_click=_open,
+                args=(spec,),
+            )
+    with sb.expander("Upload a file", icon=":material/upload:"):
+        st.file_uploader(
+            "TFRecord file (GZIP/ZLIB detected)",
+            key=state.widget_key("upload"),
+            on_change=_on_upload,
+            max_upload_size=opening.UPLOAD_LIMIT_MB,
+            help="For small files: the upload is stored in a private temporary file and"
+            " read from there. Files on this machine are better opened by path.",
+        )
