@@ -15,7 +15,6 @@ import os
 import struct
 import tempfile
 import time
-import zlib
 from array import array
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -25,7 +24,8 @@ from typing import Any
 import crc32c as _crc32c
 
 from .framing import Problem
-from .kinds import COMPRESSION, GZIP, Compression
+from .inflate import inflate
+from .kinds import COMPRESSION, Compression
 
 __all__ = [
     "CONTENT_WINDOW",
@@ -252,61 +252,36 @@ def inflate_to_cache(
     shown: str = "",
 ) -> tuple[int, list[Problem]]:
     """Inflate the GZIP/ZLIB stream read from ``fd`` into a cache file (once per file
-    identity) and return a read-only descriptor of it, with the problems met.
-
-    Memory stays bounded by the chunk size whatever the file's size. A damaged compressed
-    stream keeps what inflated cleanly and is reported as a ``compression`` problem."""
+    identity) and return a read-only descriptor of it, with the problems met (see
+    :func:`codec.inflate.inflate`: every byte that inflates is kept), naming the file as
+    ``shown``."""
     cache = cache_dir / "inflated"
-    key = ident.digest(compression)
+    key = ident.digest(f"{compression}:v2")  # v2: every inflated byte kept, problems as JSON
     target = cache / f"{key}.tfrecord"
-    note = cache / f"{key}.problem"
-    problems: list[Problem] = []
+    note = cache / f"{key}.problems"
+    shown = shown or ident.path
     if use_cache and target.exists():
-        if note.exists():
-            problems.append(Problem(COMPRESSION, None, None, note.read_text(), shown or ident.path))
+        problems = []
+        with contextlib.suppress(OSError, ValueError):
+            for message in json.loads(note.read_text()) if note.exists() else []:
+                problems.append(Problem(COMPRESSION, None, None, str(message), shown))
         return os.open(target, os.O_RDONLY), problems
-    wbits = 16 + zlib.MAX_WBITS if compression == GZIP else zlib.MAX_WBITS
     try:
         cache.mkdir(parents=True, exist_ok=True)
         tmp_fd, tmp_name = tempfile.mkstemp(dir=cache, prefix=".inflate-")
     except OSError:
         tmp_fd, tmp_name = tempfile.mkstemp(prefix="tfrecord-browser-inflate-")
         target = Path(tmp_name + ".tfrecord")
-    problem: str | None = None
     try:
         with os.fdopen(tmp_fd, "wb") as out:
-            d = zlib.decompressobj(wbits)
-            pos = 0
-            while True:
-                chunk = os.pread(fd, 1 << 20, pos)
-                if not chunk:
-                    break
-                pos += len(chunk)
-                try:
-                    out.write(d.decompress(chunk))
-                    # A GZIP file may hold several members back to back.
-                    while d.eof and d.unused_data and compression == GZIP:
-                        rest = d.unused_data
-                        d = zlib.decompressobj(wbits)
-                        out.write(d.decompress(rest))
-                except zlib.error as exc:
-                    problem = (
-                        f"{compression} stream is damaged near compressed byte {pos}:"
-                        f" {exc}; records after that point are lost"
-                    )
-                    break
-                if progress:
-                    progress(pos, ident.size)
-            if problem is None:
-                try:
-                    out.write(d.flush())
-                except zlib.error as exc:  # pragma: no cover - flush rarely fails
-                    problem = f"{compression} stream is damaged: {exc}"
-                if problem is None and not d.eof:
-                    problem = (
-                        f"{compression} stream ends early (at compressed byte {pos}):"
-                        " the file is truncated"
-                    )
+            result = inflate(
+                lambda offset, n: os.pread(fd, n, offset),
+                ident.size,
+                compression,
+                out.write,
+                path=shown,
+                progress=progress,
+            )
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp_name, target)
@@ -314,8 +289,10 @@ def inflate_to_cache(
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
-    if problem:
-        problems.append(Problem(COMPRESSION, None, None, problem, shown or ident.path))
-        with contextlib.suppress(OSError):
-            note.write_text(problem)
-    return os.open(target, os.O_RDONLY), problems
+    messages = [p.message for p in result.problems]
+    with contextlib.suppress(OSError):
+        if messages:
+            note.write_text(json.dumps(messages))
+        else:
+            note.unlink(missing_ok=True)
+    return os.open(target, os.O_RDONLY), result.problems

@@ -4,6 +4,8 @@
     "dog" in feature2
     has(weight) and not intact
     len(tags) >= 2 or image/height > 50
+    any(image/object/bbox/xmin >= image/object/bbox/xmax)
+    all(image/object/class/label in [1, 2, 3])
     `my feature` != 'x' and index < 1000
 
 Grammar (parsed by a tokenizer and a recursive-descent parser; nothing is ever ``eval``'d)::
@@ -14,25 +16,38 @@ Grammar (parsed by a tokenizer and a recursive-descent parser; nothing is ever `
     not         := "not" not | comparison
     comparison  := operand [op operand]     op: == != < <= > >= in, "not in"
     operand     := literal | list | name | "index" | "intact"
-                 | "has" "(" name ")" | "len" "(" name ")" | "(" expr ")"
+                 | "has" "(" name ")" | "len" "(" name ")"
+                 | "any" "(" expr ")" | "all" "(" expr ")" | "(" expr ")"
     literal     := integer | float | "string" | 'string' | true | false
     list        := "[" [literal ("," literal)*] "]"
     name        := bare name | `backquoted name`
 
 Names. A bare name starts with a letter or ``_`` and continues with letters, digits and
 ``_ / . -`` (so ``image/object/bbox/xmin``, ``a.b`` and ``image-width`` are names; there is no
-arithmetic). Anything else, and the reserved words (``and or not in true false has len index
-intact``), is written between backquotes: ```my feature```, ```index```; a backquote inside is
-doubled.
+arithmetic). Anything else, and the reserved words (``and or not in true false has len any all
+index intact``), is written between backquotes: ```my feature```, ```index```; a backquote
+inside is doubled.
 
 Meaning.
 
-- A feature stands for its list of values. A comparison with a list is true when *any* value
-  matches: ``tags == "a"`` holds for ``["b", "a"]``; ``tags != "a"`` holds when some value is
-  not ``"a"``. Comparing two names compares every pair.
-- ``x in name``: a string is a substring of some bytes value (UTF-8), a number equals some
-  value. ``name in "text"``: some value is a substring of the text; ``name in [1, 2]``: some
-  value is in the list.
+- A feature stands for its list of values. A comparison is made value by value:
+
+  - a list against one value (a literal, ``index``, ``len(...)``, or a feature holding one
+    value) compares every value of the list with it;
+  - two lists of the same length are compared position by position (box by box: ``xmin[i]``
+    with ``xmax[i]``), never every value with every value;
+  - two lists of different lengths cannot be compared position by position: the comparison
+    is *unknown* for that record, which matches neither it nor its ``not``.
+
+  Outside ``any``/``all``, a comparison holds when it holds for *some* position:
+  ``tags == "a"`` holds for ``["b", "a"]``. ``any(cond)`` says the same explicitly, and
+  ``all(cond)`` asks it for *every* position (true for an empty list, as in Python). Inside
+  ``any``/``all`` the whole condition is taken position by position, so
+  ``any(xmin > 0.5 and ymin > 0.5)`` asks for one box with both, and ``all(label in [1, 2])``
+  for every label to be 1 or 2.
+- ``x in name``: a string is a substring of a bytes value (UTF-8), a number equals a value.
+  ``name in "text"``: a value is a substring of the text; ``name in [1, 2]``: a value is in
+  the list.
 - Strings compare with bytes features (as UTF-8 bytes), numbers with int64 and float
   features (float features compare at float32 precision, so ``weight == 0.1`` finds values
   stored as 0.1). Anything else (a string against numbers, NaN) is simply false, never an
@@ -46,14 +61,17 @@ Meaning.
 - A damaged record (``record=None``) has no features: anything about features is *unknown*
   for it, and unknown stays unknown through ``not`` (Kleene logic), so a filter that looks at
   features never matches a damaged record, while ``not intact`` finds them all.
+- A name that no record of the dataset has is an error (:class:`UnknownFeatureError`, with
+  the closest names as suggestions), except inside ``has(...)``, which exists to ask.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -62,13 +80,19 @@ from .errors import CodecError, CorruptRecordError, DecodeError
 
 __all__ = [
     "Filter",
+    "FilterRun",
     "FilterSyntaxError",
+    "UnknownFeatureError",
     "compile_filter",
     "filter_dataset",
+    "run_filter",
 ]
 
-KEYWORDS = frozenset({"and", "or", "not", "in", "true", "false", "has", "len", "index", "intact"})
-FUNCTIONS = ("has", "len")
+KEYWORDS = frozenset(
+    {"and", "or", "not", "in", "true", "false", "has", "len", "any", "all", "index", "intact"}
+)
+FUNCTIONS = ("has", "len", "any", "all")
+QUANTIFIERS = ("any", "all")
 
 
 class FilterSyntaxError(CodecError, ValueError):
@@ -87,6 +111,23 @@ class FilterSyntaxError(CodecError, ValueError):
         if not self.expression:
             return head
         return f"{head}\n  {self.expression}\n  {' ' * self.position}^"
+
+
+class UnknownFeatureError(FilterSyntaxError):
+    """A filter names a feature that no record of the dataset has (a misspelling, usually);
+    ``position`` points at the name and the message suggests the closest existing names."""
+
+    def __init__(self, name: str, position: int, expression: str, known: Iterable[str]) -> None:
+        self.name = name
+        self.suggestions = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+        hint = ""
+        if self.suggestions:
+            hint = "; did you mean " + " or ".join(repr(s) for s in self.suggestions) + "?"
+        super().__init__(
+            f"no record has a feature named {name!r}{hint} (has({name}) asks without this error)",
+            position,
+            expression,
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -224,6 +265,7 @@ class Literal:
 @dataclass(frozen=True)
 class Name:
     name: str
+    pos: int = field(default=0, compare=False)
 
 
 @dataclass(frozen=True)
@@ -233,8 +275,15 @@ class Context:
 
 @dataclass(frozen=True)
 class Call:
-    func: str
+    func: str  # "has" | "len"
     name: str
+    pos: int = field(default=0, compare=False)
+
+
+@dataclass(frozen=True)
+class Quant:
+    func: str  # "any" | "all"
+    operand: Node
 
 
 @dataclass(frozen=True)
@@ -255,7 +304,7 @@ class BoolOp:
     operands: tuple[Node, ...]
 
 
-Node = Literal | Name | Context | Call | Compare | Not | BoolOp
+Node = Literal | Name | Context | Call | Quant | Compare | Not | BoolOp
 
 
 class _Parser:
@@ -348,7 +397,7 @@ class _Parser:
             return self.parse_list()
         if tok.kind == "qname":
             self.next()
-            return Name(tok.value)
+            return Name(tok.value, tok.pos)
         if tok.kind == "name":
             word = tok.text
             after = self.tokens[self.i + 1]
@@ -357,6 +406,8 @@ class _Parser:
                     raise self.error(
                         f"unknown function {word!r} (functions: {', '.join(FUNCTIONS)})", tok
                     )
+                if word in QUANTIFIERS:
+                    return self.parse_quantifier(word, after)
                 self.i += 2
                 arg = self.peek()
                 if arg.kind == "qname" or (arg.kind == "name" and arg.text not in KEYWORDS):
@@ -369,7 +420,7 @@ class _Parser:
                         raise self.error("unbalanced '(': missing ')'", after)
                     raise self.error(f"expected ')' but found {_describe(close)}", close)
                 self.next()
-                return Call(word, arg.value)
+                return Call(word, arg.value, arg.pos)
             if word in ("true", "false"):
                 self.next()
                 return Literal(1 if word == "true" else 0)
@@ -377,14 +428,28 @@ class _Parser:
                 self.next()
                 return Context(word)
             if word in FUNCTIONS:
-                raise self.error(f"{word} needs parentheses: {word}(name)", after)
+                what = "condition" if word in QUANTIFIERS else "name"
+                raise self.error(f"{word} needs parentheses: {word}({what})", after)
             if word in KEYWORDS:
                 raise self.error(f"expected a value but found {word!r}", tok)
             self.next()
-            return Name(word)
+            return Name(word, tok.pos)
         if tok.kind == "rparen":
             raise self.error("unbalanced ')'", tok)
         raise self.error(f"expected a value but found {_describe(tok)}", tok)
+
+    def parse_quantifier(self, word: str, open_tok: Token) -> Node:
+        self.i += 2
+        if self.peek().kind == "rparen":
+            raise self.error(f"{word}() takes a condition, such as {word}(xmin < xmax)")
+        node = self.parse_or()
+        close = self.peek()
+        if close.kind != "rparen":
+            if close.kind == "end":
+                raise self.error("unbalanced '(': missing ')'", open_tok)
+            raise self.error(f"expected ')' but found {_describe(close)}", close)
+        self.next()
+        return Quant(word, node)
 
     def parse_list(self) -> Node:
         open_tok = self.next()
@@ -423,11 +488,13 @@ def _describe(tok: Token) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Evaluation (Kleene logic: True, False, None = unknown)
+# Evaluation (Kleene logic: True, False, None = unknown), position by position
 
 
 _MISSING = object()
 _UNKNOWN = object()  # feature values of a damaged record
+
+Truth = bool | None
 
 
 def _values(record: Any, name: str) -> Any:
@@ -469,23 +536,21 @@ def _f32(x: float | int) -> float:
         return float(x)
 
 
+_OPS: dict[str, Callable[[Any, Any], Any]] = {
+    "==": lambda a, b: a == b,
+    "!=": lambda a, b: a != b,
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
 def _cmp(op: str, a: Any, b: Any) -> bool:
     try:
-        if op == "==":
-            return bool(a == b)
-        if op == "!=":
-            return bool(a != b)
-        if op == "<":
-            return bool(a < b)
-        if op == "<=":
-            return bool(a <= b)
-        if op == ">":
-            return bool(a > b)
-        if op == ">=":
-            return bool(a >= b)
-    except (TypeError, ValueError, OverflowError):
+        return bool(_OPS[op](a, b))
+    except (TypeError, ValueError, OverflowError, KeyError):
         return False
-    return False
 
 
 def _pair_ok(op: str, a: Any, b: Any) -> bool:
@@ -510,14 +575,6 @@ def _pair_ok(op: str, a: Any, b: Any) -> bool:
     return _cmp(op, na, nb)
 
 
-@dataclass(frozen=True)
-class _Side:
-    """An evaluated operand: a list of values (``many``) or one value."""
-
-    values: list[Any]
-    ftype: str = ""  # the feature type when the side is a feature
-
-
 def _contains(hay: Any, needle: Any) -> bool:
     if isinstance(hay, (bytes, bytearray)):
         if isinstance(needle, str):
@@ -537,6 +594,82 @@ def _contains(hay: Any, needle: Any) -> bool:
     return _pair_ok("==", hay, needle)
 
 
+def _truthy(v: Any) -> bool:
+    if isinstance(v, float) and math.isnan(v):
+        return False
+    return bool(v)
+
+
+@dataclass(frozen=True)
+class _Side:
+    """An evaluated operand: its values, whether it is one value that every position shares
+    (``scalar``), and the feature type when it is a feature."""
+
+    values: list[Any]
+    scalar: bool = False
+    ftype: str = ""
+
+    def prepared(self, other: _Side) -> list[Any]:
+        """Numbers meet float features at float32 precision: both sides are rounded."""
+        if self.ftype == "float" or (other.ftype == "float" and not self.ftype):
+            return [
+                _f32(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
+                for v in self.values
+            ]
+        return self.values
+
+
+@dataclass(frozen=True)
+class _Vec:
+    """A condition evaluated position by position; ``scalar`` when it is the same at every
+    position (it then holds one truth)."""
+
+    truths: list[Truth]
+    scalar: bool = False
+
+
+_UNKNOWN_VEC = _Vec([None], scalar=True)
+
+
+def _pairs(a: _Vec | _Side, b: _Vec | _Side) -> list[tuple[int, int]] | None:
+    """Index pairs that line ``a`` and ``b`` up position by position: a scalar (or a list of
+    one value) goes with every position of the other side; lists of equal length go position
+    by position; lists of different lengths do not line up (``None``)."""
+    na = len(a.truths) if isinstance(a, _Vec) else len(a.values)
+    nb = len(b.truths) if isinstance(b, _Vec) else len(b.values)
+    if a.scalar or (na == 1 and not b.scalar):
+        return [(0, j) for j in range(nb)] if na else []
+    if b.scalar or nb == 1:
+        return [(i, 0) for i in range(na)] if nb else []
+    if na == nb:
+        return [(i, i) for i in range(na)]
+    return None
+
+
+def _any(truths: list[Truth]) -> Truth:
+    if any(t is True for t in truths):
+        return True
+    return None if any(t is None for t in truths) else False
+
+
+def _all(truths: list[Truth]) -> Truth:
+    if any(t is False for t in truths):
+        return False
+    return None if any(t is None for t in truths) else True
+
+
+def _and(a: Truth, b: Truth) -> Truth:
+    if a is False or b is False:
+        return False
+    return None if a is None or b is None else True
+
+
+def _or(a: Truth, b: Truth) -> Truth:
+    if a is True or b is True:
+        return True
+    return None if a is None or b is None else False
+
+
 class Filter:
     """A compiled filter. ``matches(record, index=..., intact=...)`` never raises on odd
     data: a type mismatch is false; a damaged record (``record=None``) matches only
@@ -546,6 +679,8 @@ class Filter:
         self.text = text
         self.tree = tree
         self.names = sorted(_names(tree))
+        # Names used outside has(): a name no record has is an error for these.
+        self.required: dict[str, int] = _required(tree)
 
     def __repr__(self) -> str:
         return f"Filter({self.text!r})"
@@ -560,105 +695,120 @@ class Filter:
         except Exception:  # odd data must never break a filter run: no match
             return False
 
-    # Every node evaluates to True / False / None (unknown).
-    def _eval(self, node: Node, record: Any, index: int, intact: bool) -> bool | None:
+    def check_names(self, known: Iterable[str]) -> None:
+        """Raise :class:`UnknownFeatureError` for the first name used outside ``has(...)``
+        that is not in ``known`` (the feature names the dataset's records have)."""
+        have = set(known)
+        for name, pos in sorted(self.required.items(), key=lambda kv: kv[1]):
+            if name not in have:
+                raise UnknownFeatureError(name, pos, self.text, have)
+
+    # -- top level: each comparison holds when it holds at some position --------------------
+
+    def _eval(self, node: Node, record: Any, index: int, intact: bool) -> Truth:
         if isinstance(node, BoolOp):
-            seen_unknown = False
+            combine = _and if node.op == "and" else _or
+            result: Truth = node.op == "and"
             for part in node.operands:
-                v = self._eval(part, record, index, intact)
-                if node.op == "and" and v is False:
-                    return False
-                if node.op == "or" and v is True:
-                    return True
-                seen_unknown |= v is None
-            if seen_unknown:
-                return None
-            return node.op == "and"
+                result = combine(result, self._eval(part, record, index, intact))
+                if result is (node.op == "or"):
+                    return result
+            return result
         if isinstance(node, Not):
             v = self._eval(node.operand, record, index, intact)
             return None if v is None else not v
+        if isinstance(node, Quant):
+            vec = self._vec(node.operand, record, index, intact)
+            return (_all if node.func == "all" else _any)(vec.truths)
+        return _any(self._vec(node, record, index, intact).truths)
+
+    # -- position by position ------------------------------------------------------------
+
+    def _vec(self, node: Node, record: Any, index: int, intact: bool) -> _Vec:
         if isinstance(node, Compare):
             return self._compare(node, record, index, intact)
+        if isinstance(node, BoolOp):
+            combine = _and if node.op == "and" else _or
+            acc = self._vec(node.operands[0], record, index, intact)
+            for part in node.operands[1:]:
+                nxt = self._vec(part, record, index, intact)
+                pairs = _pairs(acc, nxt)
+                if pairs is None:
+                    return _UNKNOWN_VEC
+                acc = _Vec(
+                    [combine(acc.truths[i], nxt.truths[j]) for i, j in pairs],
+                    acc.scalar and nxt.scalar,
+                )
+            return acc
+        if isinstance(node, Not):
+            v = self._vec(node.operand, record, index, intact)
+            return _Vec([None if t is None else not t for t in v.truths], v.scalar)
+        if isinstance(node, Quant):
+            return _Vec([self._eval(node, record, index, intact)], scalar=True)
         side = self._side(node, record, index, intact)
         if side is None:
-            return None
-        return any(bool(_truthy(v)) for v in side.values)
+            return _UNKNOWN_VEC
+        return _Vec([_truthy(v) for v in side.values], side.scalar)
 
     def _side(self, node: Node, record: Any, index: int, intact: bool) -> _Side | None:
         """``None`` when unknown (a damaged record's features)."""
         if isinstance(node, Literal):
-            if isinstance(node.value, tuple):
-                return _Side([node.value], "list")
-            return _Side([node.value])
+            is_list = isinstance(node.value, tuple)
+            return _Side([node.value], scalar=True, ftype="list" if is_list else "")
         if isinstance(node, Context):
-            return _Side([index if node.what == "index" else int(bool(intact))])
+            return _Side([index if node.what == "index" else int(bool(intact))], scalar=True)
         if isinstance(node, Name):
             got = _values(record, node.name)
             if got is _UNKNOWN:
                 return None
             if got is _MISSING:
-                return _Side([], "missing")
+                return _Side([], ftype="missing")
             ftype, values = got
-            return _Side(values, ftype)
+            return _Side(values, ftype=ftype)
         if isinstance(node, Call):
             got = _values(record, node.name)
             if got is _UNKNOWN:
                 return None
             if node.func == "has":
-                return _Side([int(got is not _MISSING)])
+                return _Side([int(got is not _MISSING)], scalar=True)
             if got is _MISSING:
-                return _Side([0])
+                return _Side([0], scalar=True)
             lists = getattr(record, "feature_lists", None) or {}
             feats = getattr(record, "features", None) or {}
             if node.name not in feats and node.name in lists:
-                return _Side([len(lists[node.name])])
-            return _Side([len(got[1])])
+                return _Side([len(lists[node.name])], scalar=True)
+            return _Side([len(got[1])], scalar=True)
         v = self._eval(node, record, index, intact)
-        return None if v is None else _Side([int(v)])
+        return None if v is None else _Side([int(v)], scalar=True)
 
-    def _compare(self, node: Compare, record: Any, index: int, intact: bool) -> bool | None:
+    def _compare(self, node: Compare, record: Any, index: int, intact: bool) -> _Vec:
         left = self._side(node.left, record, index, intact)
         right = self._side(node.right, record, index, intact)
         if left is None or right is None:
-            return None
+            return _UNKNOWN_VEC
+        if node.op == "in" and right.ftype == "list":
+            options = right.values[0]
+            return _Vec(
+                [any(_pair_ok("==", a, b) for b in options) for a in left.prepared(right)],
+                left.scalar,
+            )
+        pairs = _pairs(left, right)
+        if pairs is None:
+            return _UNKNOWN_VEC
+        lv, rv = left.prepared(right), right.prepared(left)
         if node.op == "in":
-            return self._in(left, right)
-        lvals = _prepare(left, right)
-        rvals = _prepare(right, left)
-        return any(_pair_ok(node.op, a, b) for a in lvals for b in rvals)
-
-    def _in(self, needle: _Side, hay: _Side) -> bool:
-        if hay.ftype == "list":
-            options = hay.values[0]
-            return any(_pair_ok("==", a, b) for a in _prepare(needle, hay) for b in options)
-        hay_vals = _prepare(hay, needle)
-        return any(_contains(h, n) for h in hay_vals for n in _prepare(needle, hay))
-
-
-def _prepare(side: _Side, other: _Side) -> list[Any]:
-    """Numbers meet float features at float32 precision: both sides are rounded."""
-    if side.ftype == "float" or (other.ftype == "float" and not side.ftype):
-        return [
-            _f32(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else v
-            for v in side.values
-        ]
-    return side.values
-
-
-def _truthy(v: Any) -> bool:
-    if isinstance(v, float) and math.isnan(v):
-        return False
-    return bool(v)
+            return _Vec([_contains(rv[j], lv[i]) for i, j in pairs], left.scalar and right.scalar)
+        return _Vec(
+            [_pair_ok(node.op, lv[i], rv[j]) for i, j in pairs], left.scalar and right.scalar
+        )
 
 
 def _names(node: Node) -> set[str]:
-    if isinstance(node, Name):
-        return {node.name}
-    if isinstance(node, Call):
+    if isinstance(node, (Name, Call)):
         return {node.name}
     if isinstance(node, Compare):
         return _names(node.left) | _names(node.right)
-    if isinstance(node, Not):
+    if isinstance(node, (Not, Quant)):
         return _names(node.operand)
     if isinstance(node, BoolOp):
         out: set[str] = set()
@@ -666,6 +816,24 @@ def _names(node: Node) -> set[str]:
             out |= _names(p)
         return out
     return set()
+
+
+def _required(node: Node) -> dict[str, int]:
+    """Names used outside ``has()``, with the position of their first use."""
+    if isinstance(node, Name) or (isinstance(node, Call) and node.func != "has"):
+        return {node.name: node.pos}
+    children: list[Node] = []
+    if isinstance(node, Compare):
+        children = [node.left, node.right]
+    elif isinstance(node, (Not, Quant)):
+        children = [node.operand]
+    elif isinstance(node, BoolOp):
+        children = list(node.operands)
+    out: dict[str, int] = {}
+    for child in children:
+        for name, pos in _required(child).items():
+            out.setdefault(name, pos)
+    return out
 
 
 def compile_filter(text: str) -> Filter:
@@ -679,7 +847,18 @@ def compile_filter(text: str) -> Filter:
 # Running a filter over a reader or a dataset
 
 
-def filter_dataset(
+@dataclass
+class FilterRun:
+    """What a run of a filter found: the matching record numbers (ascending), whether every
+    record was looked at (``complete``; false when it stopped at ``limit``), and the feature
+    names the records looked at have (empty when the filter needs no features)."""
+
+    matches: list[int]
+    complete: bool
+    seen: set[str]
+
+
+def run_filter(
     source: Sequence[bytes] | Any,
     filter: Filter | str,
     progress: Callable[[int, int], None] | None = None,
@@ -687,21 +866,26 @@ def filter_dataset(
     *,
     start: int = 0,
     kind: str = "auto",
-) -> list[int]:
-    """Record numbers (ascending) of ``source`` (a :class:`codec.TFRecordFile` or
-    :class:`codec.TFRecordDataset`) that match ``filter``, stopping after ``limit`` matches.
+    check_names: bool = True,
+) -> FilterRun:
+    """Run ``filter`` over ``source`` (a :class:`codec.TFRecordFile` or
+    :class:`codec.TFRecordDataset`) from record ``start``, stopping after ``limit`` matches.
 
     Damaged records are evaluated with ``intact=False`` and ``record=None``. A filter that
     only looks at ``index`` / ``intact`` does not decode any payload. ``progress(done,
-    total)`` is called every few thousand records."""
+    total)`` is called every few thousand records. With ``check_names``, a complete run over
+    the whole source raises :class:`UnknownFeatureError` when a name used outside ``has()``
+    is not a feature of any record."""
     from .example import decode
 
     flt = compile_filter(filter) if isinstance(filter, str) else filter
     needs_records = flt.uses_features()
     total = len(source)
     out: list[int] = []
+    seen: set[str] = set()
     step = 4096
     done = start
+    complete = True
     for i, data in _payloads(source, start):
         done = i + 1
         intact = data is not None
@@ -711,17 +895,38 @@ def filter_dataset(
                 record = decode(data, kind)
             except (DecodeError, CodecError):
                 record = decode(data, "raw")
+            seen.update(record.features)
+            seen.update(record.feature_lists)
         elif intact:
             record = _NO_FEATURES
         if flt.matches(record, index=i, intact=intact):
             out.append(i)
             if limit is not None and len(out) >= limit:
+                complete = done >= total
                 break
         if progress and (i + 1) % step == 0:
             progress(i + 1, total)
     if progress:
         progress(done, total)
-    return out
+    if check_names and complete and start == 0 and needs_records:
+        flt.check_names(seen)
+    return FilterRun(out, complete, seen)
+
+
+def filter_dataset(
+    source: Sequence[bytes] | Any,
+    filter: Filter | str,
+    progress: Callable[[int, int], None] | None = None,
+    limit: int | None = None,
+    *,
+    start: int = 0,
+    kind: str = "auto",
+) -> list[int]:
+    """The record numbers (ascending) of ``source`` that match ``filter``: :func:`run_filter`'s
+    matches, without the check of feature names."""
+    return run_filter(
+        source, filter, progress, limit, start=start, kind=kind, check_names=False
+    ).matches
 
 
 class _NoFeatures:

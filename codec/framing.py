@@ -184,6 +184,11 @@ class ScanChunk:
     problems: list[Problem] = field(default_factory=list)
     next_offset: int = 0
     done: bool = False
+    # Records whose data CRC fails and whose length had to be corrected (see _broken_chain):
+    # the data-CRC problem of each, by header offset.
+    damaged: list[Problem] = field(default_factory=list)
+    # The corrected length of the record before ``start`` (``prev``), when it was one of those.
+    prev_length: int | None = None
 
 
 def _crc_tables() -> np.ndarray:
@@ -275,13 +280,15 @@ def scan(
     max_records: int = 1 << 20,
     max_bytes: int | None = None,
     path: str = "",
+    prev: tuple[int, int] | None = None,
 ) -> ScanChunk:
     """Walk record headers from ``start`` and return up to about ``max_records`` of them,
     stopping early once the walk has passed ``start + max_bytes``.
 
     Pure over ``buf`` (bytes, mmap or memoryview): reads headers only, allocates nothing from a
     length it has not checked, and turns every kind of damage into a :class:`Problem`. Call again
-    with ``next_offset`` until ``done``."""
+    with ``next_offset`` until ``done``; ``prev`` is ``(offset, length)`` of the record before
+    ``start``, if any."""
     out = ScanChunk(next_offset=start)
     unpack = _U64.unpack_from
     off = start
@@ -310,7 +317,7 @@ def scan(
             if bad >= 0:
                 out.offsets.extend(run[:bad])
                 out.lengths.frombytes(lens_np[:bad].tobytes())
-                _resync(buf, run[bad], size, out, path, LENGTH_CRC)
+                _broken_chain(buf, run[bad], size, out, path, prev, LENGTH_CRC)
                 if out.done:
                     return out
                 off = out.next_offset
@@ -321,18 +328,15 @@ def scan(
             break
         if off > last_header:
             left = size - off
-            out.problems.append(
-                Problem(
-                    TRUNCATED,
-                    off,
-                    size,
-                    f"truncated record: {left} stray byte{'s' if left != 1 else ''} after the"
-                    " last record, too few for a 12-byte header",
-                    path,
-                )
+            message = (
+                f"truncated record: {left} stray byte{'s' if left != 1 else ''} after the"
+                " last record, too few for a 12-byte header"
             )
-            off = size
-            break
+            _broken_chain(buf, off, size, out, path, prev, TRUNCATED, message, resync=False)
+            if out.done:
+                return out
+            off = out.next_offset
+            continue
         # A whole header is there but its record would run past the end of the stream.
         if header_ok(buf, off):
             (length,) = unpack(buf, off)
@@ -340,15 +344,77 @@ def scan(
                 f"truncated record: the header promises {length} payload bytes but the stream"
                 f" ends {size - off - HEADER_SIZE} bytes after it"
             )
-            _resync(buf, off, size, out, path, TRUNCATED, message)
+            _resync(buf, off, size, out, path, TRUNCATED, message)  # its length checked out
         else:
-            _resync(buf, off, size, out, path, LENGTH_CRC)
+            _broken_chain(buf, off, size, out, path, prev, LENGTH_CRC)
         if out.done:
             return out
         off = out.next_offset
     out.next_offset = off
     out.done = off >= size
     return out
+
+
+def _broken_chain(
+    buf: Any,
+    off: int,
+    size: int,
+    out: ScanChunk,
+    path: str,
+    prev: tuple[int, int] | None,
+    kind: ProblemKind,
+    message: str | None = None,
+    *,
+    resync: bool = True,
+) -> None:
+    """The chain of lengths led to ``off``, where no record can start (its length CRC fails,
+    it runs past the end, or too few bytes are left for a header).
+
+    When the record before ``off`` fails its data CRC, its length is what is wrong: bytes were
+    removed from or added to its payload, and the true next record may start before ``off``.
+    Reading then resumes at the first record after that record's header (both CRCs must check),
+    so an intact neighbour is never lost, and the record is kept as damaged with its length
+    corrected to end there. Otherwise the bytes at ``off`` are skipped to the next record."""
+    if out.offsets:
+        last: tuple[int, int] | None = (out.offsets[-1], out.lengths[-1])
+    else:
+        last = prev
+    if last is not None and last[0] + OVERHEAD + last[1] == off:
+        p_off, p_len = last
+        if not data_ok(buf, p_off, p_len):
+            nxt = find_next_record(buf, p_off + HEADER_SIZE, size)
+            end = size if nxt is None else nxt
+            fixed = max(0, end - p_off - OVERHEAD)
+            if out.offsets:
+                out.lengths[-1] = fixed
+            else:
+                out.prev_length = fixed
+            where = (
+                f"reading resumes at byte {nxt}"
+                if nxt is not None
+                else f"no intact record follows ({size - off} bytes to the end)"
+            )
+            out.damaged.append(
+                Problem(
+                    DATA_CRC,
+                    p_off,
+                    end,
+                    f"corrupted record: the data CRC does not match its {p_len} payload bytes,"
+                    f" and that length leads to byte {off}, where no record starts: bytes were"
+                    f" removed from or added to its payload; {where}",
+                    path,
+                )
+            )
+            out.next_offset = end
+            out.done = nxt is None
+            return
+    if not resync:
+        assert message is not None
+        out.problems.append(Problem(kind, off, size, message, path))
+        out.next_offset = size
+        out.done = True
+        return
+    _resync(buf, off, size, out, path, kind, message)
 
 
 def _resync(

@@ -33,7 +33,7 @@ from .framing import (
     mask_crc,
     scan,
 )
-from .kinds import COMPRESSIONS, DATA_CRC, NO_COMPRESSION, Compression
+from .kinds import COMPRESSION, COMPRESSIONS, DATA_CRC, NO_COMPRESSION, Compression
 from .sources import ByteSource, MmapSource
 
 _ZLIB_HEADERS = {b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda"}
@@ -65,10 +65,11 @@ class VerifyReport:
 
     path: str
     compression: str
-    records: int  # intact records
+    records: int  # intact records: CRCs check, reached through an unbroken chain of lengths
     damaged: int  # records whose framing is intact but whose data CRC fails
     bytes: int  # size of the (decompressed) stream
     problems: list[Problem] = field(default_factory=list)
+    recovered: int = 0  # records whose CRCs check, found by resynchronising after damage
 
     @property
     def ok(self) -> bool:
@@ -83,6 +84,7 @@ class VerifyReport:
             "path": self.path,
             "compression": self.compression,
             "records": self.records,
+            "recovered": self.recovered,
             "bytes": self.bytes,
             "problems": [p.to_json() for p in self.problems],
         }
@@ -180,15 +182,27 @@ class TFRecordFile(Sequence[bytes]):
         if saved is None:
             return
         self._offsets, self._lengths = saved.offsets, saved.lengths
-        self._problems = list(self.stream_problems) + saved.problems
+        self._problems = list(self.stream_problems)
+        for p in saved.problems:
+            if p.kind == DATA_CRC:  # found by the scan: a record whose length was corrected
+                self._adopt_damage(p)
+            else:
+                self._problems.append(p)
         self._next = self.size
         self._done = True
 
     def _save_index_cache(self) -> None:
         if self._use_cache:
+            scanned = [p for p in self._damaged.values() if p.end != p.offset]
             self._index_cache.save(
-                self.identity, SavedIndex(self._offsets, self._lengths, self._problems)
+                self.identity,
+                SavedIndex(self._offsets, self._lengths, [*self._problems, *scanned]),
             )
+
+    def _adopt_damage(self, problem: Problem) -> None:
+        i = bisect.bisect_left(self._offsets, problem.offset or 0)
+        if i < len(self._offsets) and self._offsets[i] == problem.offset:
+            self._damaged[i] = problem
 
     def index_more(self, max_records: int = _SCAN_STEP) -> bool:
         """Scan up to ``max_records`` more headers; return whether the index is complete."""
@@ -197,6 +211,7 @@ class TFRecordFile(Sequence[bytes]):
             if self._done:
                 return True
             start = self._next
+            prev = (self._offsets[-1], self._lengths[-1]) if self._offsets else None
             chunk = scan(
                 self._buf,
                 start,
@@ -204,16 +219,67 @@ class TFRecordFile(Sequence[bytes]):
                 max_records=max_records,
                 max_bytes=_SCAN_BYTES,
                 path=self.path,
+                prev=prev,
             )
+            if chunk.prev_length is not None:
+                self._lengths[-1] = chunk.prev_length
             self._offsets.extend(chunk.offsets)
             self._lengths.extend(chunk.lengths)
             self._problems.extend(chunk.problems)
+            for p in chunk.damaged:
+                self._adopt_damage(p)
             self._next = chunk.next_offset
             self._release(start, self._next)
             if chunk.done:
                 self._done = True
+                self._explain_no_records()
                 self._save_index_cache()
             return self._done
+
+    def _explain_no_records(self) -> None:
+        """A compressed file whose inflated stream holds no record at all gets one clear
+        message saying so, with the inflated size, instead of a framing message about bytes
+        the person never sees."""
+        if self._offsets or self.compression == NO_COMPRESSION or not self.size:
+            return
+        for n, p in enumerate(self._problems):
+            if p.offset == 0 and p.kind != COMPRESSION:
+                name = self.compression.upper()
+                self._problems[n] = Problem(
+                    p.kind,
+                    p.offset,
+                    p.end,
+                    f"the {name} file inflates to {self.size:,} bytes that are not TFRecord"
+                    " framing: no record starts at the beginning of the inflated data, nor"
+                    " anywhere after it",
+                    self.path,
+                )
+                return
+
+    # -- recovered records -------------------------------------------------------------------
+
+    @property
+    def recovered_from(self) -> int | None:
+        """The number of the first record reached by resynchronising after damage, or ``None``.
+
+        Every record from there on is *recovered*: its own CRCs check out, but it was not
+        reached through an unbroken chain of checked lengths from the start of the stream, so
+        it might be content of the damaged record before it (a TFRecord stored inside a record
+        looks exactly like records of the file). Based on the part of the file indexed so far."""
+        resumes = [
+            p.end
+            for p in [*self._problems, *self._damaged.values()]
+            if p.offset is not None and p.end is not None and p.offset < p.end < self.size
+        ]
+        if not resumes:
+            return None
+        i = bisect.bisect_left(self._offsets, min(resumes))
+        return i if i < len(self._offsets) or not self._done else None
+
+    def is_recovered(self, i: int) -> bool:
+        """Whether record ``i`` is recovered (see :attr:`recovered_from`)."""
+        first = self.recovered_from
+        return first is not None and i >= first
 
     def _ensure(self, n: int) -> None:
         """Index at least ``n`` records, or all of them if there are fewer."""
@@ -421,13 +487,16 @@ class TFRecordFile(Sequence[bytes]):
                 progress(end, self.size)
         for i in bad:
             self._data_crc_problem(i)
+        first = self.recovered_from
+        recovered = 0 if first is None else (n - first) - sum(1 for i in bad if i >= first)
         return VerifyReport(
             path=self.path,
             compression=self.compression,
-            records=n - len(bad),
+            records=n - len(bad) - recovered,
             damaged=len(bad),
             bytes=self.size,
             problems=self.problems,
+            recovered=recovered,
         )
 
     def _release(self, start: int, end: int) -> None:

@@ -22,7 +22,7 @@ from codec.example import encode_example, encode_sequence_example
 from codec.schema import (
     Schema,
     SchemaBuilder,
-    StreamingHistogram,
+    Histogram,
     ValueCounter,
     infer_schema,
 )
@@ -378,19 +378,68 @@ def test_value_counter_merge_matches_single_pass():
     assert a.exact and a.counts == whole.counts and a.distinct() == 40
 
 
-def test_streaming_histogram_covers_every_value():
-    h = StreamingHistogram(bins=8)
+def test_histogram_covers_every_value():
+    h = Histogram(bins=8)
     h.add(np.array([0.0, 1.0, 2.0]))
     h.add(np.array([-100.0, 50.0, np.nan, np.inf]))
     h.add(np.array([1e6]))
     j = h.to_json()
     assert sum(j["counts"]) == 6
     assert j["edges"][0] <= -100 and j["edges"][-1] > 1e6
-    assert len(j["edges"]) == len(j["counts"]) + 1
-    other = StreamingHistogram(bins=8)
+    assert len(j["edges"]) == len(j["counts"]) + 1 <= 9
+    other = Histogram(bins=8)
     other.add(np.arange(10.0))
     h.merge(other)
     assert sum(h.to_json()["counts"]) == 16
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    values=st.lists(
+        st.floats(allow_nan=False, allow_infinity=False, width=32), min_size=1, max_size=300
+    ),
+    cuts=st.lists(st.integers(0, 300), max_size=5),
+    integer=st.booleans(),
+)
+def test_histogram_does_not_depend_on_how_values_are_split(values, cuts, integer):
+    arr = np.array(values, np.float64)
+    if integer:
+        arr = np.rint(np.clip(arr, -1e15, 1e15))
+    whole = Histogram(integer=integer)
+    whole.add(arr)
+    bounds = sorted({0, len(arr), *[min(c, len(arr)) for c in cuts]})
+    parts = []
+    for lo, hi in zip(bounds, bounds[1:]):
+        h = Histogram(integer=integer)
+        h.add(arr[lo:hi])
+        parts.append(h)
+    # Merged in a different order than the values came in.
+    merged = Histogram(integer=integer)
+    for h in reversed(parts):
+        merged.merge(h)
+    assert merged.to_json() == whole.to_json()
+    j = whole.to_json()
+    assert sum(j["counts"]) == len(arr) and len(j["counts"]) <= 64
+    assert j["edges"][0] <= arr.min() and arr.max() < j["edges"][-1]
+    if integer:
+        assert all(float(e).is_integer() for e in j["edges"])
+
+
+def test_integer_features_with_few_values_get_exact_bars(tmp_path):
+    labels = [5] * 1440 + [42] + [k % 6 for k in range(300)]
+    payloads = [encode_example({"label": ("int64", [v])}) for v in labels]
+    stats = infer_schema(write(tmp_path, payloads)).statistics()
+    f = stats["features"]["label"]
+    bars = dict((v, c) for v, c in f["bars"])
+    assert bars[5] == 1440 + 50 and bars[42] == 1
+    assert sum(bars.values()) == len(labels)
+    hist = f["histogram"]
+    assert all(float(e).is_integer() for e in hist["edges"])
+    # The bin holding 5 holds every 5, and 42 has a bin of its own that is not empty.
+    at = [i for i, e in enumerate(hist["edges"][:-1]) if e <= 5 < hist["edges"][i + 1]][0]
+    assert hist["counts"][at] >= 1490
+    at42 = [i for i, e in enumerate(hist["edges"][:-1]) if e <= 42 < hist["edges"][i + 1]][0]
+    assert hist["counts"][at42] == 1
 
 
 def test_numeric_stats_of_int64_extremes():

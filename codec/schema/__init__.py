@@ -5,9 +5,9 @@ feature list (a SequenceExample's lists, one entry per step):
 
 - the value types seen with record counts, how many records have the feature, list length
   min / mean / max and a count per length;
-- numbers: count, min, max, mean, NaN / +Inf / -Inf counts, a histogram (streaming bins:
-  64 equal bins whose width doubles when a value falls outside them, so counts are exact and
-  the edges cover min..max) and, for int64, counts per value;
+- numbers: count, min, max, mean, NaN / +Inf / -Inf counts, a histogram (at most 64 equal
+  bins on a grid of powers of two, whole-number bins for int64, so counts are exact and the
+  result does not depend on how the records were split) and, for int64, counts per value;
 - bytes: distinct values and the most common ones (:class:`ValueCounter`: exact up to
   ``capacity`` distinct values, then Misra-Gries counts plus a KMV distinct estimate, so memory
   stays bounded), values sniffed as images by their magic number with their format, width x
@@ -30,7 +30,7 @@ accumulator fed record batches), :mod:`.result` (:class:`Schema`, its JSON and c
 from __future__ import annotations
 
 from .builder import SchemaBuilder
-from .counters import RECORD_CAP, NumericStats, RecordList, StreamingHistogram, ValueCounter
+from .counters import RECORD_CAP, Histogram, NumericStats, RecordList, ValueCounter
 from .drift import Finding, findings
 from .infer import infer_schema
 from .result import Schema, ShardInfo
@@ -42,12 +42,12 @@ __all__ = [
     "FeatureListStats",
     "FeatureStats",
     "Finding",
+    "Histogram",
     "NumericStats",
     "RecordList",
     "Schema",
     "SchemaBuilder",
     "ShardInfo",
-    "StreamingHistogram",
     "ValueCounter",
     "findings",
     "infer_schema",

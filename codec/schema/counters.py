@@ -117,77 +117,106 @@ class ValueCounter:
             return sorted(self.counts.items(), key=lambda vc: (-vc[1], repr(vc[0])))[:k]
 
 
-class StreamingHistogram:
-    """Exact counts in ``bins`` equal bins that always cover every value added.
+_EDGE_BITS = 40  # bins are never narrower than 2**-40 of the largest magnitude
 
-    The first batch sets the range to its min..max; a later value outside the range doubles
-    the bin width (adjacent bins merge) and extends the range in its direction."""
 
-    def __init__(self, bins: int = 64) -> None:
+class Histogram:
+    """Counts of numbers in at most ``bins`` equal bins on a fixed grid.
+
+    A bin is ``[i * 2**k, (i + 1) * 2**k)``; ``k`` is the smallest exponent at which every
+    finite value added fits in ``bins`` bins, but at least 0 for integers (their edges stay
+    whole numbers) and never so small that an edge near the largest magnitude could not be
+    written exactly (2**-40 of it). Grids of different ``k`` nest, so coarsening is exact and
+    :meth:`merge` is associative: the result depends only on the values, never on how they
+    were split into batches, ranges or processes, or in which order they came."""
+
+    def __init__(self, bins: int = 64, integer: bool = False) -> None:
         self.bins = bins
-        self.lo = 0.0
-        self.width = 0.0
-        self.counts = np.zeros(bins, np.int64)
-        self.empty = True
+        self.k = 0 if integer else -1074
+        self.counts: dict[int, int] = {}
+
+    @property
+    def empty(self) -> bool:
+        return not self.counts
+
+    def _fits(self, lo: float, hi: float, k: int) -> bool:
+        return math.floor(math.ldexp(hi, -k)) - math.floor(math.ldexp(lo, -k)) < self.bins
+
+    def _coarsen(self, k: int) -> None:
+        if k <= self.k:
+            return
+        shift = 1 << (k - self.k)
+        merged: dict[int, int] = {}
+        for i, c in self.counts.items():
+            j = i // shift
+            merged[j] = merged.get(j, 0) + c
+        self.counts = merged
+        self.k = k
+
+    def _settle(self, lo: float, hi: float) -> None:
+        """Coarsen until ``[lo, hi]`` and the bins already counted fit."""
+        if self.counts:
+            width = math.ldexp(1.0, self.k)
+            lo = min(lo, min(self.counts) * width)
+            hi = max(hi, max(self.counts) * width)
+        k = self.k
+        big = max(abs(lo), abs(hi))
+        if big > 0:
+            k = max(k, math.frexp(big)[1] - _EDGE_BITS)
+        span = hi - lo
+        if span > 0 and math.isfinite(span):
+            k = max(k, math.floor(math.log2(span / self.bins)) - 1)
+        while not self._fits(lo, hi, k):
+            k += 1
+        self._coarsen(k)
 
     def add(self, values: np.ndarray, weights: np.ndarray | None = None) -> None:
         v = np.asarray(values, np.float64)
+        keep = np.isfinite(v)
         if weights is not None:
-            keep = np.isfinite(v)
-            v, weights = v[keep], np.asarray(weights)[keep]
-        else:
-            v = v[np.isfinite(v)]
+            weights = np.asarray(weights, np.int64)[keep]
+        v = v[keep]
         if v.size == 0:
             return
-        vmin, vmax = float(v.min()), float(v.max())
-        if self.empty:
-            self.empty = False
-            self.lo = vmin
-            span = vmax - vmin
-            # Integers get whole-number bins when they fit; otherwise a hair above the span so
-            # vmax lands in the last bin.
-            self.width = span / self.bins * (1 + 1e-9) if span > 0 else 1.0
-            if span > 0 and math.isinf(self.width):
-                self.width = float(np.finfo(np.float64).max) / self.bins
-        while vmin < self.lo or vmax >= self.lo + self.width * self.bins:
-            self._grow(down=vmin < self.lo)
-        idx = ((v - self.lo) / self.width).astype(np.int64)
-        np.clip(idx, 0, self.bins - 1, out=idx)
+        self._settle(float(v.min()), float(v.max()))
+        idx = np.floor(np.ldexp(v, -self.k))
         if weights is None:
-            self.counts += np.bincount(idx, minlength=self.bins)
+            uniq, counts = np.unique(idx, return_counts=True)
         else:
-            np.add.at(self.counts, idx, np.asarray(weights, np.int64))
+            uniq, inverse = np.unique(idx, return_inverse=True)
+            counts = np.bincount(inverse.ravel(), weights=weights).astype(np.int64)
+        for u, c in zip(uniq.tolist(), counts.tolist()):
+            i = int(u)
+            self.counts[i] = self.counts.get(i, 0) + int(c)
 
-    def _grow(self, down: bool) -> None:
-        half = self.counts.reshape(-1, 2).sum(axis=1)
-        zeros = np.zeros(self.bins // 2, np.int64)
-        span = self.width * self.bins
-        if down:
-            self.counts = np.concatenate([zeros, half])
-            self.lo -= span
-        else:
-            self.counts = np.concatenate([half, zeros])
-        self.width *= 2
-        if math.isinf(self.width) or math.isinf(self.lo):  # pragma: no cover - float64 edge
-            self.width = float(np.finfo(np.float64).max) / self.bins
-            self.lo = -float(np.finfo(np.float64).max) / 2
-
-    def merge(self, other: StreamingHistogram) -> None:
-        if other.empty:
+    def merge(self, other: Histogram) -> None:
+        if not other.counts:
             return
-        centers = other.lo + (np.arange(other.bins) + 0.5) * other.width
-        nz = other.counts > 0
-        self.add(centers[nz], other.counts[nz])
+        other = self._copy_of(other)
+        k = max(self.k, other.k)
+        self._coarsen(k)
+        other._coarsen(k)
+        for i, c in other.counts.items():
+            self.counts[i] = self.counts.get(i, 0) + c
+        width = math.ldexp(1.0, self.k)
+        self._settle(min(self.counts) * width, max(self.counts) * width)
+
+    @staticmethod
+    def _copy_of(h: Histogram) -> Histogram:
+        out = Histogram(h.bins)
+        out.k, out.counts = h.k, dict(h.counts)
+        return out
 
     def to_json(self) -> dict[str, list[float] | list[int]]:
-        """``{"edges": [...], "counts": [...]}`` trimmed to the bins between the first and
-        the last non-empty one (``len(edges) == len(counts) + 1``)."""
-        if self.empty:
+        """``{"edges": [...], "counts": [...]}`` from the first to the last non-empty bin, empty
+        bins between them included (``len(edges) == len(counts) + 1``)."""
+        if not self.counts:
             return {"edges": [], "counts": []}
-        nz = np.flatnonzero(self.counts)
-        a, b = int(nz[0]), int(nz[-1]) + 1
-        edges = self.lo + np.arange(a, b + 1) * self.width
-        return {"edges": [float(e) for e in edges], "counts": self.counts[a:b].tolist()}
+        a, b = min(self.counts), max(self.counts)
+        return {
+            "edges": [math.ldexp(float(i), self.k) for i in range(a, b + 2)],
+            "counts": [self.counts.get(i, 0) for i in range(a, b + 1)],
+        }
 
 
 # Sums are kept as whole numbers times 2**173: a float32 is m * 2**(e - 24) with a 24-bit m and
@@ -224,7 +253,7 @@ class NumericStats:
     nan: int = 0
     posinf: int = 0
     neginf: int = 0
-    histogram: StreamingHistogram = field(default_factory=StreamingHistogram)
+    histogram: Histogram = field(default_factory=Histogram)
 
     def add(self, values: np.ndarray) -> None:
         if values.size == 0:

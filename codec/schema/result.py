@@ -101,10 +101,15 @@ class Schema:
         return out
 
     def statistics(self, top: int = 20) -> dict[str, Any]:
-        """Chart data per feature: ``histogram`` (edges/counts), ``values`` (top int64 or
-        text values with counts), ``lengths`` (list length -> records), ``image_sizes``
-        ([width, height, count]), and the same per shard under ``"shards"``."""
+        """Chart data per feature: ``histogram`` (edges/counts), ``bars`` (an int64 feature
+        with at most :data:`EXACT_BARS` distinct values: every value with its exact count, in
+        value order), ``values`` (top int64 or text values with counts), ``lengths`` (list
+        length -> records), ``image_sizes`` ([width, height, count]), and the same per shard
+        under ``"shards"``."""
         return _statistics(self, top)
+
+
+EXACT_BARS = 64  # int64 features with at most this many distinct values get a bar per value
 
 
 def _statistics(schema: Schema, top: int) -> dict[str, Any]:
@@ -118,6 +123,8 @@ def _statistics(schema: Schema, top: int) -> dict[str, Any]:
             d["histogram"] = num.histogram.to_json()
         if fs.int_values.total:
             d["values"] = [[v, c] for v, c in fs.int_values.top(top)]
+            if fs.int_values.exact and fs.int_values.distinct() <= EXACT_BARS:
+                d["bars"] = sorted([v, c] for v, c in fs.int_values.counts.items())
         elif fs.values.total:
             d["values"] = [[show_bytes(v), c] for v, c in fs.values.top(top)]
         if fs.image_sizes:

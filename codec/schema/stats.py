@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..values import image_complete, image_decodes, image_magic, image_size, is_text
-from .counters import RECORD_CAP, NumericStats, RecordList, ValueCounter
+from .counters import RECORD_CAP, Histogram, NumericStats, RecordList, ValueCounter
 
 # Type codes used in the arrays; "none" is a Feature message with no list set.
 TYPE_NAMES = ("none", "bytes", "float", "int64")
@@ -44,7 +44,7 @@ class FeatureStats:
         self.type_records = [RecordList() for _ in TYPE_NAMES]
         self.missing = RecordList()
         self.floats = NumericStats()
-        self.ints = NumericStats()
+        self.ints = NumericStats(histogram=Histogram(integer=True))
         self.int_values = ValueCounter(capacity=1_000)
         self.values = ValueCounter()
         self.long_values = 0
@@ -249,7 +249,7 @@ class FeatureStats:
             return self.ints
         if not self.ints.count:
             return self.floats
-        out = NumericStats()  # both types (drift): the histogram is merged by bin centres
+        out = NumericStats()  # both types (drift): one histogram over both
         out.merge(self.ints)
         out.merge(self.floats)
         return out
