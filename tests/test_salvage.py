@@ -8,6 +8,7 @@ reader must return it; and every record the reader calls intact must be one that
 
 from __future__ import annotations
 
+import itertools
 import os
 import random
 import zlib
@@ -41,7 +42,7 @@ def compress(raw: bytes, compression: str, level: int, members: int = 1) -> byte
         return c.compress(raw) + c.flush()
     cut = [len(raw) * k // members for k in range(members + 1)]
     out = b""
-    for a, b in zip(cut, cut[1:]):
+    for a, b in itertools.pairwise(cut):
         c = zlib.compressobj(level, zlib.DEFLATED, wbits)
         out += c.compress(raw[a:b]) + c.flush()
     return out

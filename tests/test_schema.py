@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 import io
+import itertools
 import json
 import math
 
@@ -20,9 +21,9 @@ import codec.schema.infer
 from codec import example, schema
 from codec.example import encode_example, encode_sequence_example
 from codec.schema import (
+    Histogram,
     Schema,
     SchemaBuilder,
-    Histogram,
     ValueCounter,
     infer_schema,
 )
@@ -409,7 +410,7 @@ def test_histogram_does_not_depend_on_how_values_are_split(values, cuts, integer
     whole.add(arr)
     bounds = sorted({0, len(arr), *[min(c, len(arr)) for c in cuts]})
     parts = []
-    for lo, hi in zip(bounds, bounds[1:]):
+    for lo, hi in itertools.pairwise(bounds):
         h = Histogram(integer=integer)
         h.add(arr[lo:hi])
         parts.append(h)
@@ -436,9 +437,9 @@ def test_integer_features_with_few_values_get_exact_bars(tmp_path):
     hist = f["histogram"]
     assert all(float(e).is_integer() for e in hist["edges"])
     # The bin holding 5 holds every 5, and 42 has a bin of its own that is not empty.
-    at = [i for i, e in enumerate(hist["edges"][:-1]) if e <= 5 < hist["edges"][i + 1]][0]
+    at = next(i for i, e in enumerate(hist["edges"][:-1]) if e <= 5 < hist["edges"][i + 1])
     assert hist["counts"][at] >= 1490
-    at42 = [i for i, e in enumerate(hist["edges"][:-1]) if e <= 42 < hist["edges"][i + 1]][0]
+    at42 = next(i for i, e in enumerate(hist["edges"][:-1]) if e <= 42 < hist["edges"][i + 1])
     assert hist["counts"][at42] == 1
 
 
