@@ -451,3 +451,77 @@ def test_numeric_stats_of_int64_extremes():
     assert any(n["nan"] for n in nums) and any(n["posinf"] and n["neginf"] for n in nums)
     assert all(isinstance(n["mean"], (float, type(None))) for n in nums)
     assert not any(isinstance(n["mean"], float) and math.isnan(n["mean"]) for n in nums)
+
+
+# -- detection checks -------------------------------------------------------------------------
+
+
+def test_every_planted_detection_problem_is_a_finding_and_nothing_else(tmp_path):
+    from detection_data import LABEL_MAP, write_detection
+
+    from codec.labelmap import parse_label_map
+
+    path = tmp_path / "od.tfrecord"
+    planted = write_detection(path, 300)
+    expected = {
+        "damaged": {"damaged"},
+        "missing": {"missing_label"},
+        "undecodable": {"undecodable"},
+        "object_lengths": {"object_lengths", "missing_label"},
+        "box_not_finite": {"box_not_finite"},
+        "box_range": {"box_range"},
+        "box_inverted": {"box_inverted"},
+        "label_map": {"label_map"},
+        "label_text": {"label_text"},
+        "image_size": {"image_size"},
+    }
+    doc = infer_schema(path, label_map=parse_label_map(LABEL_MAP).names).to_json()
+    found: set[int] = set()
+    for f in doc["findings"]:
+        allowed = set().union(*(planted[k] for k in expected[f["check"]]))
+        assert set(f["records"]) == allowed, f
+        assert f["count"] == len(f["records"])
+        found |= set(f["records"])
+    assert found == set().union(*planted.values())
+    assert {f["check"] for f in doc["findings"]} == set(expected)
+    assert doc["detection"]["image/object/"]["normalized"] is True
+    # Without a label map the label checks fall back to "one label, one text".
+    bare = infer_schema(path).to_json()
+    (lt,) = [f for f in bare["findings"] if f["check"] == "label_text"]
+    assert set(lt["records"]) == set(planted["label_text"])
+    assert "1 is 'cat' in most boxes but 'dog'" in lt["message"]
+    assert not [f for f in bare["findings"] if f["check"] == "label_map"]
+
+
+def test_detection_checks_do_not_depend_on_the_split(tmp_path, monkeypatch):
+    from detection_data import write_detection
+
+    path = tmp_path / "od.tfrecord"
+    write_detection(path, 300)
+    one = infer_schema(path).to_json()
+    monkeypatch.setattr(codec.schema.infer, "_CHUNK", 17)
+    monkeypatch.setattr(codec.schema.infer, "_PARALLEL_MIN", 0)
+    two = infer_schema(path, workers=2).to_json()
+    assert one["findings"] == two["findings"] and one["detection"] == two["detection"]
+
+
+def test_pixel_coordinates_are_decided_for_the_dataset(tmp_path):
+    payloads = []
+    for k in range(50):
+        x0, x1 = (10.0, 60.0) if k != 7 else (10.0, 700.0)  # one box beyond a 640 picture
+        payloads.append(
+            encode_example(
+                {
+                    "image/height": ("int64", [480]),
+                    "image/width": ("int64", [640]),
+                    "image/object/bbox/xmin": ("float", [x0]),
+                    "image/object/bbox/xmax": ("float", [x1]),
+                    "image/object/bbox/ymin": ("float", [5.0]),
+                    "image/object/bbox/ymax": ("float", [50.0]),
+                }
+            )
+        )
+    doc = infer_schema(write(tmp_path, payloads)).to_json()
+    det = doc["detection"]["image/object/"]
+    assert det["normalized"] is False
+    assert det["checks"] == {"box_range": {"count": 1, "records": [7]}}

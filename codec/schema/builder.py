@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from ..kinds import EXAMPLE, RAW, SEQUENCE_EXAMPLE
 from .counters import RecordList
+from .detection import DetectionChecks
 from .stats import TYPE_NAMES, FeatureListStats, FeatureStats
 from .walk import ColumnBuilder, Columns, KeyTable, walk_columns
 
@@ -20,8 +21,11 @@ class SchemaBuilder:
     Feed decoded records with :meth:`add_record`, raw payloads with :meth:`add_payloads`
     (Examples take the vectorised route), damaged records with :meth:`add_damaged`."""
 
-    def __init__(self, *, decode_images: bool = False) -> None:
+    def __init__(
+        self, *, decode_images: bool = False, label_map: Mapping[int, str] | None = None
+    ) -> None:
         self.decode_images = decode_images
+        self.checks = DetectionChecks(label_map)
         self.records = 0
         self.kinds: Counter[str] = Counter()
         self.damaged = RecordList()
@@ -128,6 +132,7 @@ class SchemaBuilder:
             if name not in seen:
                 fs.missing.add(c.records)
         self.first_records.add(c.records)
+        self.checks.add(c)
 
     def _add_lists(self, lists: list[tuple[int, dict[str, list[Any]]]]) -> None:
         cb = ColumnBuilder()
@@ -198,6 +203,7 @@ class SchemaBuilder:
         self.kinds.update(later.kinds)
         self.damaged.merge(later.damaged)
         self.first_records.merge(later.first_records)
+        self.checks.merge(later.checks)
         self.first_sequences.merge(later.first_sequences)
 
     def __getstate__(self) -> dict[str, Any]:

@@ -306,7 +306,8 @@ class NumericStats:
 
 
 class RecordList:
-    """Record numbers in ascending chunks, keeping the first ``cap``; ``count`` is exact."""
+    """Record numbers, keeping the ``cap`` smallest whatever order they come in (so merges
+    do not depend on how the records were split); ``count`` is exact."""
 
     __slots__ = ("cap", "count", "parts")
 
@@ -323,17 +324,18 @@ class RecordList:
         n = len(records)
         if not n:
             return
-        room = self.cap - self.kept
-        if room > 0:
-            self.parts.append(np.asarray(records[:room], np.int64))
+        self.parts.append(np.asarray(records, np.int64))
         self.count += n
+        self._trim()
 
     def merge(self, other: RecordList) -> None:
-        for p in other.parts:
-            room = self.cap - self.kept
-            if room > 0:
-                self.parts.append(p[:room])
+        self.parts.extend(other.parts)
         self.count += other.count
+        self._trim()
+
+    def _trim(self) -> None:
+        if self.kept > self.cap:
+            self.parts = [np.sort(np.concatenate(self.parts))[: self.cap]]
 
     def array(self) -> np.ndarray:
         if not self.parts:

@@ -11,12 +11,25 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 __all__ = ["CHECKS", "Finding", "findings"]
 
-Check = Literal["type", "missing", "length", "undecodable"]
-CHECKS: tuple[Check, ...] = ("type", "missing", "length", "undecodable")
+Check = Literal[
+    "damaged",
+    "type",
+    "missing",
+    "length",
+    "undecodable",
+    "object_lengths",
+    "box_not_finite",
+    "box_range",
+    "box_inverted",
+    "label_map",
+    "label_text",
+    "image_size",
+]
+CHECKS: tuple[Check, ...] = get_args(Check)
 
 
 def _records(n: int) -> str:
@@ -54,6 +67,17 @@ def _majority(types: Mapping[str, int]) -> str:
 def findings(doc: Mapping[str, Any]) -> list[Finding]:
     """Every finding of a schema's JSON form, in a stable order: by check, then feature."""
     out: list[Finding] = []
+    if doc.get("damaged"):
+        n = int(doc["damaged"])
+        out.append(
+            Finding(
+                "damaged",
+                "",
+                f"{_records(n)} fail their CRC and are left out of every figure",
+                n,
+                list(doc.get("damaged_records", [])),
+            )
+        )
     features: Mapping[str, Any] = doc.get("features", {})
     lists: Mapping[str, Any] = doc.get("feature_lists", {})
     for name, recs in doc.get("type_conflicts", {}).items():
@@ -124,4 +148,58 @@ def findings(doc: Mapping[str, Any]) -> list[Finding]:
                         section,
                     )
                 )
+    out.extend(_detection(doc.get("detection", {})))
+    return out
+
+
+def _detection(detection: Mapping[str, Any]) -> list[Finding]:
+    out: list[Finding] = []
+    for prefix, d in detection.items():
+        checks = d.get("checks", {})
+        bbox = f"{prefix}bbox"
+        root = prefix[: -len("object/")] if prefix.endswith("object/") else prefix
+
+        def add(check: Check, feature: str, message: str) -> None:
+            c = checks.get(check)
+            if c:
+                n = int(c["count"])
+                out.append(
+                    Finding(check, feature, message.format(n=_records(n)), n, list(c["records"]))
+                )
+
+        add("object_lengths", f"{prefix}*", f"the {prefix}* lists have different lengths in {{n}}")
+        add("box_not_finite", bbox, f"{bbox} has a coordinate that is not a number in {{n}}")
+        where = (
+            "outside [0, 1] (normalised)" if d.get("normalized", True) else "outside the picture"
+        )
+        add("box_range", bbox, f"{bbox} has a coordinate {where} in {{n}}")
+        add("box_inverted", bbox, f"{bbox} has xmin ≥ xmax or ymin ≥ ymax in {{n}}")
+        add(
+            "label_map",
+            f"{prefix}class/label",
+            f"{prefix}class/label is not in the label map in {{n}}",
+        )
+        add(
+            "label_text",
+            f"{prefix}class/text",
+            f"{prefix}class/text differs from the label map's name for its label in {{n}}",
+        )
+        add(
+            "image_size",
+            f"{root}height",
+            f"{root}height / {root}width differ from the picture's own size in {{n}}",
+        )
+        for t in d.get("label_texts", []):
+            n = int(t["count"])
+            others = ", ".join(repr(o) for o in t["others"])
+            out.append(
+                Finding(
+                    "label_text",
+                    f"{prefix}class/text",
+                    f"{prefix}class/label {t['label']} is {t['usual']!r} in most boxes but"
+                    f" {others} in {_records(n)}",
+                    n,
+                    list(t["records"]),
+                )
+            )
     return out

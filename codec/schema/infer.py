@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pickle
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
@@ -132,11 +132,11 @@ def _file_kind(f: Any) -> str:
     return detect_file_kind(firsts())
 
 
-def _task(args: tuple[str, dict[str, Any], int, int, int, bool]) -> SchemaBuilder:
-    path, options, start, stop, base, decode_images = args
+def _task(args: tuple[str, dict[str, Any], int, int, int, dict[str, Any]]) -> SchemaBuilder:
+    path, options, start, stop, base, built = args
     from ..reader import TFRecordFile
 
-    builder = SchemaBuilder(decode_images=decode_images)
+    builder = SchemaBuilder(**built)
     with TFRecordFile(path, **options) as f:
         _scan_range(f, builder, start, stop, base, _file_kind(f))
     return builder
@@ -150,6 +150,7 @@ def infer_schema(
     workers: int = 1,
     seed: int = 0,
     decode_images: bool = False,
+    label_map: Mapping[int, str] | None = None,
     per_shard: bool = True,
     **reader_options: Any,
 ) -> Schema:
@@ -161,13 +162,15 @@ def infer_schema(
     so (:attr:`Schema.is_sample`). ``progress(done, total)`` is called as records are read.
     ``workers > 1`` spreads large files over processes (opened by path). ``decode_images``
     fully decodes every image to find the undecodable ones (default: header and end-marker
-    checks only)."""
+    checks only). ``label_map`` (``{id: name}``) turns on the label checks of detection data
+    (:mod:`codec.schema.detection`)."""
 
     ds = (
         source if isinstance(source, TFRecordDataset) else TFRecordDataset(source, **reader_options)
     )
     try:
-        return _infer(ds, sample, progress, workers, seed, decode_images, per_shard)
+        built = {"decode_images": decode_images, "label_map": label_map}
+        return _infer(ds, sample, progress, workers, seed, built, per_shard)
     finally:
         if ds is not source:
             ds.close()  # closes only the files it opened itself
@@ -179,7 +182,7 @@ def _infer(
     progress: ProgressFn | None,
     workers: int,
     seed: int,
-    decode_images: bool,
+    built: dict[str, Any],
     per_shard: bool,
 ) -> Schema:
     files = ds.files
@@ -202,15 +205,15 @@ def _infer(
         picked = np.sort(np.random.default_rng(seed).choice(total, size=n, replace=False))
         for k, f in enumerate(files):
             lo, hi = np.searchsorted(picked, [firsts[k], firsts[k + 1]])
-            b = SchemaBuilder(decode_images=decode_images)
+            b = SchemaBuilder(**built)
             local = (picked[lo:hi] - firsts[k]).tolist()
             _scan_slow(f, b, local, int(firsts[k]), step)
             builders.append(b)
     elif workers > 1 and total >= _PARALLEL_MIN:
-        builders = _infer_parallel(files, counts, firsts, workers, decode_images, step)
+        builders = _infer_parallel(files, counts, firsts, workers, built, step)
     else:
         for k, f in enumerate(files):
-            b = SchemaBuilder(decode_images=decode_images)
+            b = SchemaBuilder(**built)
             if counts[k]:
                 _scan_range(f, b, 0, counts[k], int(firsts[k]), _file_kind(f), step)
             builders.append(b)
@@ -220,7 +223,7 @@ def _infer(
             shards[files[k].path] = Schema(
                 _copy(b), total=counts[k], sample=None if sample is None else b.records
             )
-    total_b = builders[0] if builders else SchemaBuilder()
+    total_b = builders[0] if builders else SchemaBuilder(**built)
     for b in builders[1:]:
         total_b.merge(b)
     if progress and sample is None:
@@ -245,17 +248,17 @@ def _infer_parallel(
     counts: list[int],
     firsts: np.ndarray,
     workers: int,
-    decode_images: bool,
+    built: dict[str, Any],
     step: Callable[[int], None],
 ) -> list[SchemaBuilder]:
     total = sum(counts)
     piece = max(_CHUNK, -(-total // (workers * 4)))
-    tasks: list[tuple[int, tuple[str, dict[str, Any], int, int, int, bool]]] = []
+    tasks: list[tuple[int, tuple[str, dict[str, Any], int, int, int, dict[str, Any]]]] = []
     for k, f in enumerate(files):
         options = {"compression": f.compression, "check_crc": True}
         for s in range(0, counts[k], piece):
             e = min(counts[k], s + piece)
-            tasks.append((k, (f.path, options, s, e, int(firsts[k]), decode_images)))
+            tasks.append((k, (f.path, options, s, e, int(firsts[k]), built)))
     per_file: list[SchemaBuilder | None] = [None] * len(files)
     with ProcessPoolExecutor(max_workers=min(workers, len(tasks)) or 1) as pool:
         futures = [(k, a, pool.submit(_task, a)) for k, a in tasks]
@@ -267,4 +270,4 @@ def _infer_parallel(
                 per_file[k] = b
             else:
                 acc.merge(b)
-    return [b if b is not None else SchemaBuilder() for b in per_file]
+    return [b if b is not None else SchemaBuilder(**built) for b in per_file]

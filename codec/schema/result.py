@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .builder import SchemaBuilder
+from .drift import findings
 from .stats import FeatureStats, show_bytes
 
 
@@ -98,6 +99,10 @@ class Schema:
                 {"path": f.path, "first_record": f.first_record, "records": f.records}
                 for f in self.files
             ]
+        detection = b.checks.to_json()
+        if detection:
+            out["detection"] = detection
+        out["findings"] = [f.to_json() for f in findings(out)]
         return out
 
     def statistics(self, top: int = 20) -> dict[str, Any]:

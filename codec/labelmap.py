@@ -1,0 +1,137 @@
+"""The Object Detection API's ``label_map.pbtxt``: class ids and their names.
+
+A label map is protobuf text format::
+
+    item {
+      id: 1
+      name: "/m/01g317"
+      display_name: "person"
+    }
+
+Only ``id``, ``name`` and ``display_name`` of each top-level ``item`` are read; anything else
+(keypoints, frequencies, comments) is skipped. Parsing is a small tokenizer, never ``eval``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import DecodeError
+
+__all__ = ["LabelMap", "parse_label_map"]
+
+_TOKEN = re.compile(
+    r"""\s+|\#[^\n]*|(?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|(?P<punct>[{}:;,])|(?P<word>[^\s{}:;,"'#]+)""",
+    re.S,
+)
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "\\": "\\", '"': '"', "'": "'"}
+
+
+@dataclass(frozen=True)
+class LabelMap:
+    """Class names by id: ``names[id]`` is the item's ``display_name`` when it has one, else
+    its ``name``."""
+
+    names: dict[int, str]
+
+    def __contains__(self, label: object) -> bool:
+        return label in self.names
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+
+def _unquote(text: str) -> str:
+    body = text[1:-1]
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), body)
+
+
+def _tokens(text: str) -> list[tuple[str, str, int]]:
+    out = []
+    pos = 0
+    while pos < len(text):
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            raise DecodeError(f"label map: cannot read {text[pos : pos + 20]!r} (at {pos})")
+        pos = m.end()
+        if m.group("str") is not None:
+            out.append(("str", _unquote(m.group("str")), m.start()))
+        elif m.group("punct") is not None:
+            out.append(("punct", m.group("punct"), m.start()))
+        elif m.group("word") is not None:
+            out.append(("word", m.group("word"), m.start()))
+    return out
+
+
+def parse_label_map(text: str) -> LabelMap:
+    """Parse a label map; raises :class:`~codec.errors.DecodeError` naming the problem."""
+    toks = _tokens(text)
+    names: dict[int, str] = {}
+    i = 0
+
+    def skip_value(i: int) -> int:
+        """Skip one value (a scalar or a ``{...}`` message) starting at ``i``."""
+        if i < len(toks) and toks[i] == ("punct", "{", toks[i][2]):
+            depth = 0
+            while i < len(toks):
+                if toks[i][:2] == ("punct", "{"):
+                    depth += 1
+                elif toks[i][:2] == ("punct", "}"):
+                    depth -= 1
+                    if depth == 0:
+                        return i + 1
+                i += 1
+            raise DecodeError("label map: a '{' is never closed")
+        return i + 1
+
+    while i < len(toks):
+        kind, value, at = toks[i]
+        if kind == "punct" and value in ";,":
+            i += 1
+            continue
+        if kind != "word":
+            raise DecodeError(f"label map: unexpected {value!r} at {at}")
+        field = value
+        i += 1
+        if i < len(toks) and toks[i][:2] == ("punct", ":"):
+            i += 1
+        if field != "item":
+            i = skip_value(i)
+            continue
+        if i >= len(toks) or toks[i][:2] != ("punct", "{"):
+            raise DecodeError(f"label map: 'item' at {at} is not followed by '{{'")
+        i += 1
+        item: dict[str, str] = {}
+        while i < len(toks) and toks[i][:2] != ("punct", "}"):
+            k, v, a = toks[i]
+            if k == "punct" and v in ";,":
+                i += 1
+                continue
+            if k != "word":
+                raise DecodeError(f"label map: unexpected {v!r} at {a}")
+            i += 1
+            if i < len(toks) and toks[i][:2] == ("punct", ":"):
+                i += 1
+            if (
+                i < len(toks)
+                and toks[i][0] in ("str", "word")
+                and v in ("id", "name", "display_name")
+            ):
+                item[v] = toks[i][1]
+                i += 1
+            else:
+                i = skip_value(i)
+        if i >= len(toks):
+            raise DecodeError("label map: an item is never closed with '}'")
+        i += 1
+        if "id" not in item:
+            raise DecodeError(f"label map: the item at {at} has no id")
+        try:
+            ident = int(item["id"])
+        except ValueError:
+            raise DecodeError(f"label map: id {item['id']!r} is not a whole number") from None
+        names[ident] = item.get("display_name") or item.get("name") or str(ident)
+    if not names:
+        raise DecodeError("label map: no item with an id")
+    return LabelMap(names)
