@@ -159,7 +159,9 @@ def _detection(detection: Mapping[str, Any]) -> list[Finding]:
         bbox = f"{prefix}bbox"
         root = prefix[: -len("object/")] if prefix.endswith("object/") else prefix
 
-        def add(check: Check, feature: str, message: str) -> None:
+        def add(
+            check: Check, feature: str, message: str, checks: Mapping[str, Any] = checks
+        ) -> None:
             c = checks.get(check)
             if c:
                 n = int(c["count"])
