@@ -192,7 +192,7 @@ def _parse(cls: Any, payload: bytes) -> Any:
 _NAMES = {_WireExample: "tf.train.Example", _WireSequenceExample: "tf.train.SequenceExample"}
 
 
-def _sniff(payload: bytes) -> tuple[str, Any]:
+def _sniff(payload: bytes) -> tuple[RecordKind, Any]:
     """The kind of ``payload`` and, unless raw, its parsed wire SequenceExample."""
     if not payload:
         return EXAMPLE, None
@@ -434,7 +434,7 @@ def _walk(b: bytes) -> tuple[dict[str, Feature] | None, dict[str, list[Feature]]
     return features, lists
 
 
-def detect_kind(payload: bytes) -> str:
+def detect_kind(payload: bytes) -> RecordKind:
     """``"example"``, ``"sequence_example"`` or ``"raw"`` (see the module docstring)."""
     return _sniff(bytes(payload))[0]
 

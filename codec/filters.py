@@ -536,7 +536,7 @@ def _f32(x: float | int) -> float:
         return float(x)
 
 
-_OPS: dict[str, Callable[[Any, Any], Any]] = {
+_COMPARE: dict[str, Callable[[Any, Any], Any]] = {
     "==": lambda a, b: a == b,
     "!=": lambda a, b: a != b,
     "<": lambda a, b: a < b,
@@ -548,7 +548,7 @@ _OPS: dict[str, Callable[[Any, Any], Any]] = {
 
 def _cmp(op: str, a: Any, b: Any) -> bool:
     try:
-        return bool(_OPS[op](a, b))
+        return bool(_COMPARE[op](a, b))
     except (TypeError, ValueError, OverflowError, KeyError):
         return False
 

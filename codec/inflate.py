@@ -83,7 +83,7 @@ def inflate(
     read: Callable[[int, int], bytes],
     size: int,
     compression: Compression,
-    write: Callable[[bytes], None],
+    write: Callable[[bytes], object],
     *,
     path: str = "",
     progress: Callable[[int, int], None] | None = None,

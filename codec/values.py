@@ -48,9 +48,9 @@ class ImageMagic:
     format: str
     mime: str
     signatures: tuple[tuple[tuple[int, bytes], ...], ...]
-    check: Callable[[bytes], bool] | None = None
+    check: Callable[[bytes | memoryview], bool] | None = None
 
-    def matches(self, b: bytes) -> bool:
+    def matches(self, b: bytes | memoryview) -> bool:
         for alternative in self.signatures:
             if all(b[off : off + len(sig)] == sig for off, sig in alternative):
                 return self.check is None or self.check(b)
@@ -60,7 +60,7 @@ class ImageMagic:
 _BMP_DIB_SIZES = frozenset({12, 16, 40, 52, 56, 64, 108, 124})
 
 
-def _bmp_header_ok(b: bytes) -> bool:
+def _bmp_header_ok(b: bytes | memoryview) -> bool:
     # "BM" alone is too weak (text can start with it): also require a known DIB header size.
     return len(b) >= 26 and struct.unpack_from("<I", b, 14)[0] in _BMP_DIB_SIZES
 
@@ -76,7 +76,7 @@ IMAGE_MAGIC: tuple[ImageMagic, ...] = (
 )
 
 
-def image_magic(b: bytes) -> ImageMagic | None:
+def image_magic(b: bytes | memoryview) -> ImageMagic | None:
     """The :data:`IMAGE_MAGIC` row whose magic number ``b`` starts with, or ``None``."""
     if len(b) < 3:
         return None
@@ -122,7 +122,7 @@ def format_bytes(n: int | None) -> str:
 # Image headers
 
 
-def _jpeg_size(b: bytes) -> tuple[int, int] | None:
+def _jpeg_size(b: bytes | memoryview) -> tuple[int, int] | None:
     i, n = 2, len(b)
     while i + 4 <= n:
         if b[i] != 0xFF:
@@ -146,7 +146,7 @@ def _jpeg_size(b: bytes) -> tuple[int, int] | None:
     return None
 
 
-def image_size(b: bytes) -> tuple[str, int, int] | None:
+def image_size(b: bytes | memoryview) -> tuple[str, int, int] | None:
     """``(format, width, height)`` of an encoded image read from its header without decoding
     the pixels, or ``None`` when ``b`` is not an image or its header is unreadable."""
     magic = image_magic(b)

@@ -54,7 +54,7 @@ def atomic_output(target: str | os.PathLike[str], mode: str = "wb") -> Iterator[
             yield f
             f.flush()
             os.fsync(f.fileno())
-        os.chmod(tmp, 0o644 & ~_umask())
+        os.chmod(tmp, new_file_mode())
         os.replace(tmp, target)
         fsync_dir(directory)
     except BaseException as exc:
@@ -68,9 +68,24 @@ def atomic_output(target: str | os.PathLike[str], mode: str = "wb") -> Iterator[
 
 
 def _umask() -> int:
-    mask = os.umask(0)
+    """The process's umask, read without changing it where the system says it (changing it,
+    even for a moment, would race with other threads creating files)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o022)
     os.umask(mask)
     return mask
+
+
+def new_file_mode(directory: bool = False) -> int:
+    """The permissions a file (or folder) the person creates gets: ``0666`` (``0777``) less
+    the umask. Temporary files are created private; outputs get this before they appear."""
+    return (0o777 if directory else 0o666) & ~_umask()
 
 
 class TFRecordWriter:

@@ -710,3 +710,130 @@ def test_a_file_a_dataset_or_paths(tmp_path: Path) -> None:
     E.export_tfrecord([path], tmp_path / "paths.tfrecord")
     for name in ("file", "dataset", "paths"):
         assert (tmp_path / f"{name}.tfrecord").read_bytes() == expected
+
+
+# -- issue: answers that are never silently wrong ---------------------------------------------
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_TRICKY = ["a", "a:int64", "a:float", "a:bytes", "_index", "_raw", "a~2", "", "é/ü", "x,y", 'q"t']
+
+
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    rows=st.lists(
+        st.dictionaries(
+            st.sampled_from(_TRICKY),
+            st.sampled_from(["int64", "float", "bytes"]),
+            max_size=6,
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    fmt=st.sampled_from(["csv", "parquet", "json"]),
+)
+def test_flat_exports_have_unique_titles_and_every_value(tmp_path: Path, rows, fmt) -> None:
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    payloads = []
+    expected: dict[str, int] = {}  # (name) -> number of values written under that name
+    for k, row in enumerate(rows):
+        feats: dict[str, tuple[str, list[Any]]] = {}
+        for name, t in row.items():
+            value: Any = {"int64": k, "float": k + 0.5, "bytes": f"v{k}".encode()}[t]
+            feats[name] = (t, [value])
+            expected[name] = expected.get(name, 0) + 1
+        payloads.append(ex.encode_example(feats))
+    src = tmp_path / f"src-{fmt}.tfrecord"
+    codec.write_records(src, payloads)
+    dst = tmp_path / f"out.{fmt}"
+    report = E.export_table(str(src), dst, format=fmt)
+    assert report.verified and report.records == len(rows)
+    if fmt == "parquet":
+        table = pq.read_table(dst)
+        titles = table.column_names
+        frame = pd.read_parquet(dst)
+        counts = [table.column(i).length() - table.column(i).null_count for i in range(len(titles))]
+        assert list(frame.columns) == titles
+    elif fmt == "csv":
+        with open(dst, newline="", encoding="utf-8") as f:
+            all_rows = list(csv.reader(f))
+        titles = all_rows[0]
+        counts = [sum(1 for r in all_rows[1:] if r[i] != "") for i in range(len(titles))]
+        frame = pd.read_csv(dst, keep_default_na=False, dtype=str)
+        assert list(frame.columns) == titles  # pandas renames duplicates: there are none
+    else:
+        with open(dst, encoding="utf-8") as f:
+            doc = json.load(f)
+        titles = list(doc[0]) if doc else []
+        counts = [sum(1 for r in doc if r[t] is not None) for t in titles]
+        assert all(list(r) == titles for r in doc)
+    assert len(titles) == len(set(titles))
+    assert titles[0] == "_index"
+    assert counts[0] == len(rows)
+    # Every value written is in the file, under exactly one title.
+    assert sum(counts[1:]) == sum(expected.values())
+
+
+def test_title_rules_are_documented_and_deterministic() -> None:
+    from browser_app.export.table import Columns
+
+    cols = Columns()
+    cols.see(ex.decode(ex.encode_example({"a": ("int64", [1]), "a:int64": ("bytes", [b"x"])})))
+    cols.see(ex.decode(ex.encode_example({"a": ("float", [1.0]), "_index": ("int64", [3])})))
+    titles = [c.title for c in cols.finish()]
+    # The first column to claim a title keeps it; a feature named like the index column
+    # gets its type.
+    assert titles == ["_index", "a:int64", "a:int64~2", "a:float", "_index:int64"]
+    empty = Columns()
+    empty.see(ex.decode(ex.encode_example({"": ("int64", [1])})))
+    assert [c.title for c in empty.finish()] == ["_index", "(no name)"]
+
+
+@pytest.mark.parametrize("fmt", ["tfrecord", "jsonl", "csv", "parquet", "json", "images"])
+@pytest.mark.parametrize("umask", [0o022, 0o002])
+def test_outputs_get_a_normal_files_permissions(tmp_path: Path, fmt: str, umask: int) -> None:
+    src = DATA / "images_png.tfrecord"
+    old = os.umask(umask)
+    try:
+        suffix = {"images": "-pictures.zip", "tfrecord": ".tfrecord"}.get(fmt, f".{fmt}")
+        dst = tmp_path / f"out{suffix}"
+        E.export(str(src), dst, format=fmt)
+    finally:
+        os.umask(old)
+    assert dst.stat().st_mode & 0o777 == 0o666 & ~umask
+
+
+def test_jsonl_counts_what_json_cannot_give_back_and_import_never_says_byte_for_byte(
+    tmp_path: Path,
+) -> None:
+    import struct
+
+    odd_nan = struct.unpack("<f", struct.pack("<I", 0xFFC00001))[0]
+    payloads = [
+        ex.encode_example({"x": ("float", [1.5])}),
+        ex.encode_example({"x": ("float", [odd_nan])}),
+    ]
+    src = tmp_path / "nan.tfrecord"
+    codec.write_records(src, payloads)
+    rep = E.export_jsonl(str(src), tmp_path / "nan.jsonl")
+    assert rep.inexact == {"a NaN's sign or payload (JSON has one NaN)": 1}
+    assert "1 record not exactly as in the source" in rep.summary()
+    back = E.import_jsonl(tmp_path / "nan.jsonl", tmp_path / "back.tfrecord")
+    assert back.reencoded == 2 and back.copied == 0 and not back.inexact
+    assert "byte for byte" not in back.summary()
+    assert "2 encoded from their JSON form" in back.summary()
+    got = list(codec.TFRecordFile(tmp_path / "back.tfrecord"))
+    assert got[0] == payloads[0] and got[1] != payloads[1]
+    # Hand-written JSON in another form (an int64 as a number) is normalised, and said so.
+    line = {
+        "kind": "example",
+        "record": {"features": {"feature": {"n": {"int64List": {"value": [7]}}}}},
+    }
+    (tmp_path / "hand.jsonl").write_text(json.dumps(line) + "\n")
+    rep = E.import_jsonl(tmp_path / "hand.jsonl", tmp_path / "hand.tfrecord")
+    assert rep.inexact == {"JSON not in the exported form, its values normalised": 1}

@@ -87,7 +87,7 @@ def _drift_doc() -> dict[str, Any]:
 
 def _drift_lines(text: str) -> list[str]:
     lines = text.splitlines()
-    return lines[lines.index("Drift:") + 1 :]
+    return lines[lines.index("Findings:") + 1 :]
 
 
 def test_schema_drift_lines_are_the_findings_with_their_records() -> None:
@@ -117,8 +117,11 @@ def test_schema_drift_lines_are_the_findings_with_their_records() -> None:
 def test_schema_without_findings_says_so() -> None:
     schema = infer_schema(str(DATA / "sequence.tfrecord"))
     text = format_schema(schema.to_json())
-    assert text.endswith("\nNo drift: every feature has one type and is in every record.\n")
-    assert "Drift:" not in text
+    assert text.endswith(
+        "\nNo findings: every feature has one type and is in every record, and nothing else"
+        " the checks look for was found.\n"
+    )
+    assert "Findings:" not in text
 
 
 def test_schema_text_of_a_drifting_file() -> None:

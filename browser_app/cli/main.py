@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from browser_app.cli import export, launch, records, schema
+from browser_app.cli import export, filter, launch, records, schema
 from browser_app.cli.inputs import Handler
 from browser_app.errors import EXIT_OK, EXIT_USAGE, AppError, exit_code, message
 from codec.errors import CodecError
@@ -37,6 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     records.register(sub)
     export.register(sub)
     schema.register(sub)
+    filter.register(sub)
     return parser
 
 

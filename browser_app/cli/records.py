@@ -19,7 +19,7 @@ from browser_app.cli.inputs import add_input, open_inputs, records_option
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
 from browser_app.view.text import format_record_text, hex_preview
 from codec import example
-from codec.kinds import RAW, RECORD_KINDS
+from codec.kinds import DATA_CRC, RAW, RECORD_KINDS
 from codec.values import format_bytes
 
 if TYPE_CHECKING:
@@ -74,11 +74,13 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
             count = len(f)
             problems = f.problems
             damaged |= bool(problems)
+            first = f.recovered_from
             rows.append(
                 {
                     "path": f.path,
                     "compression": f.compression,
                     "records": count,
+                    "recovered": 0 if first is None else count - first,
                     "bytes": f.size,
                     "file_bytes": f.file_size,
                     "problems": len(problems),
@@ -95,9 +97,14 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
                 size += f" ({r['compression']}, {format_bytes(r['file_bytes'])} on disk)"
             state = "no damage found by the header scan (run verify to check every CRC)"
             if r["problems"]:
+                recovered = (
+                    f" ({r['recovered']:,} of the records were found after damage: recovered)"
+                    if r["recovered"]
+                    else ""
+                )
                 state = (
                     f"{_plural(r['problems'], 'problem')},"
-                    f" {r['skipped_bytes']:,} bytes skipped (run verify for details)"
+                    f" {r['skipped_bytes']:,} bytes skipped{recovered} (run verify for details)"
                 )
             out.write(f"{r['path']}: {r['records']:,} records, {size}; {state}\n")
         if len(rows) > 1:
@@ -129,8 +136,14 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
             verdict = "OK" if r.ok else "DAMAGED"
             extra = ""
             if not r.ok:
+                recovered = (
+                    f", {r.recovered:,} recovered after damage (their CRCs check, but they may"
+                    " be content of a damaged record)"
+                    if r.recovered
+                    else ""
+                )
                 extra = (
-                    f", {_plural(r.damaged, 'damaged record')},"
+                    f"{recovered}, {_plural(r.damaged, 'damaged record')},"
                     f" {_plural(len(r.problems), 'problem')},"
                     f" {r.skipped_bytes:,} bytes skipped"
                 )
@@ -141,9 +154,11 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
         if len(reports) > 1:
             bad = sum(1 for r in reports if not r.ok)
             total = sum(r.records for r in reports)
+            found_after = sum(r.recovered for r in reports)
+            more = f", {found_after:,} recovered" if found_after else ""
             out.write(
-                f"{'OK' if ok else 'DAMAGED'}: {len(reports)} files, {total:,} intact records,"
-                f" {_plural(bad, 'damaged file')}\n"
+                f"{'OK' if ok else 'DAMAGED'}: {len(reports)} files, {total:,} intact records"
+                f"{more}, {_plural(bad, 'damaged file')}\n"
             )
     return EXIT_OK if ok else EXIT_DAMAGED
 
@@ -172,45 +187,60 @@ def _record_encoder(kind: str) -> Encoder:
 
 
 def cmd_dump(args: argparse.Namespace, out: TextIO) -> int:
-    """Every record (or the ``--records`` selection) as JSON lines or text. A record that
-    cannot be read or decoded is named on stderr and the rest are still printed."""
+    """Every record (or the ``--records`` selection) as JSON lines or text. Over several
+    files (a glob, a shard set) record numbers are global, as in the app, and each line names
+    the file and the record's number in it. A record that cannot be read or decoded is named
+    on stderr and the rest are still printed."""
     files = open_inputs([args.path], args.compression)
     encode = _record_encoder(args.kind)
     damaged = False
-    for f in files:
-        with f:
-            total = len(f)
-            wanted = records_option(args.records, total) if args.records else range(total)
-            for i in wanted:
-                off, length = f.span(i)
-                try:
-                    payload = f.read(i)
-                except codec.CorruptRecordError as exc:
-                    damaged = True
-                    sys.stderr.write(f"{exc}\n")
-                    continue
-                try:
-                    kind, value, text = encode(payload)
-                except codec.CodecError as exc:
-                    damaged = True
-                    sys.stderr.write(f"{f.path}: record {i} at byte {off}: {exc}\n")
-                    continue
-                if args.json:
-                    line = {
-                        "index": i,
-                        "offset": off,
-                        "length": length,
-                        "kind": kind,
-                        "record": value,
-                    }
-                    out.write(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n")
-                else:
-                    out.write(f"record {i}  offset {off}  length {length}  {kind}\n")
-                    out.write(text.rstrip("\n") + "\n\n")
+    ds = codec.TFRecordDataset(files)
+    try:
+        total = len(ds)
+        wanted = records_option(args.records, total) if args.records else range(total)
+        for i in wanted:
+            k, local = ds.locate(i)
+            f = ds.files[k]
+            off, length = f.span(local)
+            try:
+                payload = f.read(local)
+            except codec.CorruptRecordError as exc:
+                damaged = True
+                sys.stderr.write(f"{exc}\n")
+                continue
+            try:
+                kind, value, text = encode(payload)
+            except codec.CodecError as exc:
+                damaged = True
+                sys.stderr.write(f"{f.path}: record {local} at byte {off}: {exc}\n")
+                continue
+            recovered = f.is_recovered(local)
+            if args.json:
+                line: dict[str, object] = {
+                    "index": i,
+                    "path": f.path,
+                    "local": local,
+                    "offset": off,
+                    "length": length,
+                    "kind": kind,
+                    "record": value,
+                }
+                if recovered:
+                    line["recovered"] = True
+                out.write(json.dumps(line, sort_keys=True, ensure_ascii=False) + "\n")
+            else:
+                where = f" ({f.path} record {local})" if len(files) > 1 else ""
+                note = "  recovered (found after damage)" if recovered else ""
+                out.write(f"record {i}{where}  offset {off}  length {length}  {kind}{note}\n")
+                out.write(text.rstrip("\n") + "\n\n")
+        for f in files:
             for p in f.problems:
-                if p.kind != "data_crc":
+                if p.kind != DATA_CRC:
                     damaged = True
                     sys.stderr.write(p.describe() + "\n")
+    finally:
+        for f in files:
+            f.close()
     return EXIT_DAMAGED if damaged else EXIT_OK
 
 

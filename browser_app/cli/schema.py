@@ -1,4 +1,5 @@
-"""``tfrecord-browser schema PATH... [--json] [--sample N]``: the inferred schema and its drift.
+"""``tfrecord-browser schema PATH... [--json] [--sample N] [--label-map FILE]``: the inferred
+schema, its drift and the checks of detection data, as findings with the records involved.
 
 Exit codes as for every command: 0 when every record read was intact, 1 when damage was
 found (the schema of the intact records is still printed), 2 for usage errors or inputs that
@@ -14,14 +15,16 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from browser_app.cli.inputs import add_input, open_inputs
-from browser_app.errors import EXIT_DAMAGED, EXIT_OK
+from browser_app.errors import EXIT_DAMAGED, EXIT_OK, InputError, os_error_message
 from browser_app.view.text import format_schema
+from codec.errors import DecodeError
+from codec.labelmap import parse_label_map
 from codec.schema import infer_schema
 
 if TYPE_CHECKING:
     from browser_app.cli.inputs import Subcommands
 
-__all__ = ["cmd_schema", "register"]
+__all__ = ["cmd_schema", "read_label_map", "register"]
 
 
 def register(sub: Subcommands) -> None:
@@ -57,6 +60,11 @@ def register(sub: Subcommands) -> None:
     p.add_argument(
         "--stats", action="store_true", help="with --json: add chart data under 'statistics'"
     )
+    p.add_argument(
+        "--label-map",
+        metavar="FILE",
+        help="the Object Detection API's label_map.pbtxt: check class labels and texts against it",
+    )
     p.set_defaults(handler=cmd_schema)
 
 
@@ -72,6 +80,7 @@ def _positive(text: str) -> int:
 
 def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
     """Infer the schema of the inputs and print it as text or JSON."""
+    label_map = read_label_map(args.label_map) if args.label_map else None
     files = open_inputs(args.paths, args.compression)
     progress = _progress_printer() if sys.stderr.isatty() and not args.json else None
     try:
@@ -81,6 +90,7 @@ def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
             progress=progress,
             workers=args.workers,
             decode_images=args.decode_images,
+            label_map=label_map,
         )
     finally:
         for f in files:
@@ -97,6 +107,21 @@ def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
         out.write(format_schema(doc))
     damaged = bool(schema.builder.damaged.count or schema.problems)
     return EXIT_DAMAGED if damaged else EXIT_OK
+
+
+def read_label_map(path: str) -> dict[int, str]:
+    """The ``{id: name}`` of a label map file; raises :class:`InputError` when it cannot be
+    read or parsed."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as exc:
+        what = os_error_message(exc, path) if isinstance(exc, OSError) else f"{path}: not text"
+        raise InputError(what, path=path) from exc
+    try:
+        return parse_label_map(text).names
+    except DecodeError as exc:
+        raise InputError(f"{path}: {exc}", path=path) from exc
 
 
 def _jsonable(x: object) -> object:

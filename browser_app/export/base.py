@@ -74,9 +74,11 @@ class UnconvertedPicture:
 @dataclass
 class ExportReport:
     """What an export did. ``records`` were written: ``copied`` byte for byte, ``edited``
-    re-encoded with their changes, ``added`` new; ``deleted`` were left out as the journal
-    asks; ``skipped`` lists damaged source records and regions that were not exported, and
-    ``unconverted`` the pictures the images export could not convert."""
+    re-encoded with their changes, ``added`` new, ``reencoded`` written from another form
+    (an import from JSON Lines); ``deleted`` were left out as the journal asks; ``skipped``
+    lists damaged source records and regions that were not exported, and ``unconverted`` the
+    pictures the images export could not convert. ``inexact`` counts records whose bytes the
+    output cannot give back exactly, by reason (``{"a NaN's sign or payload": 3}``)."""
 
     format: ExportFormat
     outputs: list[str] = field(default_factory=list)
@@ -89,6 +91,8 @@ class ExportReport:
     bytes: int = 0  # bytes written on disk, all outputs
     skipped: list[Problem] = field(default_factory=list)
     unconverted: list[UnconvertedPicture] = field(default_factory=list)
+    reencoded: int = 0
+    inexact: dict[str, int] = field(default_factory=dict)
     verified: bool = False
     backup: str | None = None
     seconds: float = 0.0
@@ -117,8 +121,16 @@ class ExportReport:
             detail.append(f"{self.added:,} added")
         if self.deleted:
             detail.append(f"{self.deleted:,} deleted left out")
+        if self.reencoded:
+            detail.append(f"{self.reencoded:,} encoded from their JSON form")
         if detail:
             parts.append("; ".join(detail))
+        if self.inexact:
+            why = "; ".join(f"{why}: {n:,}" for why, n in sorted(self.inexact.items()))
+            total = sum(self.inexact.values())
+            parts.append(
+                f"{total:,} record{'s' if total != 1 else ''} not exactly as in the source ({why})"
+            )
         if not self.ok:
             # The sentence has always counted unconverted pictures with the damage.
             left_out = len(self.skipped) + len(self.unconverted)

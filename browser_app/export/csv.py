@@ -20,13 +20,12 @@ from browser_app.export.base import CSV
 from browser_app.export.table import (
     Cell,
     Column,
+    ReadBack,
     TableExporter,
     base64_text,
-    cell,
     float_json,
     json_list,
 )
-from codec.example import Record
 from codec.kinds import BYTES, FLOAT, INT64
 
 __all__ = ["CsvExporter"]
@@ -65,17 +64,27 @@ class CsvExporter(TableExporter):
     suffix = ".csv"
     extensions = (".csv",)
 
-    def write_rows(self, path: str, cols: list[Column], rows: Iterator[tuple[int, Record]]) -> None:
+    def write_rows(self, path: str, cols: list[Column], rows: Iterator[list[Cell]]) -> None:
         with open(path, "w", encoding="utf-8", newline="") as out:
             w = csv.writer(out, lineterminator="\n")
             w.writerow([c.title for c in cols])
-            for pos, rec in rows:
-                w.writerow([_cell_text(c, cell(c, pos, rec)) for c in cols])
+            for cells in rows:
+                w.writerow([_cell_text(c, v) for c, v in zip(cols, cells)])
 
-    def count_rows(self, path: str) -> int:
+    def read_back(self, path: str) -> ReadBack:
         limit = csv.field_size_limit(1 << 30)  # a cell may hold a 1 MiB value as base64
         try:
             with open(path, encoding="utf-8", newline="") as f:
-                return sum(1 for _ in csv.reader(f)) - 1
+                reader = csv.reader(f)
+                titles = next(reader)
+                values = [0] * len(titles)
+                rows = 0
+                for row in reader:
+                    if len(row) != len(titles):
+                        raise ValueError(f"row {rows + 1} has {len(row)} cells, not {len(titles)}")
+                    rows += 1
+                    for k, text in enumerate(row):
+                        values[k] += text != ""  # an empty cell is a missing value
         finally:
             csv.field_size_limit(limit)
+        return ReadBack(titles, rows, values)

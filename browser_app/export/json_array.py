@@ -18,13 +18,12 @@ from browser_app.export.base import JSON
 from browser_app.export.table import (
     Cell,
     Column,
+    ReadBack,
     TableExporter,
     base64_text,
-    cell,
     float_json,
     json_list,
 )
-from codec.example import Record
 from codec.kinds import FLOAT, INT64
 from codec.values import is_text
 
@@ -62,22 +61,30 @@ def _cell_text(col: Column, value: Cell, int64_as_string: bool) -> str:
     return json_list(value, text, nested=col.section == "feature_lists")
 
 
-def _count_rows(path: str) -> int:
-    # Rows are written one per line between "[" and "]"; each must parse on its own.
-    n = 0
+def _read_back(path: str) -> ReadBack:
+    """Rows are written one per line between "[" and "]"; each must parse on its own, with
+    no member named twice (``json`` would keep only the last)."""
+    titles: list[str] | None = None
+    values: list[int] = []
+    rows = 0
     with open(path, encoding="utf-8") as f:
-        first = f.readline()
-        if first.strip() not in ("[", "[]"):
+        first = f.readline().strip()
+        if first not in ("[", "[]"):
             raise ValueError("not a JSON array")
-        if first.strip() == "[]":
-            return 0
-        for line in f:
+        for line in f if first == "[" else ():
             s = line.rstrip("\n")
             if s == "]":
                 break
-            json.loads(s[:-1] if s.endswith(",") else s)
-            n += 1
-    return n
+            pairs = json.loads(s[:-1] if s.endswith(",") else s, object_pairs_hook=list)
+            keys = [k for k, _ in pairs]
+            if titles is None:
+                titles, values = keys, [0] * len(keys)
+            if keys != titles:
+                raise ValueError(f"row {rows + 1} does not have the members of the first row")
+            rows += 1
+            for k, (_key, v) in enumerate(pairs):
+                values[k] += v is not None
+    return ReadBack(titles, rows, values)  # no titles when there is no row to hold them
 
 
 class JsonTableExporter(TableExporter):
@@ -88,17 +95,17 @@ class JsonTableExporter(TableExporter):
     suffix = ".json"
     extensions = (".json",)
 
-    def write_rows(self, path: str, cols: list[Column], rows: Iterator[tuple[int, Record]]) -> None:
+    def write_rows(self, path: str, cols: list[Column], rows: Iterator[list[Cell]]) -> None:
         keys = [json.dumps(c.title, ensure_ascii=False) for c in cols]
         with open(path, "w", encoding="utf-8") as out:
             out.write("[")
-            for n, (pos, rec) in enumerate(rows, start=1):
-                cells = (
-                    f"{k}: {_cell_text(c, cell(c, pos, rec), self.int64_as_string)}"
-                    for k, c in zip(keys, cols)
+            for n, cells in enumerate(rows, start=1):
+                members = (
+                    f"{k}: {_cell_text(c, v, self.int64_as_string)}"
+                    for k, c, v in zip(keys, cols, cells)
                 )
-                out.write(("\n" if n == 1 else ",\n") + "{" + ", ".join(cells) + "}")
+                out.write(("\n" if n == 1 else ",\n") + "{" + ", ".join(members) + "}")
             out.write("\n]\n")
 
-    def count_rows(self, path: str) -> int:
-        return _count_rows(path)
+    def read_back(self, path: str) -> ReadBack:
+        return _read_back(path)

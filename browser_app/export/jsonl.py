@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import struct
 import time
 from typing import TYPE_CHECKING
 
@@ -24,7 +25,7 @@ from browser_app.export.staging import Job, Stage, staged
 from browser_app.export.tfrecord import check_tfrecord, resolve_compression, write_tfrecord
 from codec import example as ex
 from codec.errors import CodecError
-from codec.kinds import EXAMPLE, RECORD_KINDS
+from codec.kinds import EXAMPLE, FLOAT, RECORD_KINDS, RecordKind
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -58,15 +59,40 @@ class JsonLinesExporter(Exporter):
         dst = self.dst
         job.guard([dst])
         out = job.reserve(dst, _check_lines)
+        inexact = job.report.inexact
         with open(out.tmp, "wb") as f:
             for pos, _ref, payload in job.ticking(job.plan.records(job.report)):
                 kind = ex.detect_kind(payload)
-                line = {"index": pos, "kind": kind, "record": ex.to_json(payload, kind)}
+                record = ex.to_json(payload, kind)
+                back = ex.from_json(record, kind)  # what import will make of this line
+                if back != payload:
+                    why = _why_different(payload, back, kind)
+                    inexact[why] = inexact.get(why, 0) + 1
+                line = {"index": pos, "kind": kind, "record": record}
                 f.write(json.dumps(line, ensure_ascii=False).encode("utf-8"))
                 f.write(b"\n")
         out.expected = job.report.records
         job.tick("write", job.report.records)
         job.report.outputs = [dst]
+
+
+_NAN_BITS = "a NaN's sign or payload (JSON has one NaN)"
+_ENCODING = "protobuf's canonical encoding of the same values"
+
+
+def _why_different(payload: bytes, back: bytes, kind: RecordKind) -> str:
+    """Why a record does not come back byte for byte from its JSON form: the values are the
+    same but a NaN loses its sign and payload, or only the encoding differs (order, packing,
+    unknown fields: JSON keeps values, not bytes)."""
+    a, b = ex.decode(payload, kind), ex.decode(back, kind)
+    for name, f in a.features.items():
+        g = b.features.get(name)
+        if f.type == FLOAT and g is not None and len(f.values) == len(g.values):
+            bits_a = struct.pack(f"<{len(f.values)}f", *f.values)
+            bits_b = struct.pack(f"<{len(g.values)}f", *g.values)
+            if bits_a != bits_b and any(v != v for v in f.values):
+                return _NAN_BITS
+    return _ENCODING
 
 
 def export_jsonl(
@@ -75,8 +101,9 @@ def export_jsonl(
     **options: Unpack[ExportOptions],
 ) -> ExportReport:
     """Write one ``{"index", "kind", "record"}`` line per record (see
-    :class:`JsonLinesExporter`; ``options``: :class:`ExportOptions`). Lossless:
-    :func:`import_jsonl` gives back the same payloads."""
+    :class:`JsonLinesExporter`; ``options``: :class:`ExportOptions`). :func:`import_jsonl`
+    gives back the same values; the report's ``inexact`` counts the records whose bytes it
+    would not give back exactly (a NaN's sign and payload, a non-canonical encoding)."""
     return run(JsonLinesExporter(dst), source, **options)
 
 
@@ -90,9 +117,12 @@ def import_jsonl(
 ) -> ExportReport:
     """Turn JSON Lines written by :func:`export_jsonl` (or ``tfrecord-browser dump --json``)
     back into a TFRecord file: one record per line, in line order, each ``record`` read as
-    its ``kind`` (``codec.example.from_json``). Records TensorFlow wrote come back byte for
-    byte. Raises :class:`~browser_app.errors.ImportFormatError` naming the first bad line;
-    nothing is written then."""
+    its ``kind`` (``codec.example.from_json``), in protobuf's canonical encoding: records
+    TensorFlow wrote come back byte for byte, except a NaN's sign and payload, which JSON does
+    not keep. The report counts the records as ``reencoded`` (never as copied byte for byte),
+    and in ``inexact`` the lines whose JSON was not in the exported form (so its values were
+    normalised on the way in). Raises :class:`~browser_app.errors.ImportFormatError` naming the
+    first bad line; nothing is written then."""
     t0 = time.perf_counter()
     src, dst = os.fspath(src), os.fspath(dst)
     comp = resolve_compression(compression, dst)
@@ -105,9 +135,11 @@ def import_jsonl(
         out = stage.reserve(dst, check_tfrecord(comp))
         with open(src, "rb") as fin:
             lines = stage.ticking(enumerate(fin, start=1))
-            payloads = (_payload_from_line(raw, src, n) for n, raw in lines if raw.strip())
+            payloads = (
+                _payload_from_line(raw, src, n, report.inexact) for n, raw in lines if raw.strip()
+            )
             out.expected = write_tfrecord(out.tmp, comp, payloads)
-        report.records = report.copied = out.expected
+        report.records = report.reencoded = out.expected
         stage.tick("write", total)
     report.outputs = [dst]
     report.seconds = time.perf_counter() - t0
@@ -122,7 +154,10 @@ def _count_lines(path: str) -> int:
     return n
 
 
-def _payload_from_line(raw: bytes, src: str, n: int) -> bytes:
+_NORMALISED = "JSON not in the exported form, its values normalised"
+
+
+def _payload_from_line(raw: bytes, src: str, n: int, inexact: dict[str, int]) -> bytes:
     try:
         obj = json.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
@@ -135,6 +170,9 @@ def _payload_from_line(raw: bytes, src: str, n: int) -> bytes:
     if kind not in RECORD_KINDS:
         raise ImportFormatError(f"{src}: line {n}: unknown kind {kind!r}")
     try:
-        return ex.from_json(obj["record"], kind)
+        payload = ex.from_json(obj["record"], kind)
     except (CodecError, ValueError, TypeError) as exc:
         raise ImportFormatError(f"{src}: line {n}: {exc}") from exc
+    if ex.to_json(payload, kind) != obj["record"]:
+        inexact[_NORMALISED] = inexact.get(_NORMALISED, 0) + 1
+    return payload

@@ -11,8 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from browser_app.export.base import PARQUET
-from browser_app.export.table import Cell, Column, TableExporter, cell
-from codec.example import Record
+from browser_app.export.table import Cell, Column, ReadBack, TableExporter
 from codec.kinds import BYTES, FLOAT, INT64, NONE
 
 __all__ = ["ParquetExporter"]
@@ -59,7 +58,7 @@ class ParquetExporter(TableExporter):
     suffix = ".parquet"
     extensions = (".parquet", ".pq")
 
-    def write_rows(self, path: str, cols: list[Column], rows: Iterator[tuple[int, Record]]) -> None:
+    def write_rows(self, path: str, cols: list[Column], rows: Iterator[list[Cell]]) -> None:
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -74,15 +73,24 @@ class ParquetExporter(TableExporter):
                 for b in batch:
                     b.clear()
 
-            for n, (pos, rec) in enumerate(rows, start=1):
-                for b, c in zip(batch, cols):
-                    b.append(_arrow_value(c, cell(c, pos, rec)))
+            for n, cells in enumerate(rows, start=1):
+                for b, c, v in zip(batch, cols, cells):
+                    b.append(_arrow_value(c, v))
                 if n % _ROW_BATCH == 0:
                     flush()
             if batch[0] or n == 0:
                 flush()
 
-    def count_rows(self, path: str) -> int:
+    def read_back(self, path: str) -> ReadBack:
         import pyarrow.parquet as pq
 
-        return int(pq.ParquetFile(path).metadata.num_rows)
+        f = pq.ParquetFile(path)
+        titles = list(f.schema_arrow.names)
+        values = [0] * len(titles)
+        rows = 0
+        for batch in f.iter_batches():
+            rows += batch.num_rows
+            for k in range(batch.num_columns):
+                column = batch.column(k)
+                values[k] += len(column) - column.null_count
+        return ReadBack(titles, rows, values)

@@ -30,7 +30,7 @@ from browser_app.export.base import (
 )
 from browser_app.export.plan import ExportSource, Plan
 from codec.errors import WriteError
-from codec.writer import fsync_dir
+from codec.writer import fsync_dir, new_file_mode
 
 if TYPE_CHECKING:
     pass
@@ -111,9 +111,7 @@ class Stage:
 
     def reserve_folder(self, dst: str, check: Check) -> Output:
         """A new empty temporary folder beside ``dst``, to become ``dst`` on commit."""
-        return self._reserve(
-            dst, check, lambda where, prefix: tempfile.mkdtemp(prefix=prefix, dir=where)
-        )
+        return self._reserve(dst, check, _new_folder)
 
     def _reserve(self, dst: str, check: Check, make: Callable[[str, str], str]) -> Output:
         directory = os.path.dirname(os.path.abspath(dst))
@@ -167,6 +165,8 @@ class Stage:
         try:
             for out in self.outputs:
                 dst = out.dst
+                # Temporary files are private; the output gets a normal file's permissions.
+                os.chmod(out.tmp, new_file_mode(directory=os.path.isdir(out.tmp)))
                 os.replace(out.tmp, dst)
                 done.append(dst)
                 fsync_dir(os.path.dirname(os.path.abspath(dst)))

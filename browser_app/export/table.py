@@ -4,8 +4,21 @@ CSV, JSON and Parquet outputs share, and the two passes that write them.
 The first column, ``_index``, is the record's position in the edited dataset; raw (non-Example)
 records go to a ``_raw`` column. A feature with exactly one value in every record that has it
 is a scalar column, otherwise a list column (a SequenceExample's feature list: a list of
-lists); a feature seen with several types gets one column per type, ``name:type``
-(``name:list:type`` for feature lists). How each value is written is the format's.
+lists). How each value is written is the format's.
+
+Column titles are unique for any set of feature names, chosen the same way every time:
+
+1. a feature's name, when no other column has the same name (a feature named ``_index`` or
+   ``_raw`` shares its name with those columns); an empty name counts as ``(no name)``;
+2. else ``name:type`` (``name:list:type`` for a feature list), for a name seen with several
+   types or both as a feature and a feature list;
+3. a title that is still taken (a feature literally named ``a:int64`` beside ``a`` seen as
+   int64 and float...) gets ``~2``, ``~3``... in column order (the first column keeps it),
+   skipping any title another column would take by rule 1 or 2.
+
+The verification reads the written file back the way a person's tool would (the ``csv``
+module, ``json``, pyarrow) and fails unless it holds exactly these titles, every row, and in
+every column exactly as many values as were written.
 """
 
 from __future__ import annotations
@@ -30,6 +43,7 @@ __all__ = [
     "Column",
     "ColumnSection",
     "Columns",
+    "ReadBack",
     "TableExporter",
     "base64_text",
     "cell",
@@ -95,21 +109,33 @@ class Columns:
         return col
 
     def finish(self) -> list[Column]:
-        """The columns in order, with their titles."""
-        cols = [Column("index", "_index", INT64, title="_index")]
-        names: dict[str, int] = {"_index": 1, "_raw": 1}
-        for key in self.columns:
-            names[key[1]] = names.get(key[1], 0) + 1
-        for (section, name, type_), col in self.columns.items():
-            if names[name] == 1:
-                col.title = name
-            elif section == "features":
-                col.title = f"{name}:{type_}"
-            else:
-                col.title = f"{name}:list:{type_}"
-            cols.append(col)
+        """The columns in order, with their unique titles (see the module docstring)."""
+        cols = [Column("index", "_index", INT64)]
+        cols.extend(self.columns.values())
         if self.has_raw:
-            cols.append(Column("raw", "_raw", BYTES, utf8=False, title="_raw"))
+            cols.append(Column("raw", "_raw", BYTES, utf8=False))
+        uses: dict[str, int] = {}
+        for c in cols:
+            uses[c.name] = uses.get(c.name, 0) + 1
+        wanted = []
+        for c in cols:
+            name = c.name or "(no name)"  # an empty title is renamed by every reader
+            if c.section in ("index", "raw") or uses[c.name] == 1:
+                wanted.append(name)
+            elif c.section == "features":
+                wanted.append(f"{name}:{c.type}")
+            else:
+                wanted.append(f"{name}:list:{c.type}")
+        taken: set[str] = set()
+        natural = set(wanted)
+        for c, title in zip(cols, wanted):
+            if title in taken:
+                k = 2
+                while f"{title}~{k}" in taken or f"{title}~{k}" in natural:
+                    k += 1
+                title = f"{title}~{k}"
+            c.title = title
+            taken.add(title)
         return cols
 
 
@@ -169,6 +195,17 @@ def base64_text(b: bytes) -> str:
     return base64.b64encode(b).decode("ascii")
 
 
+@dataclass
+class ReadBack:
+    """What a written table holds, read the way a person's tool reads it: the column titles
+    (``None`` when the format has nowhere to write them: a JSON array without rows), the
+    number of rows and, per column, how many cells hold a value."""
+
+    titles: list[str] | None
+    rows: int
+    values: list[int]
+
+
 class TableExporter(Exporter):
     """A flat table in two passes over the records: the first finds the columns, the
     second writes a row per record. ``int64_as_string`` is for the JSON table."""
@@ -188,24 +225,48 @@ class TableExporter(Exporter):
         for _pos, rec in job.ticking(job.plan.decoded(scan), "scan"):
             columns.see(rec)
         cols = columns.finish()
-        out = job.reserve(dst, self._check)
-        self.write_rows(out.tmp, cols, job.ticking(job.plan.decoded(job.report)))
-        out.expected = job.report.records
+        values = [0] * len(cols)
+
+        def rows() -> Iterator[list[Cell]]:
+            for pos, rec in job.ticking(job.plan.decoded(job.report)):
+                cells = [cell(c, pos, rec) for c in cols]
+                for k, v in enumerate(cells):
+                    if v is not None:
+                        values[k] += 1
+                yield cells
+
+        written = ReadBack([c.title for c in cols], 0, values)
+        out = job.reserve(dst, lambda path, expected, shown: self._check(path, written, shown))
+        self.write_rows(out.tmp, cols, rows())
+        out.expected = written.rows = job.report.records
         job.tick("write", job.report.records)
         job.report.outputs = [dst]
 
     @abstractmethod
-    def write_rows(self, path: str, cols: list[Column], rows: Iterator[tuple[int, Record]]) -> None:
-        """Write the table: a row of ``cols`` for every ``(position, record)``."""
+    def write_rows(self, path: str, cols: list[Column], rows: Iterator[list[Cell]]) -> None:
+        """Write the table: its header of ``cols`` titles, then each row of cells."""
 
     @abstractmethod
-    def count_rows(self, path: str) -> int:
-        """Read the written table back; how many rows it holds."""
+    def read_back(self, path: str) -> ReadBack:
+        """Read the written table back as a person's tool would (raising if it cannot)."""
 
-    def _check(self, path: str, expected: int, shown: str) -> None:
+    def _check(self, path: str, written: ReadBack, shown: str) -> None:
         try:
-            got = self.count_rows(path)
+            got = self.read_back(path)
         except Exception as exc:
             raise ExportError(f"{shown}: the written file cannot be read back: {exc}") from exc
-        if got != expected:
-            raise ExportError(f"{shown}: {got} rows read back, {expected} written")
+        if got.titles is not None and got.titles != written.titles:
+            lost = sorted(set(written.titles or []) - set(got.titles))
+            raise ExportError(
+                f"{shown}: the columns read back are not the columns written"
+                + (f" (missing: {', '.join(lost[:5])})" if lost else "")
+            )
+        if got.rows != written.rows:
+            raise ExportError(f"{shown}: {got.rows} rows read back, {written.rows} written")
+        if not got.rows:
+            return
+        for title, have, wrote in zip(written.titles or [], got.values, written.values):
+            if have != wrote:
+                raise ExportError(
+                    f"{shown}: column {title!r} holds {have:,} values read back, {wrote:,} written"
+                )

@@ -160,8 +160,9 @@ def format_schema(doc: Mapping[str, Any]) -> str:
         lines.append(f"{len(doc['files'])} files")
     if doc["damaged"] or doc["problems"]:
         damaged = doc["damaged"]
+        fail = "1 record fails its CRC" if damaged == 1 else f"{damaged:,} records fail their CRC"
         lines.append(
-            f"DAMAGED: {damaged} records fail their CRC"
+            f"DAMAGED: {fail}"
             + (f" ({_record_numbers(doc['damaged_records'], damaged)})" if damaged else "")
             + (f"; {doc['problems']} other problems (run verify)" if doc["problems"] else "")
         )
@@ -170,13 +171,20 @@ def format_schema(doc: Mapping[str, Any]) -> str:
         lines.extend(_feature_lines(name, d, records))
     for name, d in doc.get("feature_lists", {}).items():
         lines.extend(_feature_lines(name, d, records, "feature list "))
-    drift = [
-        f"  {f.check}: {f.message}: {_record_numbers(f.records, f.count)}" for f in findings(doc)
+    found = [
+        f"  {f.check}: {f.message}: {_record_numbers(f.records, f.count)}"
+        for f in findings(doc)
+        if f.check != "damaged"  # said above
     ]
     lines.append("")
-    if drift:
-        lines.append("Drift:")
-        lines.extend(drift)
+    if not records:
+        lines.append("No records were read: there is nothing to check.")
+    elif found:
+        lines.append("Findings:")
+        lines.extend(found)
     else:
-        lines.append("No drift: every feature has one type and is in every record.")
+        lines.append(
+            "No findings: every feature has one type and is in every record, and nothing"
+            " else the checks look for was found."
+        )
     return "\n".join(lines) + "\n"

@@ -1,0 +1,78 @@
+"""``tfrecord-browser filter SRC... EXPR [--json]``: the records that match a filter.
+
+Prints the matching global record numbers, one per line (with ``--json`` one object per line:
+``{"index", "path", "local"}``). Exit 0 whether or not anything matches; exit 2, with the
+message on standard error, for an expression that does not parse or names a feature no
+record has. The language is :mod:`codec.filters`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, TextIO
+
+import codec
+from browser_app.cli.inputs import COMPRESSION_CHOICES, open_inputs
+from browser_app.errors import EXIT_OK, UsageError
+from codec.filters import FilterSyntaxError, compile_filter, run_filter
+
+if TYPE_CHECKING:
+    from browser_app.cli.inputs import Subcommands
+
+__all__ = ["cmd_filter", "register"]
+
+
+def register(sub: Subcommands) -> None:
+    """Add ``filter`` to the command line."""
+    p = sub.add_parser(
+        "filter",
+        help="print the record numbers that match a filter expression",
+        description="Run a filter such as 'label == 3 and any(image/object/bbox/xmax > 1)'"
+        " over every record of the sources (the last argument is the expression).",
+    )
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="SRC... EXPR",
+        help="files, globs or shard patterns, then the filter expression",
+    )
+    p.add_argument("--compression", choices=COMPRESSION_CHOICES, default="auto")
+    p.add_argument("--json", action="store_true", help='one {"index", "path", "local"} per line')
+    p.add_argument("--limit", type=int, metavar="N", help="stop after N matches")
+    p.set_defaults(handler=cmd_filter)
+
+
+def cmd_filter(args: argparse.Namespace, out: TextIO) -> int:
+    """Run the filter; the matches are printed once the run is complete, so an unknown name
+    is reported before anything is printed."""
+    if len(args.paths) < 2:
+        raise UsageError("filter needs at least one source and an expression")
+    *srcs, text = args.paths
+    try:
+        flt = compile_filter(text)
+    except FilterSyntaxError as exc:
+        raise UsageError(f"the filter cannot be read: {exc}") from exc
+    if args.limit is not None and args.limit < 1:
+        raise UsageError("--limit must be at least 1")
+    files = open_inputs(srcs, args.compression)
+    ds = codec.TFRecordDataset(files)
+    try:
+        try:
+            found = run_filter(ds, flt, limit=args.limit).matches
+        except FilterSyntaxError as exc:
+            raise UsageError(f"the filter cannot be used: {exc}") from exc
+        for i in found:
+            if args.json:
+                k, local = ds.locate(i)
+                line = {"index": i, "path": ds.files[k].path, "local": local}
+                out.write(json.dumps(line, ensure_ascii=False) + "\n")
+            else:
+                out.write(f"{i}\n")
+    finally:
+        for f in files:
+            f.close()
+    if not found:
+        sys.stderr.write("no record matches\n")
+    return EXIT_OK
