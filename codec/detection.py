@@ -27,6 +27,7 @@ __all__ = [
     "Box",
     "Layout",
     "RecordBoxes",
+    "coordinates",
     "decide_normalized",
     "layouts",
     "record_boxes",
@@ -93,16 +94,16 @@ def layouts(names: Iterable[str]) -> list[Layout]:
     return out
 
 
-def decide_normalized(values: Iterable[float]) -> bool:
-    """Whether coordinates are normalised: when at least :data:`NORMALIZED_SHARE` of the
-    finite values lie in [0, 1] (so a few out-of-range values stay out of range instead of
-    turning every box into pixels). No finite value: normalised."""
+def decide_normalized(values: Iterable[float], share: float = NORMALIZED_SHARE) -> bool:
+    """Whether coordinates are normalised: when at least ``share`` of the finite values lie
+    in [0, 1] (so a few out-of-range values stay out of range instead of turning every box
+    into pixels). No finite value: normalised."""
     inside = total = 0
     for v in values:
         if math.isfinite(v):
             total += 1
             inside += 0.0 <= v <= 1.0
-    return total == 0 or inside >= NORMALIZED_SHARE * total
+    return total == 0 or inside >= share * total
 
 
 @dataclass(frozen=True)

@@ -15,17 +15,17 @@ Pillow's decompression-bomb guard stays on; every Pillow failure becomes an
 from __future__ import annotations
 
 import io
-import math
 import re
 import struct
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from PIL import Image, ImageDraw, ImageFile, UnidentifiedImageError
 
+from codec.detection import coordinates, decide_normalized, layouts, record_boxes
 from codec.errors import CodecError, ImageError
 from codec.example import Feature, Record
 from codec.tensor import describe_tensor, is_serialized_tensor, parse_tensor
@@ -341,8 +341,11 @@ def find_images(record: Record) -> list[ImageRef]:
 
 @dataclass(frozen=True)
 class Box:
-    """One bounding box in pixels (``xmin``…``ymax``), with the class text and label when the
-    record has them; ``normalized`` tells whether the record stored it in [0, 1]."""
+    """One bounding box in pixels of the picture (ordered and clipped to it), with the class
+    text and label when the record has them; ``normalized`` tells whether the coordinates were
+    read as normalised; ``problems`` says what is wrong with the box as stored (see
+    :func:`codec.detection.record_boxes`), and ``drawable`` is false when a coordinate is not
+    a finite number (the box has no place to be drawn)."""
 
     xmin: float
     ymin: float
@@ -352,75 +355,111 @@ class Box:
     label: int | None = None
     normalized: bool = True
     index: int = 0
+    problems: tuple[str, ...] = ()
+    drawable: bool = True
+
+    @property
+    def caption(self) -> str:
+        """``"text (label)"``, or whichever of the two the record has."""
+        if self.text is not None and self.label is not None:
+            return f"{self.text} ({self.label})"
+        if self.text is not None:
+            return self.text
+        return "" if self.label is None else str(self.label)
 
 
-def _floats(features: dict[str, Feature], name: str) -> list[float]:
-    f = features.get(name)
-    if f is None or f.type not in ("float", "int64"):
+def find_boxes(
+    record: Record,
+    image_width: int,
+    image_height: int,
+    *,
+    normalized: bool | None = None,
+    label_map: Mapping[int, str] | None = None,
+) -> list[Box]:
+    """Boxes of the first detection layout of ``record`` (``image/object/bbox/*`` in the
+    Object Detection API's own layout), in pixels of an image of the given size.
+
+    ``normalized`` is the dataset's decision (:func:`codec.detection.decide_normalized`);
+    without it the record's own coordinates decide by majority, so one out-of-range value
+    does not turn every box into pixels. Boxes whose coordinates are out of range, inverted or
+    not finite are kept, with their problems; lists of unequal length give as many boxes as
+    the shortest. Never raises for odd values."""
+    found = layouts(record.features)
+    if not found:
         return []
-    return [float(v) for v in f.values]
-
-
-def find_boxes(record: Record, image_width: int, image_height: int) -> list[Box]:
-    """Boxes from ``image/object/bbox/{xmin,ymin,xmax,ymax}``, scaled to pixels of an image of
-    the given size. Coordinates are taken as normalised when every one is ≤ 1.0, else as
-    pixels. Class text from ``image/object/class/text``, label from
-    ``image/object/class/label``. Lists of unequal length give as many boxes as the shortest."""
-    feats = record.features
-    prefix = "image/object/bbox/"
-    xs0, ys0 = _floats(feats, prefix + "xmin"), _floats(feats, prefix + "ymin")
-    xs1, ys1 = _floats(feats, prefix + "xmax"), _floats(feats, prefix + "ymax")
-    n = min(len(xs0), len(ys0), len(xs1), len(ys1))
-    if n == 0:
-        return []
-    coords = xs0[:n] + ys0[:n] + xs1[:n] + ys1[:n]
-    normalized = all(c <= 1.0 for c in coords if math.isfinite(c))
-    sx, sy = (image_width, image_height) if normalized else (1, 1)
-    texts_f = feats.get("image/object/class/text")
-    texts = (
-        [v.decode("utf-8", "replace") for v in texts_f.values]
-        if texts_f is not None and texts_f.type == "bytes"
-        else []
+    layout = found[0]
+    if normalized is None:
+        normalized = decide_normalized(coordinates(record.features, layout), share=0.5)
+    got = record_boxes(
+        record.features,
+        layout,
+        normalized=normalized,
+        width=image_width,
+        height=image_height,
+        label_map=label_map,
     )
-    labels_f = feats.get("image/object/class/label")
-    labels = (
-        [int(v) for v in labels_f.values]
-        if labels_f is not None and labels_f.type == "int64"
-        else []
-    )
-    return [
-        Box(
-            xs0[i] * sx,
-            ys0[i] * sy,
-            xs1[i] * sx,
-            ys1[i] * sy,
-            texts[i] if i < len(texts) else None,
-            labels[i] if i < len(labels) else None,
-            normalized,
-            i,
+    out = []
+    for b in got.boxes:
+        px = b.pixels(image_width, image_height, normalized)
+        x0, y0, x1, y1 = px if px is not None else (0.0, 0.0, 0.0, 0.0)
+        out.append(
+            Box(x0, y0, x1, y1, b.text, b.label, normalized, b.index, b.problems, px is not None)
         )
-        for i in range(n)
-    ]
+    return out
 
 
 _COLORS = ("#ff3b30", "#34c759", "#007aff", "#ff9500", "#af52de", "#5ac8fa", "#ffcc00")
+_BAD = "#ff00ff"  # boxes with a problem: drawn dashed in this colour, whatever their class
 
 
-def draw_boxes(img: Image.Image, boxes: Sequence[Box]) -> Image.Image:
-    """A copy of ``img`` (as RGB) with each box drawn and labelled with its class text (or
-    label number)."""
+def box_color(box: Box) -> str:
+    """The colour of a box: one per class label (or per box when there is no label)."""
+    return _COLORS[(box.label if box.label is not None else box.index) % len(_COLORS)]
+
+
+def _dashed_rectangle(
+    draw: Any, xy: tuple[float, float, float, float], color: str, width: int
+) -> None:
+    x0, y0, x1, y1 = xy
+    dash = max(3, width * 3)
+    for ax, ay, bx, by in ((x0, y0, x1, y0), (x1, y0, x1, y1), (x0, y1, x1, y1), (x0, y0, x0, y1)):
+        length = max(abs(bx - ax), abs(by - ay))
+        steps = max(1, int(length // (2 * dash)))
+        for k in range(steps + 1):
+            t0 = min(1.0, (2 * k * dash) / length) if length else 0.0
+            t1 = min(1.0, ((2 * k + 1) * dash) / length) if length else 0.0
+            draw.line(
+                [
+                    (ax + (bx - ax) * t0, ay + (by - ay) * t0),
+                    (ax + (bx - ax) * t1, ay + (by - ay) * t1),
+                ],
+                fill=color,
+                width=width,
+            )
+
+
+def draw_boxes(img: Image.Image, boxes: Sequence[Box], captions: bool = True) -> Image.Image:
+    """A copy of ``img`` (as RGB) with each drawable box drawn in its class colour and, with
+    ``captions``, labelled ``text (label)``. A box with a problem is drawn clipped, dashed, in
+    a colour of its own, and its caption starts with ``!``."""
     out = img.convert("RGB")
     draw = ImageDraw.Draw(out)
     width = max(1, round(min(out.size) / 100))
     for box in boxes:
-        color = _COLORS[(box.label if box.label is not None else box.index) % len(_COLORS)]
+        if not box.drawable:
+            continue
         x0, x1 = sorted((box.xmin, box.xmax))
         y0, y1 = sorted((box.ymin, box.ymax))
-        draw.rectangle([x0, y0, x1, y1], outline=color, width=width)
-        caption = (
-            box.text if box.text is not None else (str(box.label) if box.label is not None else "")
-        )
-        if caption:
+        if box.problems:
+            color = _BAD
+            _dashed_rectangle(draw, (x0, y0, x1, y1), color, width)
+        else:
+            color = box_color(box)
+            draw.rectangle([x0, y0, x1, y1], outline=color, width=width)
+        caption = box.caption
+        if box.problems:
+            caption = "! " + caption
+        if captions and caption.strip():
             left, top, right, bottom = draw.textbbox((x0, y0), caption)
             ty = max(0.0, y0 - (bottom - top) - 2)
             draw.rectangle([x0, ty, x0 + (right - left) + 4, ty + (bottom - top) + 2], fill=color)

@@ -304,3 +304,50 @@ def test_decode_error_names_no_python_object():
         decode_image(b"not an image at all")
     assert "object at 0x" not in str(e.value)
     assert str(e.value) == "image (19 bytes) cannot be decoded: cannot identify image file"
+
+
+def test_odd_box_values_never_crash_and_are_marked() -> None:
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    coord = st.floats(allow_nan=True, allow_infinity=True, width=32) | st.sampled_from(
+        [0.0, 0.5, 1.0, 1.35, -0.2, 1e38, -1e38]
+    )
+
+    @settings(max_examples=200, deadline=None)
+    @given(st.lists(st.tuples(coord, coord, coord, coord), min_size=1, max_size=4), st.booleans())
+    def check(boxes: list[tuple[float, float, float, float]], normalized: bool) -> None:
+        feats = {
+            f"image/object/bbox/{side}": ("float", [b[k] for b in boxes])
+            for k, side in enumerate(("xmin", "ymin", "xmax", "ymax"))
+        }
+        record = ex.decode(ex.encode_example(feats))
+        found = im.find_boxes(record, 40, 30, normalized=normalized)
+        assert len(found) == len(boxes)
+        for b in found:
+            if b.drawable:
+                assert 0 <= b.xmin <= b.xmax <= 40 and 0 <= b.ymin <= b.ymax <= 30
+            else:
+                assert b.problems
+        drawn = im.draw_boxes(Image.new("RGB", (40, 30)), found)
+        assert drawn.size == (40, 30)
+
+    check()
+
+
+def test_one_bad_coordinate_keeps_the_other_boxes_normalised() -> None:
+    record = ex.decode(
+        ex.encode_example(
+            {
+                "image/object/bbox/xmin": ("float", [0.1, 0.2]),
+                "image/object/bbox/ymin": ("float", [0.1, 0.2]),
+                "image/object/bbox/xmax": ("float", [1.35, 0.6]),
+                "image/object/bbox/ymax": ("float", [0.5, 0.7]),
+            }
+        )
+    )
+    boxes = im.find_boxes(record, 100, 100)
+    assert all(b.normalized for b in boxes)
+    assert boxes[0].problems == ("a coordinate is outside [0, 1]",)
+    assert boxes[0].xmax == 100  # clipped to the picture
+    assert boxes[1].problems == () and boxes[1].xmax == pytest.approx(60)
