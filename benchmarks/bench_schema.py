@@ -88,6 +88,17 @@ def _images(count: int) -> Path:
     return path
 
 
+def _detection(count: int) -> Path:
+    """Object Detection records with planted problems (browser_app.sample_data)."""
+    path = DATA / f"schema-detection-{count}.tfrecord"
+    if not path.exists():
+        from browser_app.sample_data import write_detection_checks
+
+        DATA.mkdir(parents=True, exist_ok=True)
+        write_detection_checks(path, count)
+    return path
+
+
 _CODE = """
 import json, resource, time
 import codec
@@ -98,7 +109,7 @@ with codec.TFRecordFile({path!r}) as f:
     n = len(f)
     t1 = time.perf_counter()
     c1 = time.process_time()
-    s = infer_schema(f, workers={workers})
+    s = infer_schema(f, workers={workers}, detection={detection})
     cpu = time.process_time() - c1
     t2 = time.perf_counter()
     hits = len(filter_dataset(f, {flt!r})) if {flt!r} else 0
@@ -114,9 +125,9 @@ print(json.dumps({{"n": n, "open": t1 - t0, "infer": t2 - t1, "filter": t3 - t2,
 """
 
 
-def _measure(path: Path, workers: int = 1, flt: str = "") -> dict:
+def _measure(path: Path, workers: int = 1, flt: str = "", detection: bool = True) -> dict:
     # One warm-up so the index cache exists and the file is in the page cache.
-    code = _CODE.format(path=str(path), workers=workers, flt=flt)
+    code = _CODE.format(path=str(path), workers=workers, flt=flt, detection=detection)
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
@@ -166,6 +177,20 @@ def run(quick: bool) -> list[Row]:
         )
     )
     rows.append(Row(GROUP, "  records per second", n_images / img["infer"], "rec/s"))
+    n_det = 2_000 if quick else 20_000
+    det = _detection(n_det)
+    _measure(det)
+    runs = [(_measure(det, detection=True), _measure(det, detection=False)) for _ in range(3)]
+    with_checks = min(r[0]["infer"] for r in runs)
+    without = min(r[1]["infer"] for r in runs)
+    rows.append(
+        Row(
+            GROUP, f"infer {n_det:,} detection records, with the detection checks", with_checks, "s"
+        )
+    )
+    rows.append(Row(GROUP, "  the same without the checks", without, "s"))
+    extra = with_checks / without - 1
+    rows.append(Row(GROUP, "  time the checks add", 100 * extra, "%", "<= 50 %", extra <= 0.5))
     flt = _measure(basic if quick else _basic(100_000), flt='feature2 == "dog" and feature1 >= 1')
     rows.append(Row(GROUP, "filter 100,000 Examples (decode + evaluate)", flt["filter"], "s"))
     return rows

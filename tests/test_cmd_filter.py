@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 from conftest import DATA
-from detection_data import LABEL_MAP, PLANTS, write_detection
 
 from browser_app.cli import main
+from browser_app.sample_data import LABEL_MAP, PLANTS
+from browser_app.sample_data import write_detection_checks as write_detection
 
 
 @pytest.fixture(scope="module")

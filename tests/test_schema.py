@@ -457,8 +457,8 @@ def test_numeric_stats_of_int64_extremes():
 
 
 def test_every_planted_detection_problem_is_a_finding_and_nothing_else(tmp_path):
-    from detection_data import LABEL_MAP, write_detection
-
+    from browser_app.sample_data import LABEL_MAP
+    from browser_app.sample_data import write_detection_checks as write_detection
     from codec.labelmap import parse_label_map
 
     path = tmp_path / "od.tfrecord"
@@ -494,7 +494,7 @@ def test_every_planted_detection_problem_is_a_finding_and_nothing_else(tmp_path)
 
 
 def test_detection_checks_do_not_depend_on_the_split(tmp_path, monkeypatch):
-    from detection_data import write_detection
+    from browser_app.sample_data import write_detection_checks as write_detection
 
     path = tmp_path / "od.tfrecord"
     write_detection(path, 300)

@@ -22,10 +22,14 @@ class SchemaBuilder:
     (Examples take the vectorised route), damaged records with :meth:`add_damaged`."""
 
     def __init__(
-        self, *, decode_images: bool = False, label_map: Mapping[int, str] | None = None
+        self,
+        *,
+        decode_images: bool = False,
+        label_map: Mapping[int, str] | None = None,
+        detection: bool = True,
     ) -> None:
         self.decode_images = decode_images
-        self.checks = DetectionChecks(label_map)
+        self.checks = DetectionChecks(label_map) if detection else None
         self.records = 0
         self.kinds: Counter[str] = Counter()
         self.damaged = RecordList()
@@ -127,12 +131,14 @@ class SchemaBuilder:
                         c.b_len[m],
                         c.rec[c.b_owner[m]],
                         self.decode_images,
+                        c.image_sizes,
                     )
         for name, fs in self.features.items():
             if name not in seen:
                 fs.missing.add(c.records)
         self.first_records.add(c.records)
-        self.checks.add(c)
+        if self.checks is not None:
+            self.checks.add(c)
 
     def _add_lists(self, lists: list[tuple[int, dict[str, list[Any]]]]) -> None:
         cb = ColumnBuilder()
@@ -203,7 +209,8 @@ class SchemaBuilder:
         self.kinds.update(later.kinds)
         self.damaged.merge(later.damaged)
         self.first_records.merge(later.first_records)
-        self.checks.merge(later.checks)
+        if self.checks is not None and later.checks is not None:
+            self.checks.merge(later.checks)
         self.first_sequences.merge(later.first_sequences)
 
     def __getstate__(self) -> dict[str, Any]:

@@ -309,16 +309,13 @@ class RecordList:
     """Record numbers, keeping the ``cap`` smallest whatever order they come in (so merges
     do not depend on how the records were split); ``count`` is exact."""
 
-    __slots__ = ("cap", "count", "parts")
+    __slots__ = ("cap", "count", "kept", "parts")
 
     def __init__(self, cap: int = RECORD_CAP) -> None:
         self.cap = cap
         self.count = 0
+        self.kept = 0  # record numbers held in parts
         self.parts: list[np.ndarray] = []
-
-    @property
-    def kept(self) -> int:
-        return sum(len(p) for p in self.parts)
 
     def add(self, records: np.ndarray) -> None:
         n = len(records)
@@ -326,16 +323,19 @@ class RecordList:
             return
         self.parts.append(np.asarray(records, np.int64))
         self.count += n
+        self.kept += n
         self._trim()
 
     def merge(self, other: RecordList) -> None:
         self.parts.extend(other.parts)
         self.count += other.count
+        self.kept += other.kept
         self._trim()
 
     def _trim(self) -> None:
         if self.kept > self.cap:
             self.parts = [np.sort(np.concatenate(self.parts))[: self.cap]]
+            self.kept = self.cap
 
     def array(self) -> np.ndarray:
         if not self.parts:

@@ -301,26 +301,28 @@ class DetectionChecks:
             for s, n in zip(starts.tolist(), sizes.tolist())
         ]
         box_labels = labels[box_use].tolist()
-        box_owner = owner[box_use]
+        box_owner = owner[box_use].tolist()
         both = has_label[box_use].tolist()
-        wrong: list[int] = []
-        for k, (label, text) in enumerate(zip(box_labels, texts)):
-            if not both[k]:
-                continue
-            if self.label_map is not None:
-                name = self.label_map.get(label)
-                if name is not None and name != text:
-                    wrong.append(int(box_owner[k]))
-                continue
-            key = (label, text)
-            pc.pairs[key] += 1
+        if self.label_map is not None:
+            names = self.label_map
+            wrong = [
+                box_owner[k]
+                for k, (label, text) in enumerate(zip(box_labels, texts))
+                if both[k] and names.get(label, text) != text
+            ]
+            pc.lists["label_text"].add(np.unique(np.array(wrong, np.int64)))
+            return
+        owners_of: dict[tuple[int, str], list[int]] = {}
+        for k, key in enumerate(zip(box_labels, texts)):
+            if both[k]:
+                owners_of.setdefault(key, []).append(box_owner[k])
+        for key, owners in owners_of.items():
+            pc.pairs[key] += len(owners)
             lst = pc.pair_records.get(key)
             if lst is None and len(pc.pair_records) < _PAIRS_CAP:
                 lst = pc.pair_records[key] = RecordList()
             if lst is not None:
-                lst.add(np.array([box_owner[k]], np.int64))
-        if wrong:
-            pc.lists["label_text"].add(np.unique(np.array(wrong, np.int64)))
+                lst.add(np.unique(np.array(owners, np.int64)))
 
     @staticmethod
     def _image_sizes(
@@ -350,7 +352,7 @@ class DetectionChecks:
             width[use].tolist(),
             height[use].tolist(),
         ):
-            found = image_size(view[s : s + n])
+            found = c.image_sizes[s] if s in c.image_sizes else image_size(view[s : s + n])
             if found is None:
                 continue  # not a picture it can read: the undecodable check says so
             _fmt, iw, ih = found

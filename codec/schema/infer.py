@@ -151,6 +151,7 @@ def infer_schema(
     seed: int = 0,
     decode_images: bool = False,
     label_map: Mapping[int, str] | None = None,
+    detection: bool = True,
     per_shard: bool = True,
     **reader_options: Any,
 ) -> Schema:
@@ -163,13 +164,13 @@ def infer_schema(
     ``workers > 1`` spreads large files over processes (opened by path). ``decode_images``
     fully decodes every image to find the undecodable ones (default: header and end-marker
     checks only). ``label_map`` (``{id: name}``) turns on the label checks of detection data
-    (:mod:`codec.schema.detection`)."""
+    (:mod:`codec.schema.detection`); ``detection=False`` leaves the detection checks out."""
 
     ds = (
         source if isinstance(source, TFRecordDataset) else TFRecordDataset(source, **reader_options)
     )
     try:
-        built = {"decode_images": decode_images, "label_map": label_map}
+        built = {"decode_images": decode_images, "label_map": label_map, "detection": detection}
         return _infer(ds, sample, progress, workers, seed, built, per_shard)
     finally:
         if ds is not source:

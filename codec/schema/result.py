@@ -99,7 +99,7 @@ class Schema:
                 {"path": f.path, "first_record": f.first_record, "records": f.records}
                 for f in self.files
             ]
-        detection = b.checks.to_json()
+        detection = b.checks.to_json() if b.checks is not None else {}
         if detection:
             out["detection"] = detection
         out["findings"] = [f.to_json() for f in findings(out)]

@@ -105,8 +105,11 @@ class FeatureStats:
         lengths: np.ndarray,
         owners: np.ndarray,
         decode_images: bool = False,
+        sizes: dict[int, tuple[str, int, int] | None] | None = None,
     ) -> None:
-        """Bytes values ``buf[s:s+n]``; ``owners`` are their record numbers."""
+        """Bytes values ``buf[s:s+n]``; ``owners`` are their record numbers. The header size
+        of every picture found is noted in ``sizes`` by its start (for the detection checks,
+        which would otherwise read it again)."""
         if not len(starts):
             return
         if buf:
@@ -127,7 +130,7 @@ class FeatureStats:
         for j in np.flatnonzero(~plain).tolist():
             s, n = int(starts[j]), int(lengths[j])
             v = buf[s : s + n]
-            if cand[j] and self._image(v, int(owners[j]), decode_images):
+            if cand[j] and self._image(v, int(owners[j]), decode_images, sizes, s):
                 continue
             if n <= _TEXT_MAX:
                 others[v] += 1
@@ -149,12 +152,21 @@ class FeatureStats:
                 self.binary_values += c
         self.values.update(counts)
 
-    def _image(self, v: bytes, record: int, decode_images: bool) -> bool:
+    def _image(
+        self,
+        v: bytes,
+        record: int,
+        decode_images: bool,
+        sizes: dict[int, tuple[str, int, int] | None] | None = None,
+        start: int = 0,
+    ) -> bool:
         magic = image_magic(v)
         if magic is None:
             return False
         self.image_formats[magic.format] += 1
         found = image_size(v)
+        if sizes is not None:
+            sizes[start] = found
         ok = found is not None and image_complete(magic.format, v)
         if ok and decode_images:
             ok = image_decodes(v)

@@ -8,7 +8,7 @@ the same :class:`Columns`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -36,6 +36,8 @@ class Columns:
     b_start: np.ndarray
     b_len: np.ndarray
     b_owner: np.ndarray
+    # Header sizes of the pictures among the bytes values, by start, once read.
+    image_sizes: dict[int, tuple[str, int, int] | None] = field(default_factory=dict)
 
 
 def _empty_i64() -> np.ndarray:
