@@ -105,16 +105,22 @@ class Slot:
     payload: bytes | None = None
     problem: Problem | None = None
     local: int | None = None
+    recovered: bool = False
 
     @property
     def status(self) -> str:
-        """``intact``, ``damaged`` or ``skipped``."""
+        """``intact``, ``recovered``, ``damaged`` or ``skipped``. A record is *recovered* when
+        its CRCs check but it was reached by searching past damage (see
+        :attr:`TFRecordFile.recovered_from <codec.reader.TFRecordFile.recovered_from>`)."""
         if self.index is None:
             return SKIPPED
-        return DAMAGED if self.payload is None else INTACT
+        if self.payload is None:
+            return DAMAGED
+        return RECOVERED if self.recovered else INTACT
 
 
 INTACT = "intact"
+RECOVERED = "recovered"
 DAMAGED = "damaged"
 SKIPPED = "skipped"
 
@@ -314,7 +320,7 @@ class TFRecordDataset(Sequence[bytes]):
             except CorruptRecordError as exc:
                 data = None
                 prob = f.is_damaged(j) or Problem(DATA_CRC, off, off, exc.reason, f.path)
-            slots.append(Slot(i, f.path, off, n, data, prob, j))
+            slots.append(Slot(i, f.path, off, n, data, prob, j, f.is_recovered(j)))
             last = (k, j)
         if last is not None:
             k, j = last

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw, ImageFile, UnidentifiedImageError
 
-from codec.detection import coordinates, decide_normalized, layouts, record_boxes
+from codec.detection import RecordBoxes, coordinates, decide_normalized, layouts, record_boxes
 from codec.errors import CodecError, ImageError
 from codec.example import Feature, Record
 from codec.tensor import describe_tensor, is_serialized_tensor, parse_tensor
@@ -35,6 +35,7 @@ __all__ = [
     "IMAGE_MAGIC",
     "Box",
     "ImageRef",
+    "box_problems",
     "decode_image",
     "draw_boxes",
     "find_boxes",
@@ -368,6 +369,30 @@ class Box:
         return "" if self.label is None else str(self.label)
 
 
+def _record_boxes(
+    record: Record,
+    image_width: int,
+    image_height: int,
+    normalized: bool | None,
+    label_map: Mapping[int, str] | None,
+) -> tuple[RecordBoxes, bool] | None:
+    found = layouts(record.features)
+    if not found:
+        return None
+    layout = found[0]
+    if normalized is None:
+        normalized = decide_normalized(coordinates(record.features, layout), share=0.5)
+    got = record_boxes(
+        record.features,
+        layout,
+        normalized=normalized,
+        width=image_width,
+        height=image_height,
+        label_map=label_map,
+    )
+    return got, normalized
+
+
 def find_boxes(
     record: Record,
     image_width: int,
@@ -384,20 +409,10 @@ def find_boxes(
     does not turn every box into pixels. Boxes whose coordinates are out of range, inverted or
     not finite are kept, with their problems; lists of unequal length give as many boxes as
     the shortest. Never raises for odd values."""
-    found = layouts(record.features)
-    if not found:
+    found = _record_boxes(record, image_width, image_height, normalized, label_map)
+    if found is None:
         return []
-    layout = found[0]
-    if normalized is None:
-        normalized = decide_normalized(coordinates(record.features, layout), share=0.5)
-    got = record_boxes(
-        record.features,
-        layout,
-        normalized=normalized,
-        width=image_width,
-        height=image_height,
-        label_map=label_map,
-    )
+    got, normalized = found
     out = []
     for b in got.boxes:
         px = b.pixels(image_width, image_height, normalized)
@@ -405,6 +420,29 @@ def find_boxes(
         out.append(
             Box(x0, y0, x1, y1, b.text, b.label, normalized, b.index, b.problems, px is not None)
         )
+    return out
+
+
+def box_problems(
+    record: Record,
+    image_width: int,
+    image_height: int,
+    *,
+    normalized: bool | None = None,
+    label_map: Mapping[int, str] | None = None,
+) -> list[str]:
+    """What is wrong with the boxes :func:`find_boxes` gives, in words: the record's own
+    problems (object lists of different lengths) and one line per box with a problem
+    (``box 2 (cat (1)): a coordinate is outside [0, 1]``). Empty when all is well."""
+    found = _record_boxes(record, image_width, image_height, normalized, label_map)
+    if found is None:
+        return []
+    got = found[0]
+    out = list(got.problems)
+    for b in got.boxes:
+        if b.problems:
+            named = f" ({b.caption})" if b.caption else ""
+            out.append(f"box {b.index}{named}: {'; '.join(b.problems)}")
     return out
 
 

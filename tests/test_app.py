@@ -116,8 +116,14 @@ def test_deep_link_reopens_a_damaged_record(monkeypatch, root):
     assert len(gap) == 1 and gap.index[0] == df.index[df["#"] == 9][0] - 1
     errors = texts(at.main.error)
     assert "Record 5 is damaged" in errors and "header at byte" in errors
-    # Every other record is intact and readable.
-    assert (df[df["#"].notna() & (df["#"] != 5)]["status"] == "✓ intact").all()
+    # Records before the junk are intact; records after it were found by searching past
+    # it, and say so.
+    numbers = df["#"]
+    before = df[numbers.notna() & (numbers != 5) & (numbers < 9)]
+    after = df[numbers.notna() & (numbers >= 9)]
+    assert (before["status"] == "✓ intact").all()
+    assert len(after) and after["status"].str.startswith("◌ recovered").all()
+    assert "recovered records on this page" in texts(at.main.caption)
 
 
 def test_deep_link_past_the_end_shows_the_last_record(monkeypatch, root):
@@ -275,8 +281,13 @@ def test_huge_length_field(monkeypatch, root):
     at = app(monkeypatch, root, file="huge_length.tfrecord")
     no_crash(at)
     df = table(at)
-    assert df["status"].str.contains("skipped").any()
-    assert (df["status"] == "✓ intact").sum() >= 20
+    status = df["status"]
+    gap = int(status.str.contains("skipped").to_numpy().argmax())
+    assert status.iloc[gap].startswith("⚠")
+    # Intact up to the bad header; what follows the skipped bytes was found by searching.
+    assert (status.iloc[:gap] == "✓ intact").all()
+    assert status.iloc[gap + 1 :].str.startswith("◌ recovered").all()
+    assert len(status) - 1 >= 20
 
 
 def test_upload_is_opened_from_a_temporary_file(monkeypatch, root):

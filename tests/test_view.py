@@ -137,10 +137,12 @@ def test_sequence_columns_count_steps(sample):
 def test_thumbnail_uses_draft_mode_and_stays_small(sample):
     with open_ds(sample / "detection.tfrecord") as ds:
         rec = ex.decode(ds.read(0))
-    data, mime, w, h = V.thumbnail(rec, 48, boxes=False)
-    img = Image.open(io.BytesIO(data))
-    assert mime == "image/jpeg" and max(img.size) <= 48
-    assert (w, h) == (160, 112)  # the full size, for the boxes
+    t = V.thumbnail(rec, 48, boxes=False)
+    assert t is not None
+    img = Image.open(io.BytesIO(t.data))
+    assert t.mime == "image/jpeg" and max(img.size) <= 48
+    assert (t.width, t.height) == (160, 112)  # the full size, for the boxes
+    assert t.bad_boxes == 0
 
 
 # -- pictures ----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from browser_app import view
 from browser_app.edits import Journal, RecordRef
 from browser_app.errors import AppError, JournalError
 from browser_app.paths import RootEntry, list_tfrecords
+from browser_app.ui import state
 from codec.cache import FileIdentity
 from codec.errors import CodecError
 
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUTO_VERIFY_BYTES",
+    "box_scale",
     "feature_summary",
     "forget_journals",
     "gallery_items",
@@ -131,6 +133,31 @@ def usual_types(src: Source) -> tuple[dict[str, str], dict[str, str]]:
         return {}, {}
 
 
+@st.cache_data(max_entries=32, show_spinner=False)
+def _box_scale(key: Key, limit: int, _ds: codec.TFRecordDataset) -> view.BoxScale:
+    payloads: list[bytes | None] = []
+    for i in range(limit):
+        try:
+            payloads.append(_ds.read(i))
+        except IndexError:
+            break
+        except codec.CorruptRecordError:
+            payloads.append(None)
+    return view.boxes_normalized(payloads, _ds.indexed if _ds.index_complete else None)
+
+
+def box_scale(src: Source) -> view.BoxScale:
+    """Whether the boxes of ``src`` are normalised or pixels: one decision for the dataset,
+    from every record when the schema has been inferred in this session, else from the
+    first :data:`~browser_app.view.BOX_SAMPLE` records."""
+    got = state.schema_result(repr(src.key))
+    if got is not None and not got.schema.get("sampled"):
+        decisions = [d.get("normalized") for d in got.schema.get("detection", {}).values()]
+        if decisions:
+            return view.BoxScale(bool(decisions[0]), int(got.schema["records"]), False)
+    return _box_scale(src.key, view.BOX_SAMPLE, src.dataset)
+
+
 # -- the shared journal --------------------------------------------------------------------
 
 
@@ -223,10 +250,13 @@ def _page(
     stop: int,
     thumbs: int,
     boxes: bool,
+    normalized: bool | None,
     fingerprint: Fingerprint,
     _pages: _Pages,
 ) -> view.PageView:
-    return view.page_view(_pages.page(start, stop), thumb_size=thumbs, boxes=boxes)
+    return view.page_view(
+        _pages.page(start, stop), thumb_size=thumbs, boxes=boxes, normalized=normalized
+    )
 
 
 def page_view(
@@ -235,8 +265,12 @@ def page_view(
     """The records page's table of records ``start..stop`` with the pending edits applied
     (cached per page). Rows of new records carry their anchor's number in ``view.records``
     (selecting one opens the anchor, whose editor offers the new record)."""
+    normalized = box_scale(src).normalized if boxes else None
     return _with_edits(
-        src, start, stop, lambda fp, pages: _page(src.key, start, stop, thumbs, boxes, fp, pages)
+        src,
+        start,
+        stop,
+        lambda fp, pages: _page(src.key, start, stop, thumbs, boxes, normalized, fp, pages),
     )
 
 
@@ -247,10 +281,13 @@ def _gallery(
     stop: int,
     size: int,
     boxes: bool,
+    normalized: bool | None,
     fingerprint: Fingerprint,
     _pages: _Pages,
 ) -> list[view.GalleryItem]:
-    return view.gallery_items(_pages.page(start, stop), size=size, boxes=boxes)
+    return view.gallery_items(
+        _pages.page(start, stop), size=size, boxes=boxes, normalized=normalized
+    )
 
 
 def gallery_items(
@@ -258,6 +295,10 @@ def gallery_items(
 ) -> list[view.GalleryItem]:
     """The gallery's tiles of records ``start..stop`` with the pending edits applied (edited
     pictures and labels, new records in place, deleted ones captioned as such)."""
+    normalized = box_scale(src).normalized if boxes else None
     return _with_edits(
-        src, start, stop, lambda fp, pages: _gallery(src.key, start, stop, size, boxes, fp, pages)
+        src,
+        start,
+        stop,
+        lambda fp, pages: _gallery(src.key, start, stop, size, boxes, normalized, fp, pages),
     )

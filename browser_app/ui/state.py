@@ -24,6 +24,7 @@ import streamlit as st
 
 from browser_app.paths import relative_inside
 from browser_app.view import ExportOutcome, SchemaResult
+from codec.labelmap import LabelMap
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
@@ -45,6 +46,7 @@ __all__ = [
     "get",
     "init",
     "is_upload",
+    "label_map",
     "page_size",
     "page_start",
     "pop_flashes",
@@ -54,6 +56,7 @@ __all__ = [
     "schema_result",
     "set_export_outcome",
     "set_filter_selection",
+    "set_label_map",
     "set_page_size",
     "set_record",
     "set_schema_result",
@@ -390,6 +393,20 @@ def schema_result(source_key: str) -> SchemaResult | None:
 
 def set_schema_result(source_key: str, value: SchemaResult) -> None:
     put(f"schema:{source_key}", value)
+
+
+def label_map(spec: str) -> tuple[str, LabelMap] | None:
+    """The label map chosen for the source ``spec`` in this session: ``(where it came from,
+    the map)``, or None."""
+    value = get(f"label_map:{spec}")
+    if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], LabelMap):
+        return cast(tuple[str, LabelMap], value)
+    return None
+
+
+def set_label_map(spec: str, name: str | None, value: LabelMap | None) -> None:
+    """Use ``value`` (read from ``name``) as the label map of ``spec``; None forgets it."""
+    put(f"label_map:{spec}", None if value is None or name is None else (name, value))
 
 
 def edit_revision() -> int:

@@ -12,9 +12,13 @@ from .export import ExportOutcome, export_outcome
 from .files import file_options
 from .gallery import GalleryItem, gallery_items, record_label
 from .pictures import (
+    BOX_SAMPLE,
     BROKEN_PICTURE,
     MAX_PICTURE_PIXELS,
+    BoxScale,
     Picture,
+    Thumb,
+    boxes_normalized,
     data_url,
     record_pictures,
     thumbnail,
@@ -48,6 +52,7 @@ from .values import (
     ValueView,
     all_values,
     hex_dump,
+    md_text,
     plural,
     scalar_text,
     short_text,
@@ -58,11 +63,13 @@ from .values import (
 )
 
 __all__ = [
+    "BOX_SAMPLE",
     "BROKEN_PICTURE",
     "LINKS_SHOWN",
     "MAX_COLUMNS",
     "MAX_PICTURE_PIXELS",
     "PREVIEW_VALUES",
+    "BoxScale",
     "Cell",
     "ExportOutcome",
     "FeatureRow",
@@ -72,9 +79,11 @@ __all__ = [
     "Picture",
     "SchemaResult",
     "TensorView",
+    "Thumb",
     "ValueView",
     "all_values",
     "as_edited_slot",
+    "boxes_normalized",
     "cell_text",
     "data_url",
     "diff_rows",
@@ -87,6 +96,7 @@ __all__ = [
     "hex_dump",
     "kind_label",
     "match_rows",
+    "md_text",
     "number_text",
     "page_view",
     "parse_bytes_cell",

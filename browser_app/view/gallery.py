@@ -10,11 +10,11 @@ from dataclasses import dataclass
 import codec
 from browser_app.edits.model import ADDED, DELETED, EDITED, EditedSlot
 from codec import example as ex
-from codec.dataset import DAMAGED, INTACT
+from codec.dataset import DAMAGED, INTACT, RECOVERED
 
 from .pictures import thumbnail
 from .table import PageItem, as_edited_slot
-from .values import values_preview
+from .values import plural, values_preview
 
 __all__ = ["GalleryItem", "gallery_items", "record_label"]
 
@@ -23,7 +23,8 @@ __all__ = ["GalleryItem", "gallery_items", "record_label"]
 class GalleryItem:
     """One tile: ``index`` is the record to open (``None`` for an added record, whose anchor's
     tile opens it), ``data`` the thumbnail in ``mime`` or ``None`` with ``error`` saying why;
-    ``status`` is the slot's (``intact`` or ``damaged``)."""
+    ``status`` is the slot's (``intact``, ``recovered`` or ``damaged``); ``bad_boxes`` how
+    many of its boxes have a problem (drawn dashed; the record view says what)."""
 
     index: int | None
     caption: str
@@ -31,6 +32,17 @@ class GalleryItem:
     mime: str
     error: str | None = None
     status: str = INTACT
+    bad_boxes: int = 0
+
+    @property
+    def badges(self) -> list[str]:
+        """Short warnings shown on the tile."""
+        out = []
+        if self.bad_boxes:
+            out.append(f"⚠ {plural(self.bad_boxes, 'bad box', 'bad boxes')}")
+        if self.status == RECOVERED:
+            out.append("◌ recovered")
+        return out
 
 
 _LABEL_NAMES = (
@@ -65,7 +77,7 @@ def _caption(e: EditedSlot, what: str) -> str:
     return caption
 
 
-def _tile(e: EditedSlot, size: int, boxes: bool) -> GalleryItem:
+def _tile(e: EditedSlot, size: int, boxes: bool, normalized: bool | None) -> GalleryItem:
     s = e.slot
     index = None if e.edit == ADDED else s.index
     if s.payload is None:
@@ -74,20 +86,25 @@ def _tile(e: EditedSlot, size: int, boxes: bool) -> GalleryItem:
         return GalleryItem(index, _caption(e, where), None, "", msg, DAMAGED)
     rec = ex.decode(s.payload, "auto")
     caption = _caption(e, record_label(rec))
+    status = s.status
     try:
-        t = thumbnail(rec, size, boxes, captions=True)
+        t = thumbnail(rec, size, boxes, captions=True, normalized=normalized)
     except codec.ImageError as exc:
-        return GalleryItem(index, caption, None, "", f"Cannot show: {exc}")
+        return GalleryItem(index, caption, None, "", f"Cannot show: {exc}", status)
     if t is None:
-        return GalleryItem(index, caption, None, "", "no picture in this record")
-    return GalleryItem(index, caption, t[0], t[1])
+        return GalleryItem(index, caption, None, "", "no picture in this record", status)
+    return GalleryItem(index, caption, t.data, t.mime, None, status, t.bad_boxes)
 
 
 def gallery_items(
-    items: Sequence[PageItem], size: int = 160, boxes: bool = True
+    items: Sequence[PageItem],
+    size: int = 160,
+    boxes: bool = True,
+    normalized: bool | None = None,
 ) -> list[GalleryItem]:
     """One tile per record of the page (skipped regions have none): a picture (boxes drawn
-    with their class text when asked), a caption with the record number, label and pending
-    edit (``#3 · cat · ✎``, ``#4 · dog · deleted``, ``new n1 · cat``), or the problem."""
+    with their class text when asked, read as the dataset's ``normalized`` decision), a
+    caption with the record number, label and pending edit (``#3 · cat · ✎``,
+    ``#4 · dog · deleted``, ``new n1 · cat``), or the problem."""
     edited = (as_edited_slot(item) for item in items)
-    return [_tile(e, size, boxes) for e in edited if e.slot.index is not None]
+    return [_tile(e, size, boxes, normalized) for e in edited if e.slot.index is not None]

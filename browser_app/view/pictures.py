@@ -5,13 +5,15 @@ table and the gallery, and the messages that stand in for a picture that cannot 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import io
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from PIL import Image, ImageFile
 
 import codec
+from codec import detection
 from codec import example as ex
 from codec import images as im
 from codec.kinds import BYTES, INT64
@@ -20,9 +22,13 @@ from codec.values import format_bytes
 from .values import plural
 
 __all__ = [
+    "BOX_SAMPLE",
     "BROKEN_PICTURE",
     "MAX_PICTURE_PIXELS",
+    "BoxScale",
     "Picture",
+    "Thumb",
+    "boxes_normalized",
     "data_url",
     "record_pictures",
     "thumbnail",
@@ -59,6 +65,52 @@ class Picture:
     note: str | None = None
     boxes: int = 0
     step: int | None = None
+    box_problems: tuple[str, ...] = ()
+
+
+# -- how boxes are read: one decision per dataset ------------------------------------------
+
+BOX_SAMPLE = 500  # records whose coordinates decide whether a dataset's boxes are normalised
+
+
+@dataclass(frozen=True)
+class BoxScale:
+    """How a dataset's boxes are read: ``normalized`` (fractions of the picture) or pixels,
+    decided from the coordinates of the first ``records`` records (a sample when ``sampled``).
+    ``normalized`` is None when those records have no boxes."""
+
+    normalized: bool | None
+    records: int
+    sampled: bool
+
+    @property
+    def words(self) -> str:
+        if self.normalized is None:
+            return "no boxes in the first records"
+        how = "normalised (0–1)" if self.normalized else "pixels"
+        sample = f"first {self.records:,} records, a sample" if self.sampled else "every record"
+        return f"box coordinates read as {how}, decided from {sample}"
+
+
+def boxes_normalized(records: Sequence[bytes | None], total: int | None = None) -> BoxScale:
+    """Whether the boxes of a dataset are normalised, from the coordinates of ``records``
+    (payloads; ``None`` for a damaged one) — the dataset's first records, of ``total``: at
+    least 90 % of the finite coordinates in [0, 1] means normalised
+    (:func:`codec.detection.decide_normalized`), so a few bad values stay bad values."""
+    values: list[float] = []
+    seen = False
+    for payload in records:
+        if payload is None:
+            continue
+        rec = ex.decode(payload, "auto")
+        found = detection.layouts(rec.features)
+        if found:
+            seen = True
+            values.extend(detection.coordinates(rec.features, found[0]))
+    sampled = total is None or total > len(records)
+    if not seen:
+        return BoxScale(None, len(records), sampled)
+    return BoxScale(detection.decide_normalized(values), len(records), sampled)
 
 
 def data_url(data: bytes, mime: str) -> str:
@@ -148,7 +200,15 @@ def _size_note(record: ex.Record, ref: im.ImageRef, width: int, height: int) -> 
 _SOURCE_WORDS = {"raw": "raw pixels", "tensor": "uint8 tensor"}
 
 
-def _picture(record: ex.Record, ref: im.ImageRef, with_boxes: bool, decode: bool) -> Picture:
+@dataclass(frozen=True)
+class _BoxOptions:
+    normalized: bool | None = None
+    label_map: Mapping[int, str] | None = None
+
+
+def _picture(
+    record: ex.Record, ref: im.ImageRef, with_boxes: bool, decode: bool, how: _BoxOptions
+) -> Picture:
     """One picture ready to show (drawn with the record's boxes when ``with_boxes``)."""
     caption = _where(ref)
     try:
@@ -166,11 +226,17 @@ def _picture(record: ex.Record, ref: im.ImageRef, with_boxes: bool, decode: bool
     if ref.source == "encoded" and img is not None:
         note = _size_note(record, ref, width, height)
     drawn = 0
+    problems: list[str] = []
     if with_boxes and img is not None and ref.step is None:
-        found = im.find_boxes(record, width, height)
+        found = im.find_boxes(
+            record, width, height, normalized=how.normalized, label_map=how.label_map
+        )
         if found:
             img = im.draw_boxes(img, found)
             drawn = len(found)
+        problems = im.box_problems(
+            record, width, height, normalized=how.normalized, label_map=how.label_map
+        )
     if img is None or (not drawn and ref.format in im.BROWSER_FORMATS):
         # As stored: what a browser shows (or, undecoded, what there is).
         data, out_fmt = ref.data, ref.format.upper()
@@ -193,20 +259,32 @@ def _picture(record: ex.Record, ref: im.ImageRef, with_boxes: bool, decode: bool
         note=note,
         boxes=drawn,
         step=ref.step,
+        box_problems=tuple(problems),
     )
 
 
 def record_pictures(
-    record: ex.Record, boxes: bool = True, limit: int = 16, decode: bool = True
+    record: ex.Record,
+    boxes: bool = True,
+    limit: int = 16,
+    decode: bool = True,
+    *,
+    normalized: bool | None = None,
+    label_map: Mapping[int, str] | None = None,
 ) -> list[Picture]:
     """Every picture of a record (up to ``limit``), ready to show, then raw-pixel features
     whose declared size does not match (as messages).
 
     Encoded JPEG/PNG/GIF/WebP go out as they are stored; with ``boxes`` and Object Detection
-    boxes present, the first picture is drawn with its boxes (a lossless PNG)."""
+    boxes present, the first picture is drawn with its boxes (a lossless PNG), bad boxes
+    clipped and marked, and what is wrong with them in ``box_problems``. ``normalized`` is
+    the dataset's decision (:func:`boxes_normalized`); ``label_map`` marks labels outside it."""
     refs = im.find_images(record)[:limit]
     with_boxes = boxes and _BOXES_PRESENT in record.features
-    pictures = [_picture(record, ref, with_boxes and n == 0, decode) for n, ref in enumerate(refs)]
+    how = _BoxOptions(normalized, label_map)
+    pictures = [
+        _picture(record, ref, with_boxes and n == 0, decode, how) for n, ref in enumerate(refs)
+    ]
     return pictures + _raw_candidates(record, {(r.feature, r.index) for r in refs})
 
 
@@ -237,27 +315,44 @@ def _thumb_boxes(
     """Boxes on a small picture, scaled to it: thin outlines, class text only when asked
     (small tiles have no room for it)."""
     scaled = [
-        im.Box(
-            b.xmin * sx,
-            b.ymin * sy,
-            b.xmax * sx,
-            b.ymax * sy,
-            b.text if captions else None,
-            b.label if captions else None,
-            b.normalized,
+        dataclasses.replace(
+            b,
+            xmin=b.xmin * sx,
+            ymin=b.ymin * sy,
+            xmax=b.xmax * sx,
+            ymax=b.ymax * sy,
+            text=b.text if captions else None,
+            label=b.label if captions else None,
             # Without its label a box keeps the colour the label gives it.
-            b.index if captions or b.label is None else b.label,
+            index=b.index if captions or b.label is None else b.label,
         )
         for b in boxes
     ]
     return im.draw_boxes(img, scaled)
 
 
+@dataclass(frozen=True)
+class Thumb:
+    """A small picture of a record: ``data`` in ``mime``, the full picture's size, and how
+    many of the boxes drawn on it have a problem."""
+
+    data: bytes
+    mime: str
+    width: int
+    height: int
+    bad_boxes: int = 0
+
+
 def thumbnail(
-    record: ex.Record, size: int = 72, boxes: bool = True, captions: bool = False
-) -> tuple[bytes, str, int, int] | None:
-    """``(bytes, mime, width, height)`` of a small picture of the record's first image, with
-    its boxes drawn when asked; None when the record has no picture.
+    record: ex.Record,
+    size: int = 72,
+    boxes: bool = True,
+    captions: bool = False,
+    normalized: bool | None = None,
+) -> Thumb | None:
+    """A small picture of the record's first image, with its boxes drawn when asked (bad ones
+    marked, and counted); None when the record has no picture. ``normalized`` is the
+    dataset's decision (:func:`boxes_normalized`).
     Raises :class:`codec.ImageError` when it cannot be decoded."""
     refs = im.find_images(record)
     if not refs:
@@ -269,10 +364,12 @@ def thumbnail(
         raise
     except (OSError, ValueError, SyntaxError, EOFError) as exc:
         raise codec.ImageError(f"{ref.format} cannot be decoded: {exc}") from exc
+    bad = 0
     if boxes and ref.step is None and _BOXES_PRESENT in record.features:
-        found = im.find_boxes(record, fw, fh)
+        found = im.find_boxes(record, fw, fh, normalized=normalized)
         if found:
             img = _thumb_boxes(img, found, img.width / fw, img.height / fh, captions)
+            bad = sum(1 for b in found if b.problems)
     out = io.BytesIO()
     if img.mode in ("RGBA", "LA", "P"):
         img.save(out, format="PNG")
@@ -282,4 +379,4 @@ def thumbnail(
             img = img.convert("RGB")
         img.save(out, format="JPEG", quality=85)
         mime = "image/jpeg"
-    return out.getvalue(), mime, fw, fh
+    return Thumb(out.getvalue(), mime, fw, fh, bad)

@@ -31,6 +31,7 @@ def report_dict(r: codec.VerifyReport) -> dict[str, Any]:
         "compression": r.compression,
         "records": r.records,
         "damaged": r.damaged,
+        "recovered": r.recovered,
         "bytes": r.bytes,
         "skipped_bytes": r.skipped_bytes,
         "ok": r.ok,

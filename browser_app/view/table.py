@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 import codec
 from browser_app.edits.model import ADDED, DELETED, EDITED, FEATURE_LISTS, FEATURES, EditedSlot
 from codec import example as ex
-from codec.dataset import DAMAGED, INTACT, SKIPPED
+from codec.dataset import DAMAGED, INTACT, RECOVERED, SKIPPED
 from codec.kinds import FLOAT, INT64, NONE, RAW, SEQUENCE_EXAMPLE
 from codec.values import format_bytes
 
@@ -58,8 +58,8 @@ class PageView:
     """The table of one page: ``columns`` as ``(name, kind)`` with kind ``int``, ``float``,
     ``text``, ``image`` or ``status``; one dict per row in ``rows``; per row, the record number
     in ``records`` (None for a skipped region; an added record's anchor) and in ``status`` the
-    slot's status (``intact``, ``damaged``, ``skipped``) or its edit (``edited``, ``deleted``,
-    ``added``)."""
+    slot's status (``intact``, ``recovered``, ``damaged``, ``skipped``) or its edit
+    (``edited``, ``deleted``, ``added``)."""
 
     columns: list[tuple[str, str]] = field(default_factory=list)
     rows: list[dict[str, Cell]] = field(default_factory=list)
@@ -68,13 +68,15 @@ class PageView:
     kinds: dict[str, int] = field(default_factory=dict)
     has_images: bool = False
     damaged: int = 0
+    recovered: int = 0
     skipped: int = 0
     seconds: float = 0.0
 
 
 def status_text(item: PageItem) -> str:
-    """The status cell of a row: ``✓ intact``, ``✗ damaged…``, ``⚠ … skipped (…)``, or the
-    pending edit (``✎ edited (2 changes)``, ``– deleted (pending)``, ``+ new record n1``)."""
+    """The status cell of a row: ``✓ intact``, ``◌ recovered…``, ``✗ damaged…``,
+    ``⚠ … skipped (…)``, or the pending edit (``✎ edited (2 changes)``,
+    ``– deleted (pending)``, ``+ new record n1``)."""
     e = as_edited_slot(item)
     if e.edit == DELETED:
         return "– deleted (pending)"
@@ -85,6 +87,8 @@ def status_text(item: PageItem) -> str:
     slot = e.slot
     if slot.status == INTACT:
         return "✓ intact"
+    if slot.status == RECOVERED:
+        return "◌ recovered (found after damage)"
     if slot.status == DAMAGED:
         return "✗ damaged: data CRC fails"
     p = slot.problem
@@ -145,18 +149,20 @@ def _columns(view: PageView, decoded: Sequence[ex.Record | None]) -> tuple[list[
     return names, text
 
 
-def _thumbnail_url(view: PageView, rec: ex.Record | None, size: int, boxes: bool) -> str | None:
+def _thumbnail_url(
+    view: PageView, rec: ex.Record | None, size: int, boxes: bool, normalized: bool | None
+) -> str | None:
     if rec is None:
         return None
     try:
-        t = thumbnail(rec, size, boxes)
+        t = thumbnail(rec, size, boxes, normalized=normalized)
     except codec.ImageError:
         view.has_images = True
         return BROKEN_PICTURE
     if t is None:
         return None
     view.has_images = True
-    return data_url(t[0], t[1])
+    return data_url(t.data, t.mime)
 
 
 def _feature_cells(rec: ex.Record, names: Sequence[str], text: set[str]) -> dict[str, Cell]:
@@ -182,10 +188,16 @@ def _feature_cells(rec: ex.Record, names: Sequence[str], text: set[str]) -> dict
     return row
 
 
-def page_view(items: Sequence[PageItem], thumb_size: int = 72, boxes: bool = True) -> PageView:
+def page_view(
+    items: Sequence[PageItem],
+    thumb_size: int = 72,
+    boxes: bool = True,
+    normalized: bool | None = None,
+) -> PageView:
     """One row per slot: record number, status, offset, size, kind, a thumbnail (data URL)
-    when a picture exists, then a column per feature: the value for single values (numbers
-    stay numbers), ``[n] a, b, …`` for lists.
+    when a picture exists (boxes read as the dataset's ``normalized`` decision), then a
+    column per feature: the value for single values (numbers stay numbers), ``[n] a, b, …``
+    for lists.
 
     Edited items show their status text (:func:`status_text`) and their edit in
     ``view.status``; rows of added records have no ``#`` and no ``offset`` and carry their
@@ -194,7 +206,7 @@ def page_view(items: Sequence[PageItem], thumb_size: int = 72, boxes: bool = Tru
     view = PageView()
     edited = [as_edited_slot(item) for item in items]
     decoded = [_decode(e.slot) for e in edited]
-    thumbs = [_thumbnail_url(view, rec, thumb_size, boxes) for rec in decoded]
+    thumbs = [_thumbnail_url(view, rec, thumb_size, boxes, normalized) for rec in decoded]
     names, text = _columns(view, decoded)
     for e, rec, thumb in zip(edited, decoded, thumbs):
         s = e.slot
@@ -214,6 +226,8 @@ def page_view(items: Sequence[PageItem], thumb_size: int = 72, boxes: bool = Tru
         view.status.append(e.edit or s.status)
         if s.status == DAMAGED:
             view.damaged += 1
+        elif s.status == RECOVERED:
+            view.recovered += 1
         elif s.status == SKIPPED:
             view.skipped += 1
     view.seconds = time.perf_counter() - t0

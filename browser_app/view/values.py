@@ -4,6 +4,7 @@ into one line, a hex dump, printable text, and a serialized tensor's dtype, shap
 from __future__ import annotations
 
 import io
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,6 +40,20 @@ Scalar = int | float | bytes
 def plural(n: int, word: str, words: str | None = None) -> str:
     """``"1 record"``, ``"1,234 records"``; ``words`` for an irregular plural."""
     return f"{n:,} {word if n == 1 else (words or word + 's')}"
+
+
+_MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<>$:~|&])")
+_MARKDOWN_LINE_START = re.compile(r"^(\s*\d*)([#+\-=>.)])")
+
+
+def md_text(s: str) -> str:
+    """``s`` as literal text inside Markdown: every character Markdown or Streamlit's own
+    syntax (``:red[…]``, ``:material/…:``, ``$…$``) would read is escaped, line breaks become
+    spaces, and a list or heading marker at the start loses its meaning. Text that comes from
+    a file goes through this before any ``st.markdown``."""
+    s = s.replace("\r", " ").replace("\n", " ")
+    s = _MARKDOWN_INLINE.sub(r"\\\1", s)
+    return _MARKDOWN_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), s)
 
 
 def short_text(s: str, limit: int = 60) -> str:

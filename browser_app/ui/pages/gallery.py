@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from browser_app import view
 from browser_app.ui import frame, navigation, services, state
 from browser_app.ui.widgets import detail, pager, review
 from browser_app.view import GalleryItem
@@ -63,6 +64,14 @@ def _tile(item: GalleryItem) -> None:
         st.error(item.error or "damaged", icon=":material/error:")
     else:
         st.warning(item.error or "no picture", icon=":material/broken_image:")
+    if item.badges:
+        st.markdown(
+            " ".join(f":orange-badge[{view.md_text(b)}]" for b in item.badges),
+            help="Open the record to see what is wrong with its boxes"
+            if item.bad_boxes
+            else "Found by searching past damaged bytes: see the record for why it may not be"
+            " a record of the file",
+        )
     if item.index is not None and st.button(
         item.caption,
         key=state.widget_key(f"tile:{item.index}"),

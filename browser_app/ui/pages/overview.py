@@ -11,7 +11,7 @@ from browser_app.edits import FEATURE_LISTS
 from browser_app.ui import frame, navigation, services, state
 from browser_app.ui.source import Source
 from browser_app.view import kind_label, plural, problem_dict
-from codec.kinds import DATA_CRC, RAW
+from codec.kinds import COMPRESSION, DATA_CRC, RAW, TRUNCATED
 from codec.values import format_bytes
 
 MAX_PROBLEM_BUTTONS = 25
@@ -30,20 +30,30 @@ def render() -> None:
 
     records = ds.indexed if ds.index_complete else None
     damaged = sum(r["damaged"] for r in reports) if reports is not None else None
+    recovered = sum(r["recovered"] for r in reports) if reports is not None else None
     skipped = (
         sum(r["skipped_bytes"] for r in reports)
         if reports is not None
         else sum(p.skipped for p in ds.problems)
     )
-    m = st.columns(5)
+    m = st.columns(6)
     m[0].metric("Records", f"{records:,}" if records is not None else f"{ds.indexed:,}+")
     m[1].metric(
         "Intact",
-        f"{records - damaged:,}" if records is not None and damaged is not None else "—",
+        f"{records - damaged - (recovered or 0):,}"
+        if records is not None and damaged is not None
+        else "—",
+        help="CRCs check and reached by following record lengths from the start of the file",
     )
-    m[2].metric("Damaged records", f"{damaged:,}" if damaged is not None else "—")
-    m[3].metric("Skipped bytes", f"{skipped:,}")
-    m[4].metric("Kind", kind_label(summary["kinds"]))
+    m[2].metric(
+        "Recovered",
+        f"{recovered:,}" if recovered is not None else "—",
+        help="CRCs check, but found by searching past damaged bytes: possibly content of a"
+        " damaged record",
+    )
+    m[3].metric("Damaged records", f"{damaged:,}" if damaged is not None else "—")
+    m[4].metric("Skipped bytes", f"{skipped:,}")
+    m[5].metric("Kind", kind_label(summary["kinds"]))
 
     st.markdown("##### Files")
     _files_table(src, reports)
@@ -62,7 +72,7 @@ def render() -> None:
         problems = [problem_dict(p) for p in ds.problems]
     else:
         problems = [p for r in reports for p in r["problems"]]
-        if not problems:
+        if not problems and not recovered:
             st.success(
                 "Every CRC checks out: "
                 + plural(sum(r["records"] for r in reports), "intact record")
@@ -70,10 +80,11 @@ def render() -> None:
                 icon=":material/verified:",
             )
     if problems:
-        _problems(src, problems)
+        _problems(src, problems, recovered)
 
-    st.markdown("##### Features")
-    _features(summary)
+    sampled = records is None or records > summary["records"] + summary["damaged"]
+    st.markdown("##### Features" + (" — a sample" if sampled else ""))
+    _features(summary, sampled)
 
 
 def _files_table(src: Source, reports: list[dict[str, Any]] | None) -> None:
@@ -90,6 +101,7 @@ def _files_table(src: Source, reports: list[dict[str, Any]] | None) -> None:
                 "stream bytes": f.size,
                 "records": f.indexed if f.index_complete else None,
                 "damaged": r["damaged"] if r else None,
+                "recovered": r["recovered"] if r else None,
                 "problems": problems,
                 "status": (
                     "✓ intact"
@@ -107,6 +119,7 @@ def _files_table(src: Source, reports: list[dict[str, Any]] | None) -> None:
     df = pd.DataFrame(rows)
     df["records"] = pd.array(df["records"], dtype="Int64")
     df["damaged"] = pd.array(df["damaged"], dtype="Int64")
+    df["recovered"] = pd.array(df["recovered"], dtype="Int64")
     st.dataframe(
         df,
         hide_index=True,
@@ -120,22 +133,8 @@ def _files_table(src: Source, reports: list[dict[str, Any]] | None) -> None:
     )
 
 
-def _problems(src: Source, problems: list[dict[str, Any]]) -> None:
-    damaged = [p for p in problems if p["kind"] == DATA_CRC]
-    other = [p for p in problems if p["kind"] != DATA_CRC]
-    skipped = sum(
-        max(0, (p["end"] or 0) - (p["offset"] or 0)) for p in other if p["offset"] is not None
-    )
-    parts = []
-    if damaged:
-        parts.append(plural(len(damaged), "damaged record"))
-    if other:
-        parts.append(plural(len(other), "unreadable region"))
-    st.error(
-        f"**{' and '.join(parts)}** ({skipped:,} bytes skipped). Every other record is intact"
-        " and readable.",
-        icon=":material/report:",
-    )
+def _problems(src: Source, problems: list[dict[str, Any]], recovered: int | None) -> None:
+    st.error(_damage_sentence(problems, recovered), icon=":material/report:")
     for n, p in enumerate(problems[:MAX_PROBLEM_BUTTONS]):
         at = f"byte {p['offset']:,}" if p["offset"] is not None else "unknown offset"
         c1, c2 = st.columns([5, 1], vertical_alignment="center")
@@ -154,7 +153,45 @@ def _problems(src: Source, problems: list[dict[str, Any]]) -> None:
         st.caption(f"… and {len(problems) - MAX_PROBLEM_BUTTONS:,} more problems.")
 
 
-def _features(summary: dict[str, Any]) -> None:
+def _damage_sentence(problems: list[dict[str, Any]], recovered: int | None) -> str:
+    """What the damage means for the rest of the records, saying only what is known: damaged
+    records and skipped regions, whether the records after them were reached by following
+    the record lengths (intact) or by searching past the damage (recovered), and whether
+    reading stopped (a damaged compressed stream, a cut)."""
+    damaged = [p for p in problems if p["kind"] == DATA_CRC]
+    other = [p for p in problems if p["kind"] != DATA_CRC]
+    skipped = sum(
+        max(0, (p["end"] or 0) - (p["offset"] or 0)) for p in other if p["offset"] is not None
+    )
+    parts = []
+    if damaged:
+        parts.append(plural(len(damaged), "damaged record"))
+    if other:
+        parts.append(plural(len(other), "unreadable region"))
+    head = f"**{' and '.join(parts)}** ({skipped:,} bytes skipped)."
+    stops = [p for p in other if p["kind"] in (COMPRESSION, TRUNCATED)]
+    tail = []
+    if recovered:
+        were, are = ("was", "is") if recovered == 1 else ("were", "are")
+        tail.append(
+            f"{plural(recovered, 'record')} after a skipped region {were} found by searching"
+            f" past the damage and {are} shown as *recovered*: their CRCs check, but they might"
+            " be content of a damaged record."
+        )
+    elif recovered is None and other:
+        tail.append("Records found after a skipped region are marked *recovered*.")
+    if stops:
+        before = "" if recovered else "; every other record before it is intact"
+        tail.append(
+            "Reading stopped where the stream is damaged or cut: nothing after that point can"
+            f" be read{before}."
+        )
+    elif recovered == 0:
+        tail.append("Every other record is intact and readable.")
+    return " ".join([head, *tail])
+
+
+def _features(summary: dict[str, Any], sampled: bool) -> None:
     feats = summary["features"]
     n = summary["records"]
     if not feats:
@@ -164,6 +201,7 @@ def _features(summary: dict[str, Any]) -> None:
             st.caption("No features in the records seen so far.")
         return
     rows = []
+    presence = f"in the first {n:,}" if sampled else "in records"
     for e in feats:
         lo, hi = e["min_len"], e["max_len"]
         rows.append(
@@ -171,7 +209,7 @@ def _features(summary: dict[str, Any]) -> None:
                 "feature": e["name"],
                 "type": e["type"],
                 "holds": e["content"],
-                "in records": f"{e['records']:,} of {n:,}",
+                presence: f"{e['records']:,} of {n:,}",
                 "length": f"{lo}" if lo == hi else f"{lo}–{hi}",
                 "where": "feature list" if e["section"] == FEATURE_LISTS else "",
                 "example": e["example"],
@@ -185,7 +223,13 @@ def _features(summary: dict[str, Any]) -> None:
         df = df.drop(columns=["drift"])
     st.dataframe(df, hide_index=True, width="stretch", height=min(len(df), 20) * 35 + 38)
     more = f" ({summary['damaged']} damaged skipped)" if summary["damaged"] else ""
-    st.caption(f"From the first {plural(n, 'record')} read{more}.")
+    if sampled:
+        st.caption(
+            f"A **sample**: the first {plural(n, 'record')} read{more}; types, presence and"
+            " lengths may differ further on. The Schema page counts every record."
+        )
+    else:
+        st.caption(f"Every record: {plural(n, 'record')} read{more}.")
 
 
 if __name__ == "__main__":

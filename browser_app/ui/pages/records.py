@@ -29,6 +29,12 @@ def render() -> None:
             f":red[**{' and '.join(notes)} on this page**] — shown in place; every intact"
             " record around them reads normally."
         )
+    if view.recovered:
+        st.caption(
+            f":orange[**{plural(view.recovered, 'recovered record')} on this page**] — found"
+            " by searching past damage: their CRCs check, but they might be content of a"
+            " damaged record (open one for details)."
+        )
     gap_row = records_table.records_table(src, view, start)
     _detail(src, view, start, stop, gap_row)
 

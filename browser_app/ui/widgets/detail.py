@@ -13,7 +13,7 @@ import streamlit as st
 import codec
 from browser_app import view
 from browser_app.edits import FEATURE_LISTS
-from browser_app.ui import state
+from browser_app.ui import services, state
 from browser_app.ui.source import Source
 from codec import example as ex
 from codec.kinds import BYTES, RAW, SEQUENCE_EXAMPLE
@@ -54,9 +54,22 @@ def _st_format(fmt: str) -> Literal["JPEG", "PNG", "auto"]:
     return "auto"
 
 
+def _box_warning(p: view.Picture) -> None:
+    """What is wrong with the boxes drawn on ``p`` (dashed in magenta, captions with "!")."""
+    lines = "\n".join(f"- {view.md_text(t)}" for t in p.box_problems[:20])
+    more = len(p.box_problems) - 20
+    if more > 0:
+        lines += f"\n- … and {more:,} more"
+    st.warning(
+        "**Boxes with problems** (drawn dashed, clipped to the picture):\n" + lines,
+        icon=":material/crop_free:",
+    )
+
+
 def pictures(pics: list[view.Picture]) -> None:
     """Each picture at its stored bytes (JPEG/PNG as they are; drawn ones as PNG), a clear
-    message in place of any that cannot be shown."""
+    message in place of any that cannot be shown, and a warning under a picture whose boxes
+    have problems."""
     with st.container(key="tfb-pictures"):
         for p in pics:
             if p.error or p.data is None:
@@ -66,6 +79,8 @@ def pictures(pics: list[view.Picture]) -> None:
             st.image(p.data, caption=p.caption, output_format=_st_format(p.format), width=width)
             if p.note:
                 st.warning(p.note, icon=":material/aspect_ratio:")
+            if p.box_problems:
+                _box_warning(p)
 
 
 # -- record detail -----------------------------------------------------------------------
@@ -259,11 +274,26 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
                     "application/octet-stream",
                 )
         return
+    if slot.recovered:
+        st.warning(
+            f"**Recovered record.** Its CRCs check out, but it was found by searching past"
+            f" damaged bytes earlier in {rel}, not by following the record lengths from the"
+            " start of the file. It is most likely a record of the file; it could also be"
+            " content of the damaged record before it (a TFRecord stored inside a record looks"
+            " the same).",
+            icon=":material/find_replace:",
+        )
     record = ex.decode(slot.payload, "auto")
     if record.kind == RAW:
         _raw(slot.payload, slot.index)
         return
-    pics = view.record_pictures(record, boxes=boxes)
+    chosen = state.label_map(src.spec)
+    pics = view.record_pictures(
+        record,
+        boxes=boxes,
+        normalized=services.box_scale(src).normalized,
+        label_map=chosen[1].names if chosen else None,
+    )
     kind = "SequenceExample" if record.kind == SEQUENCE_EXAMPLE else "Example"
     if pics:
         left, right = st.columns([3, 2])

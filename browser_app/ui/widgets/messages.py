@@ -7,6 +7,8 @@ import streamlit as st
 
 from browser_app.ui import state
 from browser_app.ui.source import Source
+from browser_app.view import md_text
+from codec.kinds import NO_COMPRESSION
 from codec.values import format_bytes
 
 __all__ = ["empty_source", "no_source", "show", "show_flashes"]
@@ -49,10 +51,20 @@ def empty_source(src: Source) -> bool:
         )
     elif problems:
         skipped = sum(p.skipped for p in problems)
+        inflated = [f for f in ds.files if f.compression != NO_COMPRESSION]
+        if inflated:
+            # Sizes of the inflated stream, never mixed with sizes on disk.
+            stream = sum(f.size for f in ds.files)
+            where = f"{format_bytes(skipped)} of the {format_bytes(stream)} it inflates to"
+        else:
+            where = f"{format_bytes(skipped)} of {format_bytes(size)}"
+        said = list(dict.fromkeys(p.message for p in problems))
+        lines = "\n".join(f"- {md_text(m)}" for m in said[:3])
+        if len(said) > 3:
+            lines += f"\n- … and {len(said) - 3:,} more"
         st.error(
-            f"No records found in {src.label}: this does not look like a TFRecord file"
-            f" ({format_bytes(skipped)} of {format_bytes(size)} could not"
-            " be read as records). First problem: " + problems[0].message,
+            f"**No records found in {md_text(src.label)}**: this does not look like a TFRecord"
+            f" file ({where} could not be read as records).\n\n" + lines,
             icon=":material/block:",
         )
     else:

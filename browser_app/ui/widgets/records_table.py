@@ -1,6 +1,6 @@
 """The records page's table: one row per record of the page, damaged ones in red, skipped
-regions in amber, records with pending edits tinted, all in place. Selecting a row makes that
-record the current one."""
+regions in amber, recovered records in italics, records with pending edits tinted, all in
+place. Selecting a row makes that record the current one."""
 
 from __future__ import annotations
 
@@ -13,13 +13,14 @@ from browser_app.edits import ADDED, DELETED, EDITED
 from browser_app.ui import state
 from browser_app.ui.source import Source
 from browser_app.view import PageView
-from codec.dataset import DAMAGED, SKIPPED
+from codec.dataset import DAMAGED, RECOVERED, SKIPPED
 from codec.values import format_float
 
 __all__ = ["records_table"]
 
 DAMAGED_STYLE = "background-color: rgba(255, 43, 43, 0.12); color: #b3261e"
 SKIPPED_STYLE = "background-color: rgba(255, 170, 0, 0.14); color: #8a5300"
+RECOVERED_STYLE = "background-color: rgba(255, 170, 0, 0.06); font-style: italic"
 # Rows with pending edits (their status in PageView.status).
 EDIT_STYLES: dict[str, str] = {
     EDITED: "background-color: rgba(37, 99, 235, 0.08)",
@@ -74,6 +75,8 @@ def records_table(src: Source, view: PageView, start: int) -> int | None:
             return [DAMAGED_STYLE] * len(row)
         if status == SKIPPED:
             return [SKIPPED_STYLE] * len(row)
+        if status == RECOVERED:
+            return [RECOVERED_STYLE] * len(row)
         return [EDIT_STYLES.get(status, "")] * len(row)
 
     # Styled: damaged rows red, skipped regions amber, and empty cells empty (not "None").
