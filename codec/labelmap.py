@@ -14,12 +14,21 @@ Only ``id``, ``name`` and ``display_name`` of each top-level ``item`` are read; 
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
 from .errors import DecodeError
 
-__all__ = ["LabelMap", "parse_label_map"]
+__all__ = [
+    "LABEL_MAP_NAMES",
+    "MAX_LABEL_MAP_BYTES",
+    "LabelMap",
+    "find_label_map",
+    "parse_label_map",
+    "parse_label_map_bytes",
+    "read_label_map",
+]
 
 _TOKEN = re.compile(
     r"""\s+|\#[^\n]*|(?P<str>"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')|(?P<punct>[{}:;,])|(?P<word>[^\s{}:;,"'#]+)""",
@@ -135,3 +144,44 @@ def parse_label_map(text: str) -> LabelMap:
     if not names:
         raise DecodeError("label map: no item with an id")
     return LabelMap(names)
+
+
+MAX_LABEL_MAP_BYTES = 16 << 20  # label maps hold a few thousand items; larger is not one
+LABEL_MAP_NAMES = ("label_map.pbtxt", "labelmap.pbtxt", "label_map.txt")
+
+
+def read_label_map(path: str) -> LabelMap:
+    """Read and parse the label map file at ``path``. Raises ``OSError`` when it cannot be
+    read, :class:`~codec.errors.DecodeError` when it is not text, not a label map, or larger
+    than :data:`MAX_LABEL_MAP_BYTES` (checked before reading it)."""
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > MAX_LABEL_MAP_BYTES:
+            raise DecodeError(
+                f"label map: {size:,} bytes is too large for a label map"
+                f" (at most {MAX_LABEL_MAP_BYTES:,})"
+            )
+        data = f.read(MAX_LABEL_MAP_BYTES + 1)
+    return parse_label_map_bytes(data)
+
+
+def parse_label_map_bytes(data: bytes) -> LabelMap:
+    """:func:`parse_label_map` of UTF-8 bytes (an upload); raises
+    :class:`~codec.errors.DecodeError` when they are not UTF-8 or too many."""
+    if len(data) > MAX_LABEL_MAP_BYTES:
+        raise DecodeError(f"label map: more than {MAX_LABEL_MAP_BYTES:,} bytes")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DecodeError(f"label map: not UTF-8 text (byte {exc.start:,})") from None
+    return parse_label_map(text)
+
+
+def find_label_map(folder: str) -> str | None:
+    """The path of a label map lying in ``folder`` under one of its usual names
+    (:data:`LABEL_MAP_NAMES`), or None."""
+    for name in LABEL_MAP_NAMES:
+        path = os.path.join(folder, name)
+        if os.path.isfile(path):
+            return path
+    return None

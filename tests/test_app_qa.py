@@ -76,7 +76,7 @@ def test_schema_table_and_drift_links(monkeypatch, root):
     assert "[23](./?file=drift.tfrecord&record=23)" in text
     assert "**weight** is missing from 5 records" in text
     assert "[30](./?file=drift.tfrecord&record=30)" in text
-    assert [m.value for m in at.main.metric][:3] == ["40", "4", "2"]
+    assert [m.value for m in at.main.metric][:4] == ["40", "4", "0", "2"]
 
 
 def test_schema_without_drift_and_with_feature_lists(monkeypatch, root):

@@ -18,7 +18,7 @@ from browser_app.cli.inputs import add_input, open_inputs
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, InputError, os_error_message
 from browser_app.view.text import format_schema
 from codec.errors import DecodeError
-from codec.labelmap import parse_label_map
+from codec.labelmap import read_label_map as load_label_map
 from codec.schema import infer_schema
 
 if TYPE_CHECKING:
@@ -113,13 +113,9 @@ def read_label_map(path: str) -> dict[int, str]:
     """The ``{id: name}`` of a label map file; raises :class:`InputError` when it cannot be
     read or parsed."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        what = os_error_message(exc, path) if isinstance(exc, OSError) else f"{path}: not text"
-        raise InputError(what, path=path) from exc
-    try:
-        return parse_label_map(text).names
+        return load_label_map(path).names
+    except OSError as exc:
+        raise InputError(os_error_message(exc, path), path=path) from exc
     except DecodeError as exc:
         raise InputError(f"{path}: {exc}", path=path) from exc
 

@@ -24,6 +24,8 @@ from .pictures import (
     thumbnail,
 )
 from .schema import (
+    DETECTION_CHECKS,
+    DRIFT_CHECKS,
     LINKS_SHOWN,
     SchemaResult,
     finding_lines,
@@ -65,6 +67,8 @@ from .values import (
 __all__ = [
     "BOX_SAMPLE",
     "BROKEN_PICTURE",
+    "DETECTION_CHECKS",
+    "DRIFT_CHECKS",
     "LINKS_SHOWN",
     "MAX_COLUMNS",
     "MAX_PICTURE_PIXELS",

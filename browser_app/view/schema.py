@@ -9,13 +9,17 @@ ones); how a record number is shown (a link, for the app) is the caller's ``link
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from codec.schema import Finding, Schema, findings
+from codec.schema import CHECKS, Finding, Schema, findings
+
+from .values import md_text
 
 __all__ = [
+    "DETECTION_CHECKS",
+    "DRIFT_CHECKS",
     "LINKS_SHOWN",
     "SchemaResult",
     "finding_lines",
@@ -39,17 +43,23 @@ class SchemaResult:
     statistics: dict[str, Any]
     sample: int | None
     shards: dict[str, str]
+    label_map: str | None = None
 
 
 def schema_result(
-    schema: Schema, sample: int | None, shown: Callable[[str], str] = str
+    schema: Schema,
+    sample: int | None,
+    shown: Callable[[str], str] = str,
+    label_map: str | None = None,
 ) -> SchemaResult:
-    """``schema`` as plain data, its files named by ``shown``."""
+    """``schema`` as plain data, its files named by ``shown``; ``label_map`` names the label
+    map its labels were checked against (None: none)."""
     return SchemaResult(
         schema=schema.to_json(top=TOP_VALUES),
         statistics=schema.statistics(top=TOP_VALUES),
         sample=sample,
         shards={shown(p): p for p in schema.shards},
+        label_map=label_map,
     )
 
 
@@ -118,19 +128,31 @@ def record_links(
 
 
 def _bold_name(f: Finding) -> str:
-    """The finding's sentence with the feature's name in bold (Markdown)."""
-    for head in ("", "feature list "):
-        if f.message.startswith(head + f.feature):
+    """The finding's sentence with the feature's name in bold (Markdown, escaped)."""
+    for head in ("", "feature list ", "the "):
+        if f.feature and f.message.startswith(head + f.feature):
             rest = f.message[len(head) + len(f.feature) :]
-            return f"{head}**{f.feature}**{rest}"
-    return f.message
+            return f"{head}**{md_text(f.feature)}**{md_text(rest)}"
+    return md_text(f.message)
+
+
+DRIFT_CHECKS: frozenset[str] = frozenset({"type", "missing", "length"})
+DETECTION_CHECKS: frozenset[str] = frozenset(CHECKS) - DRIFT_CHECKS - {"damaged"}
+"""The checks of pictures and Object Detection data (boxes, parallel lists, labels, picture
+sizes, pictures that do not decode)."""
 
 
 def finding_lines(
-    doc: Mapping[str, Any], link: Callable[[int], str], shown: int = LINKS_SHOWN
+    doc: Mapping[str, Any],
+    link: Callable[[int], str],
+    shown: int = LINKS_SHOWN,
+    checks: Collection[str] | None = None,
 ) -> list[str]:
-    """One Markdown line per drift finding of the schema: the sentence, the feature's name
-    in bold, then the records involved (``**weight** is missing from 5 records: 3, 9, …``)."""
+    """One Markdown line per finding of the schema (those of ``checks`` when given): the
+    sentence, the feature's name in bold, then the records involved (``**weight** is missing
+    from 5 records: 3, 9, …``). Names from the file are escaped."""
     return [
-        f"{_bold_name(f)}: {record_links(f.records, f.count, link, shown)}" for f in findings(doc)
+        f"{_bold_name(f)}: {record_links(f.records, f.count, link, shown)}"
+        for f in findings(doc)
+        if checks is None or f.check in checks
     ]

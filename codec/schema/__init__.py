@@ -14,7 +14,10 @@ feature list (a SequenceExample's lists, one entry per step):
   height read from the header (PNG IHDR, JPEG SOF, GIF, BMP; Pillow's lazy open otherwise) and
   the images whose header cannot be read or whose end marker is missing (undecodable);
 - drift, with record numbers: a type that differs from the feature's majority type, a
-  feature missing from some records, a list length that differs where most records agree.
+  feature missing from some records, a list length that differs where most records agree;
+- Object Detection checks (:mod:`.detection`), with record numbers: boxes out of range, not
+  finite or inverted, parallel object lists of different lengths, labels outside a label map
+  or with more than one class text, declared picture sizes that differ from the picture's.
 
 Record numbers are global over the files given (the first record of the second file follows
 the last of the first). Lists of record numbers are capped (:data:`RECORD_CAP`); the counts
@@ -23,7 +26,8 @@ beside them are exact.
 The package: :mod:`.counters` (bounded, mergeable counters), :mod:`.walk` (the vectorised walk
 over Example payloads), :mod:`.stats` (per-feature accumulators), :mod:`.builder` (the
 accumulator fed record batches), :mod:`.result` (:class:`Schema`, its JSON and chart data),
-:mod:`.drift` (the findings, in words shared by the CLI and the app) and :mod:`.infer`
+:mod:`.detection` (the Object Detection checks), :mod:`.drift` (the findings, in words
+shared by the CLI and the app) and :mod:`.infer`
 (files, ranges of records and processes).
 """
 
@@ -31,12 +35,13 @@ from __future__ import annotations
 
 from .builder import SchemaBuilder
 from .counters import RECORD_CAP, Histogram, NumericStats, RecordList, ValueCounter
-from .drift import Finding, findings
+from .drift import CHECKS, Finding, findings
 from .infer import infer_schema
 from .result import Schema, ShardInfo
 from .stats import TYPE_NAMES, FeatureListStats, FeatureStats
 
 __all__ = [
+    "CHECKS",
     "RECORD_CAP",
     "TYPE_NAMES",
     "FeatureListStats",

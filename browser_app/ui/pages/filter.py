@@ -11,31 +11,42 @@ import streamlit as st
 
 from browser_app.ui import frame, navigation, state
 from browser_app.ui.source import Source
-from browser_app.view import match_rows, plural
-from codec.filters import FilterSyntaxError, compile_filter, filter_dataset
+from browser_app.view import match_rows, md_text, plural
+from codec.filters import FilterSyntaxError, UnknownFeatureError, compile_filter, run_filter
 
 EXAMPLES = (
     "label == 3 and width > 100",
     '"dog" in feature2',
     "has(weight) and len(tags) >= 2",
     "not intact",
+    "any(image/object/bbox/xmin >= image/object/bbox/xmax)",
+    "all(image/object/class/label in [1, 2, 3])",
     "image/height > 50 or `my feature` != 'x'",
 )
 HELP = (
     "Compare features with numbers or strings (`== != < <= > >=`), combine with `and`, `or`,"
     ' `not` and parentheses. `"dog" in name` finds a substring or a list member;'
-    " `has(name)`, `len(name)`; `index` is the record number, `intact` its CRC status."
-    " A feature with several values matches when any value does. Names may contain"
-    " `/ . -`; put any other name in backquotes: `` `my feature` ``."
+    " `has(name)`, `len(name)`; `index` is the record number, `intact` its CRC status.\n\n"
+    "A feature stands for its list of values. A list against one value compares every value"
+    " with it; two lists of the same length are compared position by position (box by box);"
+    " lists of different lengths cannot be compared (the record matches neither the"
+    " condition nor its `not`). A comparison holds when it holds at some position:"
+    " `any(…)` says so explicitly, `all(…)` asks for every position.\n\n"
+    "A name no record has is an error with a suggestion, except inside `has(…)`. Names may"
+    " contain `/ . -`; put any other name in backquotes: `` `my feature` ``."
 )
+
+
+def _cannot(err: FilterSyntaxError, what: str) -> None:
+    st.error(f"{what}: {md_text(err.message)}.", icon=":material/error:")
+    st.code(f"{err.expression}\n{' ' * err.position}^", language=None)
 
 
 def _run(src: Source, text: str, limit: int) -> state.FilterSelection | None:
     try:
         flt = compile_filter(text)
     except FilterSyntaxError as err:
-        st.error(f"This filter cannot be read: {err.message}.", icon=":material/error:")
-        st.code(f"{err.expression}\n{' ' * err.position}^", language=None)
+        _cannot(err, "This filter cannot be read")
         return None
     bar = st.progress(0.0, text="Filtering…")
 
@@ -43,9 +54,13 @@ def _run(src: Source, text: str, limit: int) -> state.FilterSelection | None:
         bar.progress(min(1.0, done / total) if total else 1.0, text=f"Read {done:,} of {total:,}")
 
     try:
-        found = filter_dataset(src.dataset, flt, progress=progress, limit=limit + 1)
+        run = run_filter(src.dataset, flt, progress=progress, limit=limit + 1)
+    except UnknownFeatureError as err:
+        _cannot(err, "This filter names a feature no record has")
+        return None
     finally:
         bar.empty()
+    found = run.matches
     result: state.FilterSelection = {
         "spec": src.spec,
         "key": repr(src.key),
@@ -96,7 +111,7 @@ def _show(src: Source, result: state.FilterSelection) -> None:
     what = plural(len(found), "matching record")
     if not result["complete"]:
         what = f"the first {what} (stopped there; raise “Stop after” for more)"
-    st.markdown(f"**{what}** for `{result['expression']}`")
+    st.markdown(f"**{what}** for {md_text(result['expression'])}")
     if not found:
         return
     size = state.page_size()

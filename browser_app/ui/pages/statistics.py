@@ -23,8 +23,14 @@ def render() -> None:
     if not names:
         st.info("No features to chart: the records are raw payloads or empty Examples.")
         return
-    c = st.columns([2, 2])
+    c = st.columns([2, 2, 1], vertical_alignment="bottom")
     name = c[0].selectbox("Feature", names, key=state.widget_key("statistics:feature"))
+    log = c[2].toggle(
+        "Log scale",
+        key=state.widget_key("statistics:log"),
+        help="Counts on a logarithmic scale, so a value seen once still shows beside one seen"
+        " thousands of times",
+    )
     shards = result.shards
     scope = ALL_FILES
     if shards:
@@ -34,7 +40,7 @@ def render() -> None:
     if scope != ALL_FILES:
         stats = stats.get("shards", {}).get(shards[scope], {})
     if name:
-        charts.feature_charts(stats, name)
+        charts.feature_charts(stats, name, log=bool(log))
 
 
 if __name__ == "__main__":

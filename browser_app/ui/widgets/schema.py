@@ -5,6 +5,7 @@ session for the source; the sample's note; and links from record numbers to the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from urllib.parse import quote
 
@@ -12,37 +13,130 @@ import streamlit as st
 
 from browser_app.ui import state
 from browser_app.ui.source import Source
-from browser_app.view import SchemaResult, schema_result
+from browser_app.view import SchemaResult, md_text, schema_result
+from codec.errors import DecodeError
+from codec.labelmap import (
+    MAX_LABEL_MAP_BYTES,
+    find_label_map,
+    parse_label_map_bytes,
+    read_label_map,
+)
 from codec.schema import infer_schema
 
-__all__ = ["AUTO_RECORDS", "ensure", "infer", "inferred", "record_link", "sample_note"]
+__all__ = [
+    "AUTO_RECORDS",
+    "ensure",
+    "infer",
+    "inferred",
+    "label_map_choice",
+    "record_link",
+    "sample_note",
+]
 
 AUTO_RECORDS = 200_000  # below this many records the schema is inferred on opening the page
 
 
 def infer(src: Source, sample: int | None) -> SchemaResult:
-    """Infer now, with a progress bar, and keep the result for this source."""
+    """Infer now, with a progress bar, and keep the result for this source. The labels are
+    checked against the label map chosen for the source, when there is one."""
     bar = st.progress(0.0, text="Reading records…")
 
     def progress(done: int, total: int) -> None:
         bar.progress(min(1.0, done / total) if total else 1.0, text=f"Read {done:,} of {total:,}")
 
+    chosen = state.label_map(src.spec)
     try:
-        result = infer_schema(src.dataset, sample=sample, progress=progress)
+        result = infer_schema(
+            src.dataset,
+            sample=sample,
+            progress=progress,
+            label_map=chosen[1].names if chosen else None,
+        )
     finally:
         bar.empty()
-    value = schema_result(result, sample, src.rel)
+    value = schema_result(result, sample, src.rel, chosen[0] if chosen else None)
     state.set_schema_result(repr(src.key), value)
     return value
 
 
+def _beside(src: Source) -> str | None:
+    """A label map lying beside the source's first file (never for an upload)."""
+    if state.is_upload(src.spec) or not src.paths:
+        return None
+    return find_label_map(os.path.dirname(src.paths[0]))
+
+
+def label_map_choice(src: Source, where: str) -> None:
+    """Choose the label map the labels are checked against: one found beside the data
+    (used unless turned off), or an uploaded ``label_map.pbtxt``. Bad files get a clear
+    message and change nothing."""
+    found = _beside(src)
+    chosen = state.label_map(src.spec)
+    up = st.file_uploader(
+        "Label map (the Object Detection API's label_map.pbtxt)",
+        type=["pbtxt", "txt"],
+        key=state.widget_key(f"{where}:label_map"),
+        help="Labels outside it, and class texts that differ from its names, become findings",
+    )
+    if up is not None:
+        name = up.name
+        if chosen is None or chosen[0] != name:
+            try:
+                if up.size > MAX_LABEL_MAP_BYTES:
+                    raise DecodeError(f"{up.size:,} bytes is too large for a label map")
+                state.set_label_map(src.spec, name, parse_label_map_bytes(up.getvalue()))
+            except DecodeError as exc:
+                st.error(
+                    f"{md_text(name)} cannot be used: {md_text(str(exc))}",
+                    icon=":material/error:",
+                )
+    elif found is not None:
+        use = st.toggle(
+            f"Check labels against {src.rel(found)} (found beside the data)",
+            value=state.get(f"label_map_off:{src.spec}") is None,
+            key=state.widget_key(f"{where}:label_map_beside"),
+        )
+        state.put(f"label_map_off:{src.spec}", None if use else True)
+        if use and (chosen is None or chosen[0] != src.rel(found)):
+            try:
+                state.set_label_map(src.spec, src.rel(found), read_label_map(found))
+            except (OSError, DecodeError) as exc:
+                st.error(
+                    f"{md_text(src.rel(found))} cannot be used: {md_text(str(exc))}",
+                    icon=":material/error:",
+                )
+        elif not use:
+            state.set_label_map(src.spec, None, None)
+    chosen = state.label_map(src.spec)
+    if chosen is not None:
+        st.caption(
+            f"Labels are checked against **{md_text(chosen[0])}**"
+            f" ({len(chosen[1].names):,} classes)."
+        )
+
+
 def ensure(src: Source, where: str) -> SchemaResult | None:
-    """The stored schema, or the controls to infer it (run at once for small sources)."""
+    """The stored schema, or the controls to infer it (run at once for small sources, and
+    again when the label map changed)."""
+    with st.expander("Label map", expanded=False):
+        label_map_choice(src, where)
     got = state.schema_result(repr(src.key))
     ds = src.dataset
     total = ds.indexed if ds.index_complete else None
-    if got is None and total is not None and total <= AUTO_RECORDS:
+    small = total is not None and total <= AUTO_RECORDS
+    if got is None and small:
         got = infer(src, None)
+    chosen = state.label_map(src.spec)
+    wanted = chosen[0] if chosen else None
+    if got is not None and got.label_map != wanted:
+        if small and not got.schema.get("sampled"):
+            got = infer(src, None)
+        else:
+            st.info(
+                "The label map changed since the schema was inferred: infer again to check"
+                " the labels against it.",
+                icon=":material/label:",
+            )
     with st.expander(
         "Infer again" if got is not None else "Infer the schema", expanded=got is None
     ):
