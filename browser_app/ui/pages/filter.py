@@ -94,7 +94,7 @@ def render() -> None:
         )
     )
     clicked = c[2].button("Run", key=state.widget_key("filter:run"), icon=":material/filter_alt:")
-    st.caption("Examples: " + " · ".join(f"`{e}`" for e in EXAMPLES))
+    st.caption("Examples: " + " · ".join(f"`` {e} ``" for e in EXAMPLES))
     result = state.filter_selection(repr(src.key))
     text = (text or "").strip()
     if text and (clicked or result is None or result["expression"] != text):

@@ -11,6 +11,12 @@ from browser_app.ui.widgets import detail, pager, review
 from browser_app.view import GalleryItem
 from codec.dataset import DAMAGED
 
+_BADGE_HELP = (
+    "⚠ bad box: a box of this record has a coordinate out of range, not a number, or"
+    " inverted; it is drawn dashed and the record view says what is wrong."
+    " ◌ recovered: found by searching past damaged bytes; see the record for why it might not"
+    " be a record of the file."
+)
 TILE_SIZES = {"Small": 112, "Medium": 160, "Large": 224}
 _ROW_WIDTH = 1100  # pixels the tiles of a row share
 
@@ -64,14 +70,11 @@ def _tile(item: GalleryItem) -> None:
         st.error(item.error or "damaged", icon=":material/error:")
     else:
         st.warning(item.error or "no picture", icon=":material/broken_image:")
-    if item.badges:
-        st.markdown(
-            " ".join(f":orange-badge[{view.md_text(b)}]" for b in item.badges),
-            help="Open the record to see what is wrong with its boxes"
-            if item.bad_boxes
-            else "Found by searching past damaged bytes: see the record for why it may not be"
-            " a record of the file",
-        )
+    # Always one line here, so the tiles of a row stay aligned with or without a badge.
+    st.markdown(
+        " ".join(f":orange-badge[{view.md_text(b)}]" for b in item.badges) or "\u00a0",
+        help=_BADGE_HELP if item.badges else None,
+    )
     if item.index is not None and st.button(
         item.caption,
         key=state.widget_key(f"tile:{item.index}"),

@@ -1,0 +1,132 @@
+"""End to end, in headless Chromium: the generated Object Detection dataset with planted
+problems (every kind of the schema's detection checks, a missing label, a label outside the
+label map, a cut JPEG, damaged records). The Schema page lists each planted record with a
+link that opens it; a record with a bad box shows the warning and its picture; the gallery
+badges the tiles; the Filter page finds the planted records. Screenshots go to
+``artifacts/``."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from browser_support import ARTIFACTS, chromium, need_chromium, running_server
+
+from browser_app.sample_data import LABEL_MAP, PLANTS, write_detection_checks
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[int]]]:
+    root = tmp_path_factory.mktemp("od")
+    found = write_detection_checks(root / "od.tfrecord", 200)
+    (root / "label_map.pbtxt").write_text(LABEL_MAP)
+    return root, found
+
+
+@pytest.fixture(scope="module")
+def server(
+    planted: tuple[Path, dict[str, list[int]]], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[str]:
+    need_chromium()
+    root, _ = planted
+    args = [str(root / "od.tfrecord"), "--root", str(root)]
+    with running_server(args, tmp_path_factory.mktemp("server")) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with chromium() as b:
+        yield b
+
+
+def _ok(page) -> None:  # type: ignore[no-untyped-def]
+    assert page.get_by_test_id("stException").count() == 0
+    assert page.get_by_text("could not be shown").count() == 0
+
+
+def test_schema_findings_link_to_each_planted_record(server, browser, planted) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    _, records = planted
+    ARTIFACTS.mkdir(exist_ok=True)
+    page = browser.new_page(viewport={"width": 1440, "height": 2200})
+    page.goto(server + "/schema?file=od.tfrecord")
+    expect(page.get_by_text("Pictures and boxes")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("is not in the label map")).to_be_visible()
+    expect(page.get_by_test_id("stMetric").first).to_be_visible()
+    expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
+    page.wait_for_timeout(500)
+    _ok(page)
+    page.screenshot(path=str(ARTIFACTS / "detection-schema.png"), full_page=True)
+    # Every planted record has a link on the page, and the links are to records only.
+    hrefs = page.locator("a[href*='record=']").evaluate_all("els => els.map(e => e.href)")
+    linked = {int(re.search(r"record=(\d+)", h).group(1)) for h in hrefs}  # type: ignore[union-attr]
+    assert linked == set().union(*records.values())
+    # A link opens the record (in a new tab: the findings stay open), with the warning
+    # about its boxes and the picture.
+    first = records["box_range"][0]
+    link = page.locator(f"a[href$='record={first}']").first
+    assert link.get_attribute("target") == "_blank"
+    page.goto(str(link.evaluate("a => a.href")))
+    expect(page.get_by_role("heading", name=f"Record {first}")).to_be_visible(timeout=30_000)
+    expect(page.get_by_text("Boxes with problems")).to_be_visible(timeout=15_000)
+    expect(page.get_by_text("a coordinate is outside [0, 1]").first).to_be_visible()
+    img = page.locator(".st-key-tfb-pictures img").first
+    page.wait_for_function(
+        "el => el.complete && el.naturalWidth > 0", arg=img.element_handle(), timeout=15_000
+    )
+    _ok(page)
+    page.screenshot(path=str(ARTIFACTS / "detection-bad-box.png"), full_page=True)
+    page.close()
+
+
+def test_a_nan_box_and_the_gallery(server, browser, planted) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    _, records = planted
+    page = browser.new_page(viewport={"width": 1440, "height": 1800})
+    nan = records["box_not_finite"][0]
+    page.goto(f"{server}/?file=od.tfrecord&record={nan}")
+    expect(page.get_by_role("heading", name=f"Record {nan}")).to_be_visible(timeout=60_000)
+    expect(page.get_by_text("a coordinate is not a finite number").first).to_be_visible()
+    _ok(page)
+    page.goto(f"{server}/gallery?file=od.tfrecord&size=50")
+    expect(page.get_by_text("bad box").first).to_be_visible(timeout=60_000)
+    tiles = page.get_by_role("button", name=re.compile(r"^#\d+"))
+    expect(tiles).to_have_count(50)
+    shown = {int(re.match(r"#(\d+)", t).group(1)) for t in tiles.all_inner_texts()}  # type: ignore[union-attr]
+    bad = {r for k in ("box_range", "box_not_finite", "box_inverted") for r in records[k]}
+    # Streamlit keeps a hidden copy of a markdown with help; count the badges one sees.
+    badges = page.locator(".stMarkdownBadge >> visible=true").filter(
+        has_text=re.compile(r"\d+ bad box")
+    )
+    page.screenshot(path=str(ARTIFACTS / "detection-gallery.png"), full_page=True)
+    expect(badges).to_have_count(len(bad & shown))
+    _ok(page)
+    page.screenshot(path=str(ARTIFACTS / "detection-gallery.png"), full_page=True)
+    page.close()
+
+
+def test_filter_finds_the_planted_boxes(server, browser, planted) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    _, records = planted
+    page = browser.new_page(viewport={"width": 1440, "height": 1400})
+    page.goto(f"{server}/filter?file=od.tfrecord")
+    box = page.get_by_role("textbox", name="Filter expression")
+    expect(box).to_be_visible(timeout=60_000)
+    box.fill(PLANTS["box_inverted"])
+    box.press("Enter")
+    n = len(records["box_inverted"])
+    expect(page.get_by_text(f"{n} matching records")).to_be_visible(timeout=30_000)
+    box.fill("image/object/class/lable > 5")
+    box.press("Enter")
+    expect(page.get_by_text("did you mean")).to_be_visible(timeout=30_000)
+    _ok(page)
+    page.screenshot(path=str(ARTIFACTS / "detection-filter.png"), full_page=True)
+    page.close()
