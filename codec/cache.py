@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import struct
 import tempfile
 import time
@@ -29,9 +30,12 @@ from .kinds import COMPRESSION, Compression
 
 __all__ = [
     "CONTENT_WINDOW",
+    "INFLATE_MARGIN",
+    "INFLATE_RATIO",
     "FileIdentity",
     "IndexCache",
     "default_cache_dir",
+    "inflate_limit",
     "inflate_to_cache",
 ]
 
@@ -241,6 +245,35 @@ class IndexCache:
 # Inflated copies of GZIP / ZLIB files
 
 
+INFLATE_RATIO = 100  # inflate at most this many times a file's compressed size, by default
+INFLATE_MARGIN = 1 << 30  # and never into the last GiB of the cache disk's free space
+
+
+def inflate_limit(compressed: int, cache_dir: Path, limit: int | None = None) -> tuple[int, str]:
+    """How far a compressed file of ``compressed`` bytes may inflate into the cache, and why:
+    ``limit`` when given (or ``$TFRECORD_BROWSER_MAX_INFLATE``, bytes), else the smaller of
+    :data:`INFLATE_RATIO` times its size and the cache disk's free space less
+    :data:`INFLATE_MARGIN`."""
+    how = "raise it with --max-inflate or TFRECORD_BROWSER_MAX_INFLATE"
+    env = os.environ.get("TFRECORD_BROWSER_MAX_INFLATE")
+    if limit is None and env:
+        with contextlib.suppress(ValueError):
+            limit = int(env)
+    if limit is not None:
+        return limit, f"the limit set ({how})"
+    ratio = INFLATE_RATIO * max(compressed, 1 << 20)
+    try:
+        probe = cache_dir
+        while not probe.exists() and probe.parent != probe:
+            probe = probe.parent
+        free = shutil.disk_usage(probe).free - INFLATE_MARGIN
+    except OSError:
+        free = ratio
+    if free < ratio:
+        return max(0, free), f"the free space on the cache disk less 1 GiB ({how})"
+    return ratio, f"{INFLATE_RATIO} times its compressed size ({how})"
+
+
 def inflate_to_cache(
     fd: int,
     ident: FileIdentity,
@@ -250,11 +283,13 @@ def inflate_to_cache(
     use_cache: bool = True,
     progress: Callable[[int, int], None] | None = None,
     shown: str = "",
+    max_inflate: int | None = None,
 ) -> tuple[int, list[Problem]]:
     """Inflate the GZIP/ZLIB stream read from ``fd`` into a cache file (once per file
     identity) and return a read-only descriptor of it, with the problems met (see
     :func:`codec.inflate.inflate`: every byte that inflates is kept), naming the file as
-    ``shown``."""
+    ``shown``. Raises :class:`~codec.errors.LimitError`, leaving nothing in the cache, when
+    the file would inflate past :func:`inflate_limit` (``max_inflate`` overrides it)."""
     cache = cache_dir / "inflated"
     key = ident.digest(f"{compression}:v2")  # v2: every inflated byte kept, problems as JSON
     target = cache / f"{key}.tfrecord"
@@ -272,6 +307,7 @@ def inflate_to_cache(
     except OSError:
         tmp_fd, tmp_name = tempfile.mkstemp(prefix="tfrecord-browser-inflate-")
         target = Path(tmp_name + ".tfrecord")
+    limit, why = inflate_limit(ident.size, cache_dir, max_inflate)
     try:
         with os.fdopen(tmp_fd, "wb") as out:
             result = inflate(
@@ -281,6 +317,8 @@ def inflate_to_cache(
                 out.write,
                 path=shown,
                 progress=progress,
+                limit=limit,
+                why=why,
             )
             out.flush()
             os.fsync(out.fileno())

@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, overload
 
-from .errors import CorruptRecordError, ReaderClosedError
+from .errors import CorruptRecordError, LimitError, ReaderClosedError
 from .framing import OVERHEAD, Problem
 from .kinds import DATA_CRC
 from .reader import TFRecordFile, VerifyReport
@@ -39,21 +39,9 @@ def expand_paths(specs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
         s = os.fspath(spec)
         m = _SHARD_AT.match(s)
         if m and not os.path.exists(s):
-            n = int(m.group("n"))
-            base = m.group("base")
-            names = [f"{base}-{k:05d}-of-{n:05d}" for k in range(n)]
-            stem, ext = os.path.splitext(base)
-            if ext and not os.path.exists(names[0]):
-                # "train.tfrecord@3" may also mean train-00000-of-00003.tfrecord.
-                names = [f"{stem}-{k:05d}-of-{n:05d}{ext}" for k in range(n)]
-            missing = [p for p in names if not os.path.exists(p)]
-            if missing:
-                raise FileNotFoundError(
-                    f"{s}: {len(missing)} of {n} shards are missing, first {missing[0]}"
-                )
-            out.extend(names)
+            out.extend(_shards(s, m.group("base"), int(m.group("n"))))
         elif _GLOB_CHARS.search(s) and not os.path.exists(s):
-            found = sorted(p for p in glob.glob(s) if os.path.isfile(p))
+            found = sorted(p for p in glob.iglob(s) if os.path.isfile(p))
             if not found:
                 raise FileNotFoundError(f"{s}: no file matches this pattern")
             out.extend(found)
@@ -77,6 +65,42 @@ def expand_paths(specs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
             seen.add(p)
             unique.append(p)
     return unique
+
+
+MAX_SHARDS = 100_000  # name@N beyond this is refused before anything is listed
+
+
+def _shards(spec: str, base: str, n: int) -> list[str]:
+    """The files of TensorFlow's ``base@N`` shorthand: ``base-00000-of-0000N`` ..., or
+    ``stem-00000-of-0000N.ext`` for ``stem.ext@N``. The folder is listed once and the names
+    matched against it, so the cost follows what is on disk, never ``N``."""
+    if not 1 <= n <= MAX_SHARDS:
+        raise LimitError(f"{spec}: {n:,} shards is outside 1 to {MAX_SHARDS:,}")
+    folder, name = os.path.split(base)
+    stem, ext = os.path.splitext(name)
+    shapes = [(name, ""), (stem, ext)] if ext else [(name, "")]
+    of = f"{n:05d}"
+    try:
+        listing = [e.name for e in os.scandir(folder or ".")]
+    except OSError as exc:
+        raise FileNotFoundError(f"{spec}: the folder {folder or '.'} cannot be listed") from exc
+    for head, tail in shapes:
+        pattern = re.compile(rf"{re.escape(head)}-(\d{{5,}})-of-{of}{re.escape(tail)}")
+        found = {int(m.group(1)) for x in listing if (m := pattern.fullmatch(x))}
+        found = {k for k in found if k < n}
+        if not found:
+            continue
+        if len(found) < n:
+            first = next(k for k in range(n) if k not in found)
+            raise FileNotFoundError(
+                f"{spec}: {n - len(found):,} of {n:,} shards are missing,"
+                f" first {os.path.join(folder, f'{head}-{first:05d}-of-{of}{tail}')}"
+            )
+        return [os.path.join(folder, f"{head}-{k:05d}-of-{of}{tail}") for k in range(n)]
+    raise FileNotFoundError(
+        f"{spec}: {n:,} of {n:,} shards are missing, first"
+        f" {os.path.join(folder, f'{name}-00000-of-{of}')}"
+    )
 
 
 _TFRECORD_NAME = re.compile(

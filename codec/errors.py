@@ -9,6 +9,9 @@
     ├── EncodeError                 a Python value does not fit the feature's type
     ├── ImageError                  image bytes cannot be decoded or do not match their shape
     ├── UnsupportedError            a valid input this codec does not handle (e.g. a dtype)
+    ├── LimitError                  an input would cost more than the limit set for it
+    │                               (shards in name@N, inflated bytes, a tensor's bytes)
+    ├── NotAFileError (OSError)     a path that is a pipe, device or socket: never opened
     ├── ReaderClosedError           a reader was used after close()
     └── WriteError                  an output could not be written; nothing partial is left
 
@@ -18,6 +21,8 @@ tell "cannot open" from "opened, but damaged".
 """
 
 from __future__ import annotations
+
+import errno
 
 
 class CodecError(Exception):
@@ -69,6 +74,19 @@ class ImageError(CodecError):
 
 class UnsupportedError(CodecError):
     """A well-formed input that this codec does not handle, such as a tensor dtype."""
+
+
+class LimitError(CodecError):
+    """An input that would cost more (memory, disk, time) than the limit set for it. The
+    message names the input, the limit and how to raise it."""
+
+
+class NotAFileError(CodecError, OSError):
+    """A path that is not a regular file (a pipe, a device, a socket): reading it could wait
+    forever, so it is never opened."""
+
+    def __init__(self, path: str) -> None:
+        super().__init__(errno.EINVAL, "not a regular file (a pipe, a device or a socket)", path)
 
 
 class ReaderClosedError(CodecError, ValueError):

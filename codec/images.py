@@ -29,7 +29,7 @@ from codec.detection import RecordBoxes, coordinates, decide_normalized, layouts
 from codec.errors import CodecError, ImageError
 from codec.example import Feature, Record
 from codec.tensor import describe_tensor, is_serialized_tensor, parse_tensor
-from codec.values import IMAGE_MAGIC, image_magic, sniff_image
+from codec.values import IMAGE_MAGIC, image_magic, image_size, sniff_image
 
 __all__ = [
     "IMAGE_MAGIC",
@@ -44,6 +44,7 @@ __all__ = [
     "sniff_image",
     "tensor_to_image",
     "thumbnail_bytes",
+    "thumbnail_image",
 ]
 
 # Formats a browser shows as they are; anything else is re-encoded as PNG for display.
@@ -70,15 +71,19 @@ _OBJECT_REPR = re.compile(r"\s*<[^<>]*object at 0x[0-9a-fA-F]+>")
 
 def decode_image(b: bytes) -> Image.Image:
     """Decode encoded image bytes fully. Raises :class:`ImageError` for truncated or corrupt
-    data and for decompression bombs (Pillow's guard stays on)."""
+    data, for a picture larger than :data:`MAX_DECODE_PIXELS` (read from its header, before
+    anything is allocated) and for decompression bombs (Pillow's guard stays on)."""
     fmt = sniff_image(b) or "image"
+    header = image_size(b)
+    if header is not None and header[1] * header[2] > MAX_DECODE_PIXELS:
+        raise _too_large(fmt, b, (header[1], header[2]))
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             img = Image.open(io.BytesIO(b))
             img.load()
     except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
-        raise ImageError(f"{fmt}: refused, too many pixels: {exc}") from exc
+        raise _too_large(fmt, b) from exc
     except _PIL_ERRORS as exc:
         # Pillow names its in-memory file object ("<_io.BytesIO object at 0x…>"), which means
         # nothing to the person reading the message.
@@ -164,30 +169,61 @@ def _png_bytes(img: Image.Image) -> bytes:
     return out.getvalue()
 
 
-def thumbnail_bytes(b: bytes, max_side: int = 128) -> bytes:
-    """A small JPEG (for JPEG input) or PNG (anything else) whose longer side is at most
-    ``max_side``. JPEGs decode in Pillow's draft mode (DCT scaling), which is what makes this
-    cheap. Raises :class:`ImageError`."""
+MAX_DECODE_PIXELS = 40_000_000  # pictures are decoded at most this large (after JPEG scaling)
+
+
+def _too_large(fmt: str, b: bytes, size: tuple[int, int] | None = None) -> ImageError:
+    w, h = size if size is not None else (image_size(b) or ("", 0, 0))[1:]
+    what = f"{w:,}×{h:,} pixels" if w and h else "too many pixels"
+    return ImageError(f"{fmt} of {what}: too large to decode here")
+
+
+def thumbnail_image(b: bytes, max_side: int = 128) -> tuple[Image.Image, tuple[int, int]]:
+    """A reduced picture whose longer side is at most ``max_side``, and the picture's full
+    ``(width, height)``. JPEGs decode in Pillow's draft mode (DCT scaling, up to 1/8), which
+    is what makes this cheap and lets large JPEGs through; any picture that would still take
+    more than :data:`MAX_DECODE_PIXELS` is refused with an :class:`ImageError` naming its size,
+    before anything is allocated. Raises :class:`ImageError`."""
     fmt = sniff_image(b) or "image"
+    header = image_size(b)
+    if header is not None:
+        w, h = header[1], header[2]
+        scale = 8 if fmt == "jpeg" else 1
+        if (w // scale) * (h // scale) > MAX_DECODE_PIXELS:
+            raise _too_large(fmt, b, (w, h))
     try:
         with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            # Above Pillow's warning size a JPEG is still fine: draft mode scales it down.
+            warnings.simplefilter(
+                "ignore" if fmt == "jpeg" else "error", Image.DecompressionBombWarning
+            )
             img: Image.Image = Image.open(io.BytesIO(b))
+            full = img.size
             if fmt == "jpeg" and isinstance(img, ImageFile.ImageFile):
                 img.draft(
                     "RGB" if img.mode not in ("L", "CMYK") else img.mode, (max_side, max_side)
                 )
+            if img.width * img.height > MAX_DECODE_PIXELS:
+                raise _too_large(fmt, b, full)
             img.thumbnail((max_side, max_side))
-            out = io.BytesIO()
-            if fmt == "jpeg":
-                if img.mode not in ("L", "RGB"):
-                    img = img.convert("RGB")
-                img.save(out, format="JPEG", quality=85)
-                return out.getvalue()
     except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
-        raise ImageError(f"{fmt}: refused, too many pixels: {exc}") from exc
+        raise _too_large(fmt, b) from exc
     except _PIL_ERRORS as exc:
-        raise ImageError(f"{fmt} ({len(b)} bytes) cannot be decoded: {exc}") from exc
+        reason = _OBJECT_REPR.sub("", str(exc)).strip()
+        raise ImageError(f"{fmt} ({len(b)} bytes) cannot be decoded: {reason}") from exc
+    return img, full
+
+
+def thumbnail_bytes(b: bytes, max_side: int = 128) -> bytes:
+    """A small JPEG (for JPEG input) or PNG (anything else) whose longer side is at most
+    ``max_side`` (see :func:`thumbnail_image`). Raises :class:`ImageError`."""
+    img, _full = thumbnail_image(b, max_side)
+    if (sniff_image(b) or "") == "jpeg":
+        out = io.BytesIO()
+        if img.mode not in ("L", "RGB"):
+            img = img.convert("RGB")
+        img.save(out, format="JPEG", quality=85)
+        return out.getvalue()
     return _png_bytes(img)
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .errors import LimitError
 from .framing import Problem
 from .kinds import COMPRESSION, GZIP, Compression
 
@@ -87,15 +88,25 @@ def inflate(
     *,
     path: str = "",
     progress: Callable[[int, int], None] | None = None,
+    limit: int | None = None,
+    why: str = "",
 ) -> InflateResult:
     """Inflate the ``size``-byte GZIP or ZLIB stream that ``read(offset, n)`` returns, handing
     the output to ``write`` in pieces. Never raises for damaged data: see :class:`InflateResult`.
-    """
+
+    With ``limit``, raises :class:`~codec.errors.LimitError` as soon as the output would grow
+    past ``limit`` bytes (a small file of compressed zeros can inflate to gigabytes); ``why``
+    says where the limit comes from, for the message."""
     name = _NAMES.get(compression, "ZLIB")
     wbits = 16 + zlib.MAX_WBITS if compression == GZIP else zlib.MAX_WBITS
     result = InflateResult()
 
     def out(data: bytes) -> None:
+        if limit is not None and result.inflated + len(data) > limit:
+            raise LimitError(
+                f"{path or 'the file'}: the {name} file ({size:,} bytes) inflates to more than"
+                f" {limit:,} bytes, {why or 'the limit set'}; inflating stopped there"
+            )
         result.inflated += len(data)
         write(data)
 

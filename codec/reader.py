@@ -10,8 +10,10 @@ and the reader keeps going past it.
 from __future__ import annotations
 
 import bisect
+import errno
 import itertools
 import os
+import stat
 import struct
 import threading
 from array import array
@@ -23,7 +25,7 @@ from typing import Any, overload
 import crc32c as _crc32c
 
 from .cache import FileIdentity, IndexCache, SavedIndex, default_cache_dir, inflate_to_cache
-from .errors import CorruptRecordError, ReaderClosedError
+from .errors import CorruptRecordError, NotAFileError, ReaderClosedError
 from .framing import (
     FOOTER_SIZE,
     HEADER_SIZE,
@@ -122,6 +124,7 @@ class TFRecordFile(Sequence[bytes]):
         cache_dir: str | os.PathLike[str] | None = None,
         use_cache: bool = True,
         progress: Callable[[int, int], None] | None = None,
+        max_inflate: int | None = None,
     ) -> None:
         self.path = os.fspath(path)
         self.check_crc = check_crc
@@ -130,9 +133,15 @@ class TFRecordFile(Sequence[bytes]):
         self._index_cache = IndexCache(cache)
         self._lock = threading.RLock()
         self._closed = False
-        fd = os.open(self.path, os.O_RDONLY)
+        # Non-blocking, so that opening a pipe does not wait for a writer; only regular files
+        # are read (a pipe or a device could make every later read wait forever).
+        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
         try:
             st = os.fstat(fd)
+            if stat.S_ISDIR(st.st_mode):
+                raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", self.path)
+            if not stat.S_ISREG(st.st_mode):
+                raise NotAFileError(self.path)
             head = os.pread(fd, 2, 0)
         except BaseException:
             os.close(fd)
@@ -159,6 +168,7 @@ class TFRecordFile(Sequence[bytes]):
                     use_cache=use_cache,
                     progress=progress,
                     shown=self.path,
+                    max_inflate=max_inflate,
                 )
             finally:
                 os.close(fd)

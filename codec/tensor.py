@@ -28,24 +28,25 @@ from typing import Any
 import numpy as np
 from google.protobuf.message import DecodeError as _ProtoDecodeError
 
-from codec.errors import DecodeError, EncodeError, UnsupportedError
+from codec.errors import DecodeError, EncodeError, LimitError, UnsupportedError
 from codec.protos import tensor_pb2
 from codec.wire import WIRE_LEN, WIRE_VARINT, WireError, read_varint, skip_field
 
 __all__ = [
     "DTYPES",
-    "MAX_ELEMENTS",
+    "MAX_BYTES",
     "DType",
     "describe_tensor",
     "dtype_by_name",
     "is_serialized_tensor",
     "parse_tensor",
     "serialize_tensor",
+    "tensor_bytes",
 ]
 
-# Largest element count parse_tensor will allocate when values are broadcast from fewer
-# entries than the shape needs (tensor_content is bounded by the input size already).
-MAX_ELEMENTS = 1 << 28
+# The most bytes parse_tensor allocates for a tensor unless told otherwise: a few bytes of
+# TensorProto can declare a shape of billions of elements to be filled by broadcasting.
+MAX_BYTES = 256 << 20
 
 
 @dataclass(frozen=True)
@@ -242,17 +243,33 @@ def is_serialized_tensor(data: bytes) -> bool:
     return count == n or 1 <= count <= n
 
 
-def parse_tensor(data: bytes) -> np.ndarray:
+def tensor_bytes(dtype: str, shape: Sequence[int]) -> int:
+    """The bytes :func:`parse_tensor` allocates for a tensor of ``dtype`` and ``shape`` (a
+    string element counts as its pointer; its bytes are bounded by the input)."""
+    dt = dtype_by_name(dtype)
+    item = dt.numpy.itemsize if dt.numpy is not None else max(dt.itemsize, 1)
+    return _num_elements(shape) * item
+
+
+def parse_tensor(data: bytes, *, max_bytes: int | None = MAX_BYTES) -> np.ndarray:
     """``tf.io.parse_tensor`` for any dtype: a numpy array of the tensor's shape.
 
-    Raises :class:`DecodeError` when ``data`` is not a consistent TensorProto and
-    :class:`UnsupportedError` for dtypes numpy cannot hold (see the module docstring)."""
+    Raises :class:`DecodeError` when ``data`` is not a consistent TensorProto,
+    :class:`UnsupportedError` for dtypes numpy cannot hold (see the module docstring) and
+    :class:`~codec.errors.LimitError`, before allocating anything, when the array would take
+    more than ``max_bytes`` (``None``: no limit)."""
     msg = _parse_proto(data)
     dt = _dtype_of(msg)
     dims = _shape_of(msg)
     if dt.numpy is None:
         raise UnsupportedError(f"tensor dtype {dt.name} is not supported")
     n = _num_elements(dims)
+    need = n * dt.numpy.itemsize
+    if max_bytes is not None and need > max_bytes:
+        raise LimitError(
+            f"a {dt.name} tensor of shape {list(dims)} takes {need:,} bytes, more than the"
+            f" {max_bytes:,} allowed"
+        )
     content = msg.tensor_content
     flat = _from_content(dt, content, n, dims) if content else _from_values(msg, dt, n, dims)
     return flat.reshape(dims)
@@ -277,6 +294,8 @@ def _from_content(dt: DType, content: bytes, n: int, dims: Sequence[int]) -> np.
 
 def _strings_from_content(content: bytes, n: int) -> np.ndarray:
     # TensorFlow's string encoding in tensor_content: n varint32 lengths, then the bytes.
+    if n > len(content):  # every element has a length of at least one byte
+        raise DecodeError("serialized tensor: string tensor_content does not match its shape")
     mv = memoryview(content)
     pos = 0
     lengths = []
@@ -303,11 +322,6 @@ def _from_values(msg: Any, dt: DType, n: int, dims: Sequence[int]) -> np.ndarray
         if count % 2:
             raise DecodeError(f"serialized tensor: {dt.field} has an odd number of values")
         count //= 2
-    if n > count and n > MAX_ELEMENTS:
-        raise DecodeError(
-            f"serialized tensor: shape {list(dims)} has {n} elements but only {count} values"
-            f" are given; broadcasting more than {MAX_ELEMENTS} elements is refused"
-        )
     if dt.enum == _STRING:
         out = np.full(n, values[count - 1] if count else b"", dtype=object)
         head = list(values[: min(count, n)])

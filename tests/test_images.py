@@ -78,8 +78,55 @@ def test_truncated_and_corrupt_images_raise_image_error() -> None:
 def test_decompression_bomb_guard(monkeypatch: pytest.MonkeyPatch) -> None:
     b = encoded("PNG", (200, 200))
     monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)
-    with pytest.raises(ImageError, match="too many pixels"):
+    with pytest.raises(ImageError, match="200×200 pixels: too large to decode"):
         im.decode_image(b)
+
+
+def _png_header(width: int, height: int) -> bytes:
+    """The first bytes of a PNG declaring ``width`` × ``height``: a signature and an IHDR."""
+    import struct
+    import zlib as z
+
+    ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    chunk = b"IHDR" + ihdr
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + struct.pack(">I", len(ihdr))
+        + chunk
+        + struct.pack(">I", z.crc32(chunk))
+    )
+
+
+def _jpeg_header(width: int, height: int) -> bytes:
+    """A 114-byte-ish JPEG start declaring ``width`` × ``height`` in its SOF0."""
+    import struct
+
+    sof = b"\xff\xc0" + struct.pack(">HBHHB", 17, 8, height, width, 3) + bytes(9)
+    return b"\xff\xd8\xff\xe0" + struct.pack(">H", 16) + b"JFIF\x00" + bytes(9) + sof
+
+
+@pytest.mark.parametrize(
+    "data",
+    [_png_header(20000, 20000), _jpeg_header(65000, 65000), _png_header(65535, 1)],
+)
+def test_declared_giant_pictures_are_refused_before_decoding(data: bytes) -> None:
+    import tracemalloc
+
+    tracemalloc.start()
+    for call in (im.decode_image, im.thumbnail_bytes, lambda b: im.thumbnail_image(b, 64)):
+        try:
+            call(data)
+        except ImageError as exc:
+            assert "cannot be decoded" in str(exc) or "too large to decode" in str(exc)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 16 << 20
+
+
+def test_a_large_jpeg_thumbnail_decodes_at_reduced_size() -> None:
+    big = encoded("JPEG", (4000, 3000))
+    img, full = im.thumbnail_image(big, 96)
+    assert full == (4000, 3000) and max(img.size) <= 96
 
 
 # --------------------------------------------------------------------------------------------

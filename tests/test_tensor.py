@@ -8,11 +8,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from codec.errors import DecodeError, EncodeError, UnsupportedError
+from codec.errors import DecodeError, EncodeError, LimitError, UnsupportedError
 from codec.protos import tensor_pb2
 from codec.tensor import (
     DTYPES,
-    MAX_ELEMENTS,
+    MAX_BYTES,
     describe_tensor,
     dtype_by_name,
     is_serialized_tensor,
@@ -177,13 +177,37 @@ def test_complex_and_unsigned_round_trip() -> None:
 
 def test_huge_broadcast_is_refused_without_allocating() -> None:
     data = proto(7, [2**40], string_val=[b"x"])
-    with pytest.raises(DecodeError, match="broadcasting more than"):
+    with pytest.raises(LimitError, match="more than the 268,435,456 allowed"):
         parse_tensor(data)
-    with pytest.raises(DecodeError, match="broadcasting"):
+    with pytest.raises(LimitError, match="takes 4,398,046,511,104 bytes"):
         parse_tensor(proto(1, [1 << 20, 1 << 20], float_val=[1.0]))
-    assert MAX_ELEMENTS == 1 << 28
+    assert MAX_BYTES == 256 << 20
     assert describe_tensor(data) == ("string", (2**40,))
     assert not is_serialized_tensor(proto(1, [2**40], float_val=[]))
+    # The limit counts bytes, not elements: 2**25 complex128 values are 512 MiB.
+    with pytest.raises(LimitError):
+        parse_tensor(proto(18, [1 << 25], dcomplex_val=[1.0, 2.0]))
+    assert parse_tensor(proto(18, [4], dcomplex_val=[1.0, 2.0])).shape == (4,)
+    assert parse_tensor(proto(1, [1 << 20], float_val=[2.0]), max_bytes=None).sum() == 2 << 20
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    dtype=st.sampled_from([1, 2, 3, 4, 7, 8, 9, 10, 14, 18, 19]),
+    dims=st.lists(st.integers(0, 1 << 20), min_size=0, max_size=4),
+)
+def test_no_declared_shape_allocates_past_the_limit(dtype: int, dims: list[int]) -> None:
+    import tracemalloc
+
+    data = proto(dtype, dims)
+    tracemalloc.start()
+    try:
+        parse_tensor(data, max_bytes=1 << 20)
+    except (LimitError, DecodeError, UnsupportedError):
+        pass
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 4 << 20
 
 
 def test_inconsistent_tensors() -> None:
