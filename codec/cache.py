@@ -71,10 +71,18 @@ class FileIdentity:
     ino: int = 0
     head_crc: int | None = None
     tail_crc: int | None = None
+    ctime_ns: int = 0  # the inode-change time: any write moves it, and no one can set it back
+    index_digest: str | None = None  # of every record's offset, length and data CRC
 
     @classmethod
     def from_stat(cls, path: str | os.PathLike[str], st: os.stat_result) -> FileIdentity:
-        return cls(os.path.realpath(os.fspath(path)), st.st_size, st.st_mtime_ns, st.st_ino)
+        return cls(
+            os.path.realpath(os.fspath(path)),
+            st.st_size,
+            st.st_mtime_ns,
+            st.st_ino,
+            ctime_ns=st.st_ctime_ns,
+        )
 
     @classmethod
     def of(cls, path: str | os.PathLike[str], *, content: bool = False) -> FileIdentity:
@@ -114,21 +122,32 @@ class FileIdentity:
             return False
         return (st.st_size, st.st_mtime_ns) == (self.size, self.mtime_ns)
 
+    def changed_since(self, now: FileIdentity) -> bool:
+        """Whether the file was written to (or its inode changed) since this identity: the
+        inode-change time moved. Journals then compare the records themselves."""
+        return bool(self.ctime_ns) and self.ctime_ns != now.ctime_ns
+
     def digest(self, what: str) -> str:
-        """A short hex key for a cache entry of kind ``what`` made from this file."""
-        ident = f"{self.path}\0{self.size}\0{self.mtime_ns}\0{self.ino}\0{what}"
+        """A short hex key for a cache entry of kind ``what`` made from this file (any write
+        to the file, which moves its inode-change time, makes a new key)."""
+        ident = f"{self.path}\0{self.size}\0{self.mtime_ns}\0{self.ino}\0{self.ctime_ns}\0{what}"
         return hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
     # -- the journal's form -------------------------------------------------------------
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "path": self.path,
             "size": self.size,
             "mtime_ns": self.mtime_ns,
             "head_crc32c": self.head_crc,
             "tail_crc32c": self.tail_crc,
         }
+        if self.ctime_ns:
+            out["ctime_ns"] = self.ctime_ns
+        if self.index_digest is not None:
+            out["index_digest"] = self.index_digest
+        return out
 
     @classmethod
     def from_json(cls, obj: Mapping[str, Any]) -> FileIdentity:
@@ -138,6 +157,8 @@ class FileIdentity:
             obj["mtime_ns"],
             head_crc=obj["head_crc32c"],
             tail_crc=obj["tail_crc32c"],
+            ctime_ns=int(obj.get("ctime_ns", 0)),
+            index_digest=obj.get("index_digest"),
         )
 
     def differences(self, now: FileIdentity) -> list[str]:
@@ -157,6 +178,15 @@ class FileIdentity:
             out.append(f"{self.path}: the first 64 KiB differ")
         if self.tail_crc != now.tail_crc:
             out.append(f"{self.path}: the last 64 KiB differ")
+        if (
+            not out
+            and self.index_digest is not None
+            and now.index_digest is not None
+            and self.index_digest != now.index_digest
+        ):
+            out.append(
+                f"{self.path}: its records changed (their offsets, lengths or data CRCs differ)"
+            )
         return out
 
 

@@ -230,6 +230,15 @@ def _u32_at(buf: Any, positions: np.ndarray) -> np.ndarray:
     return u32[positions]
 
 
+def data_crcs(buf: Any, offsets: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The stored (masked) data CRC of every record whose header is at ``offsets`` with the
+    payload ``lengths``, gathered without copying the payloads."""
+    if not len(offsets):
+        return np.empty(0, np.uint32)
+    pos = np.asarray(offsets, np.int64) + HEADER_SIZE + np.asarray(lengths, np.int64)
+    return np.asarray(_u32_at(buf, pos.astype(np.intp)), dtype="<u4")
+
+
 def _first_bad_header(buf: Any, offsets: array, lengths: np.ndarray) -> int:
     """Index of the first header in a contiguous run whose length CRC fails, or -1."""
     if not offsets:

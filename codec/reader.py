@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import errno
+import hashlib
 import itertools
 import os
 import stat
@@ -31,6 +32,7 @@ from .framing import (
     HEADER_SIZE,
     OVERHEAD,
     Problem,
+    data_crcs,
     header_ok,
     mask_crc,
     scan,
@@ -425,6 +427,21 @@ class TFRecordFile(Sequence[bytes]):
         """The problem of record ``i`` if its data CRC is known to fail (after a read or
         :meth:`verify`), else ``None``."""
         return self._damaged.get(i)
+
+    def index_digest(self) -> str:
+        """A digest of every record's offset, length and stored data CRC (indexing the whole
+        file): it changes when any record is moved, resized or rewritten, even when the size
+        and modification time were set back."""
+        import numpy as np
+
+        self.build_index()
+        h = hashlib.blake2b(digest_size=16)
+        h.update(self._offsets.tobytes())
+        h.update(self._lengths.tobytes())
+        offs = np.frombuffer(self._offsets, np.uint64).astype(np.int64)
+        lens = np.frombuffer(self._lengths, np.uint64).astype(np.int64)
+        h.update(data_crcs(self._buf, offs, lens).tobytes())
+        return h.hexdigest()
 
     def record_at(self, offset: int) -> int | None:
         """The number of the first record whose header starts at or after ``offset`` (the

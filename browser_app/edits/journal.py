@@ -87,6 +87,7 @@ class Journal:
             fsync=fsync,
             on_line=self._changes.apply,
             on_restart=self._changes.reset,
+            digests=lambda k: self.source.files[k].index_digest(),
         )
         self._lock = self._file.lock
         try:

@@ -9,12 +9,18 @@ Lines, in the order they were written::
     {"type": "redo", "ids": [...], "ts"}                        changes re-applied
     {"type": "mark", "target", "status", "comment", "ts"}       a review mark (status null clears)
 
-The header names every source file with its identity (``codec.cache.FileIdentity`` with the
-CRC32C of both ends); a journal whose sources changed is refused with
+The header names every source file with its identity (``codec.cache.FileIdentity``: size,
+modification and inode-change times, the CRC32C of both ends, and a digest of every record's
+offset, length and data CRC); a journal whose sources changed is refused with
 :class:`~browser_app.errors.JournalMismatchError`. Several journal objects (tabs, processes)
 may append to one file: each takes an advisory lock, first reads what the others appended,
 then appends. A line is synced to disk as it is written (``fsync="change"``) or once at the
 end of a batch.
+
+A journal heals: a last line cut short by a crash (seen under the lock, so it is not another
+writer's line in progress) is moved to a side file (``<name>.torn-<time>.jsonl``), the file is
+cut back to its last whole line and :attr:`JournalFile.torn` says so; appends always start on
+a clean line. A line that cannot be read names its own byte position.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import dataclasses
 import hashlib
 import json
 import os
@@ -118,9 +125,23 @@ Line = ChangeLine | UndoLine | MarkLine
 # Where journals live, and what they remember about their sources
 
 
-def source_identity(paths: Sequence[str | os.PathLike[str]]) -> list[FileIdentity]:
-    """The identity of each source file, in order, with the CRC32C of both ends."""
-    return [FileIdentity.of(p, content=True) for p in paths]
+Digests = Callable[[int], str]
+"""``digest(k)``: the index digest of source file ``k`` (its records' offsets, lengths and
+data CRCs; :meth:`codec.TFRecordFile.index_digest`)."""
+
+
+def source_identity(
+    paths: Sequence[str | os.PathLike[str]], digests: Digests | None = None
+) -> list[FileIdentity]:
+    """The identity of each source file, in order, with the CRC32C of both ends and, when
+    ``digests`` is given, the digest of its index."""
+    out = []
+    for k, p in enumerate(paths):
+        ident = FileIdentity.of(p, content=True)
+        if digests is not None:
+            ident = dataclasses.replace(ident, index_digest=digests(k))
+        out.append(ident)
+    return out
 
 
 def journal_path(
@@ -312,9 +333,12 @@ class JournalFile:
         fsync: FsyncMode = "change",
         on_line: Callable[[Line], None],
         on_restart: Callable[[], None],
+        digests: Digests | None = None,
     ) -> None:
         self.path = path
         self.sources = list(sources)
+        self.digests = digests
+        self.torn: Path | None = None  # where a cut-off last line was put, once healed
         self.fsync = fsync
         self.identity: list[FileIdentity] | None = None  # as the header remembers it
         self.offset = 0  # bytes of the file read (or written) so far
@@ -340,7 +364,38 @@ class JournalFile:
         if st.st_size == 0:
             return
         self._open_fd(create=False)
+        with self._file_lock():
+            self._heal()
         self.catch_up()
+
+    def _heal(self) -> None:
+        """Under the file lock: a last line without its newline was cut by a crash (a writer
+        holds the lock while it writes). Keep it in a side file and cut the journal back to
+        its last whole line, so the next append starts on a clean line."""
+        size = os.fstat(self._fd).st_size
+        if not size or os.pread(self._fd, 1, size - 1) == b"\n":
+            return
+        tail_from = max(0, size - (1 << 20))
+        tail = os.pread(self._fd, size - tail_from, tail_from)
+        cut = tail.rfind(b"\n") + 1
+        whole = tail_from + cut if cut or tail_from == 0 else tail_from
+        fragment = os.pread(self._fd, size - whole, whole)
+        side = self.path.with_name(
+            f"{self.path.stem}.torn-{time.strftime('%Y%m%d-%H%M%S')}-{os.getpid()}.jsonl"
+        )
+        try:
+            side.write_bytes(fragment)
+            os.ftruncate(self._fd, whole)
+            os.fsync(self._fd)
+        except OSError as exc:
+            raise JournalError(
+                f"{self.path}: its last line was cut short at byte {whole:,} and cannot be set"
+                f" aside: {exc.strerror or exc}"
+            ) from exc
+        self.torn = side
+        if self.offset > whole:
+            self.offset = 0
+            self._on_restart()
 
     def _open_fd(self, create: bool) -> None:
         if self._fd >= 0:
@@ -391,21 +446,28 @@ class JournalFile:
             return
         data = os.pread(self._fd, size - self.offset, self.offset)
         end = data.rfind(b"\n") + 1  # a line still being written is read next time
-        start = self.offset
+        at = self.offset
         for raw in data[:end].split(b"\n")[:-1]:
+            here, at = at, at + len(raw) + 1
             if not raw.strip():
                 continue
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
                 raise JournalError(
-                    f"{self.path}: line at byte {start}: not JSON ({exc.msg}); the journal"
-                    " is damaged"
+                    f"{self.path}: the line at byte {here:,} is not JSON ({exc.msg}); the"
+                    " journal is damaged"
                 ) from exc
-            if obj.get("type") == "header":
-                self._check_identity([FileIdentity.from_json(x) for x in obj.get("sources", [])])
-            else:
-                self._on_line(line_from_json(obj, self.path))
+            try:
+                if obj.get("type") == "header":
+                    remembered = [FileIdentity.from_json(x) for x in obj.get("sources", [])]
+                    self._check_identity(remembered)
+                else:
+                    self._on_line(line_from_json(obj, self.path))
+            except JournalError as exc:
+                if isinstance(exc, JournalMismatchError):
+                    raise
+                raise JournalError(f"{exc} (the line at byte {here:,})") from exc
         # Only once every line was taken: a line that failed is read again next time.
         self.offset += end
 
@@ -419,8 +481,13 @@ class JournalFile:
                 f"the journal is for {', '.join(old_paths)}, not {', '.join(new_paths)}"
             )
         else:
-            for then, cur in zip(remembered, now):
-                problems.extend(then.differences(cur))
+            for k, (then, cur) in enumerate(zip(remembered, now)):
+                found = then.differences(cur)
+                if not found and then.changed_since(cur) and self.digests is not None:
+                    # Written to since (the inode-change time moved, and no one can set it
+                    # back): the records themselves must be the same.
+                    found = then.differences(dataclasses.replace(cur, index_digest=self.digests(k)))
+                problems.extend(found)
         if problems:
             raise JournalMismatchError(str(self.path), problems)
         self.identity = remembered
@@ -440,9 +507,10 @@ class JournalFile:
             return
         self._open_fd(create=True)
         with self._file_lock():
+            self._heal()
             self.catch_up()
             if self.offset == 0:
-                ident = source_identity(self.sources)
+                ident = source_identity(self.sources, self.digests)
                 self._write(
                     {
                         "type": "header",
