@@ -187,7 +187,9 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     that names nothing."""
     out = out or sys.stdout
     paths: list[str] = list(args.paths or [])
-    if not paths:
+    if not paths and args.root:
+        root = args.root  # browse the root: the picker lists its files
+    elif not paths:
         # Imported here: it needs Pillow, which no other command has to load.
         from browser_app.sample_data import sample_dir
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import streamlit as st
+from PIL import Image, ImageDraw
 
 from browser_app.ui import navigation, opening, state
 from browser_app.ui.widgets import journal, messages, picker
@@ -53,6 +54,16 @@ CSS = """
 HERE = Path(__file__).resolve().parent
 
 
+def page_icon() -> Image.Image:
+    """The page icon: the logo's three bars, drawn here and served by the app itself (a
+    ``:material/…:`` icon would be fetched from a font CDN on every load)."""
+    img = Image.new("RGBA", (64, 64), (0, 0, 0, 0))
+    draw = ImageDraw.Draw(img)
+    for top, color in ((8, "#2563eb"), (26, "#60a5fa"), (44, "#f59e0b")):
+        draw.rounded_rectangle((4, top, 60, top + 12), radius=4, fill=color)
+    return img
+
+
 @dataclass(frozen=True)
 class PageSpec:
     """One page: its file (relative to this folder, with a ``render()`` it runs as a script),
@@ -89,7 +100,7 @@ def main() -> None:
     """One run of the app: page set-up, session state, sidebar, then the chosen page."""
     st.set_page_config(
         page_title="TFRecord Browser",
-        page_icon=":material/dataset:",
+        page_icon=page_icon(),
         layout="wide",
         initial_sidebar_state="expanded",
     )

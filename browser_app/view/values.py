@@ -44,16 +44,44 @@ def plural(n: int, word: str, words: str | None = None) -> str:
 
 _MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<>$:~|&])")
 _MARKDOWN_LINE_START = re.compile(r"^(\s*\d*)([#+\-=>.)])")
+# Characters that reorder the text around them (bidirectional overrides, embeddings, isolates
+# and marks): in a label they could reverse the app's own words.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def label_text(s: str) -> str:
+    """``s`` safe to stand in the app's own text: bidirectional controls shown as
+    ``‹U+202E›`` instead of taking effect, line breaks as ``⏎``. For plain-text places (option
+    lists, table headers); :func:`md_text` for Markdown."""
+    s = _BIDI.sub(lambda m: f"‹U+{ord(m.group(0)):04X}›", s)
+    return s.replace("\r\n", "⏎").replace("\n", "⏎").replace("\r", "⏎")
+
+
+# Markdown turns bare URLs and e-mail addresses into links after escapes are read; a word
+# joiner (invisible, U+2060) after the scheme's first letter, ``www`` or ``@`` stops it.
+_AUTOLINK = re.compile(r"(?i)\b(?:h(?=ttps?:)|f(?=tp:)|w(?=ww\.))|@(?=\w)")
 
 
 def md_text(s: str) -> str:
     """``s`` as literal text inside Markdown: every character Markdown or Streamlit's own
-    syntax (``:red[…]``, ``:material/…:``, ``$…$``) would read is escaped, line breaks become
-    spaces, and a list or heading marker at the start loses its meaning. Text that comes from
-    a file goes through this before any ``st.markdown``."""
-    s = s.replace("\r", " ").replace("\n", " ")
-    s = _MARKDOWN_INLINE.sub(r"\\\1", s)
+    syntax (``:red[…]``, ``:material/…:``, ``$…$``) would read is escaped, a list or heading
+    marker at the start loses its meaning, line breaks become ``⏎``, bidirectional
+    controls are shown, not obeyed (:func:`label_text`), and bare URLs and addresses stay
+    text instead of becoming links. Text that comes from a file, a file
+    name, the URL or a person goes through this before any ``st.markdown``, alert, caption or
+    widget label."""
+    s = _MARKDOWN_INLINE.sub(r"\\\1", _AUTOLINK.sub("\\g<0>\u2060", label_text(s)))
     return _MARKDOWN_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2), s)
+
+
+def md_code(s: str) -> str:
+    """``s`` as an inline code span that nothing in it can end: fenced by more backticks than
+    any run inside, bidirectional controls and line breaks shown (:func:`label_text`)."""
+    s = label_text(s)
+    longest = max((len(run) for run in re.findall(r"`+", s)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") or not s.strip() else ""
+    return f"{fence}{pad}{s}{pad}{fence}"
 
 
 def short_text(s: str, limit: int = 60) -> str:

@@ -15,7 +15,7 @@ from browser_app.ui import frame, navigation, state
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import editor, review
 from browser_app.ui.widgets import journal as shared_journal
-from browser_app.view import diff_rows, plural
+from browser_app.view import diff_rows, md_text, plural
 from codec.errors import CodecError
 
 PER_PAGE = 20
@@ -63,7 +63,7 @@ def _record_block(src: Source, j: Journal, ref: RecordRef) -> None:
             status = " · :red[deleted — left out of exports]"
         elif isinstance(ref, str):
             status = " · :green[new]"
-        head[0].markdown(f"**{j.label(ref)}**{status}")
+        head[0].markdown(f"**{md_text(j.label(ref))}**{status}")
         if head[1].button(
             "Open",
             key=state.widget_key(f"changes:open:{ref}"),
@@ -75,7 +75,7 @@ def _record_block(src: Source, j: Journal, ref: RecordRef) -> None:
             diffs = j.diff(ref)
         except (AppError, CodecError) as exc:
             diffs = []
-            st.caption(f"(before/after not available: {exc})")
+            st.caption(f"(before/after not available: {md_text(str(exc))})")
         if diffs and not j.is_deleted(ref):
             st.dataframe(
                 diff_rows(diffs),
@@ -102,9 +102,9 @@ def _change_row(text: str, label: str, icon: str, key: str, on_click: Callable[[
 
 def _change_line(src: Source, ch: Change) -> None:
     when = time.strftime("%H:%M:%S", time.localtime(ch.timestamp))
-    text = f"`#{ch.id}` {ch.describe()} · {when}"
+    text = f"`#{ch.id}` {md_text(ch.describe())} · {when}"
     for w in ch.warnings:
-        text += f"  \n:orange[⚠ {w}]"
+        text += f"  \n:orange[⚠ {md_text(w)}]"
     _change_row(
         text, "Undo", ":material/undo:", f"changes:undo:{ch.id}", partial(_undo, src, ch.id)
     )
@@ -160,7 +160,7 @@ def _changes(src: Source, j: Journal) -> None:
         with st.expander(f"Undone ({len(undone)}) — redo one"):
             for ch in reversed(undone[-_UNDONE_SHOWN:]):
                 _change_row(
-                    f"`#{ch.id}` {ch.describe()}",
+                    f"`#{ch.id}` {md_text(ch.describe())}",
                     "Redo",
                     ":material/redo:",
                     f"changes:redo:{ch.id}",
@@ -183,7 +183,7 @@ def render() -> None:
         with tabs[1]:
             review.render_report(src, j)
     except (AppError, CodecError) as exc:
-        st.error(f"The pending changes cannot be shown: {exc}")
+        st.error(f"The pending changes cannot be shown: {md_text(str(exc))}")
 
 
 if __name__ == "__main__":

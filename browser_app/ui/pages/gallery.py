@@ -76,7 +76,7 @@ def _tile(item: GalleryItem) -> None:
         help=_BADGE_HELP if item.badges else None,
     )
     if item.index is not None and st.button(
-        item.caption,
+        view.md_text(item.caption),
         key=state.widget_key(f"tile:{item.index}"),
         type="tertiary",
         help="Open this record on the Records page",

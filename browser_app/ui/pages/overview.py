@@ -10,7 +10,7 @@ import streamlit as st
 from browser_app.edits import FEATURE_LISTS
 from browser_app.ui import frame, navigation, services, state
 from browser_app.ui.source import Source
-from browser_app.view import kind_label, plural, problem_dict
+from browser_app.view import kind_label, md_text, plural, problem_dict
 from codec.kinds import COMPRESSION, DATA_CRC, RAW, TRUNCATED
 from codec.values import format_bytes
 
@@ -138,7 +138,9 @@ def _problems(src: Source, problems: list[dict[str, Any]], recovered: int | None
     for n, p in enumerate(problems[:MAX_PROBLEM_BUTTONS]):
         at = f"byte {p['offset']:,}" if p["offset"] is not None else "unknown offset"
         c1, c2 = st.columns([5, 1], vertical_alignment="center")
-        c1.markdown(f"`{p['kind']}` · {src.rel(p['path'])} · **{at}** — {p['message']}")
+        c1.markdown(
+            f"`{p['kind']}` · {md_text(src.rel(p['path']))} · **{at}** — {md_text(p['message'])}"
+        )
         if p["offset"] is None:
             continue
         target = p["offset"] if p["kind"] == DATA_CRC else (p["end"] or p["offset"])

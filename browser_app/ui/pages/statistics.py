@@ -7,6 +7,7 @@ import streamlit as st
 
 from browser_app.ui import frame, state
 from browser_app.ui.widgets import charts, schema
+from browser_app.view import label_text
 
 ALL_FILES = "all files"
 
@@ -24,7 +25,9 @@ def render() -> None:
         st.info("No features to chart: the records are raw payloads or empty Examples.")
         return
     c = st.columns([2, 2, 1], vertical_alignment="bottom")
-    name = c[0].selectbox("Feature", names, key=state.widget_key("statistics:feature"))
+    name = c[0].selectbox(
+        "Feature", names, key=state.widget_key("statistics:feature"), format_func=label_text
+    )
     log = c[2].toggle(
         "Log scale",
         key=state.widget_key("statistics:log"),
@@ -35,7 +38,10 @@ def render() -> None:
     scope = ALL_FILES
     if shards:
         scope = c[1].selectbox(
-            "Files", [ALL_FILES, *shards], key=state.widget_key("statistics:shard")
+            "Files",
+            [ALL_FILES, *shards],
+            key=state.widget_key("statistics:shard"),
+            format_func=label_text,
         )
     if scope != ALL_FILES:
         stats = stats.get("shards", {}).get(shards[scope], {})

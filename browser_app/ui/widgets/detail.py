@@ -73,12 +73,16 @@ def pictures(pics: list[view.Picture]) -> None:
     with st.container(key="tfb-pictures"):
         for p in pics:
             if p.error or p.data is None:
-                st.error(f"**{p.caption}** — {p.error}", icon=":material/broken_image:")
+                st.error(
+                    f"**{view.md_text(p.caption)}** — {view.md_text(p.error or '')}",
+                    icon=":material/broken_image:",
+                )
                 continue
             width: Any = "stretch" if p.width < 480 else "content"
-            st.image(p.data, caption=p.caption, output_format=_st_format(p.format), width=width)
+            caption = view.md_text(p.caption)  # Streamlit reads image captions as Markdown
+            st.image(p.data, caption=caption, output_format=_st_format(p.format), width=width)
             if p.note:
-                st.warning(p.note, icon=":material/aspect_ratio:")
+                st.warning(view.md_text(p.note), icon=":material/aspect_ratio:")
             if p.box_problems:
                 _box_warning(p)
 
@@ -127,7 +131,7 @@ def feature_table(record: ex.Record) -> None:
 
 def _bytes_value(name: str, i: int, v: bytes, key: str) -> None:
     shown = view.value_view(v)
-    label = f"`{name}[{i}]`" if i else f"`{name}`"
+    label = view.md_code(f"{name}[{i}]" if i else name)
     if shown.kind == "text":
         st.caption(f"{label} · text · {len(v):,} bytes")
         st.code(shown.text or "", language=None, wrap_lines=True)
@@ -137,7 +141,7 @@ def _bytes_value(name: str, i: int, v: bytes, key: str) -> None:
         dims = "×".join(str(d) for d in t.shape) or "scalar"
         st.caption(f"{label} · serialized tensor · {t.dtype} · shape {dims} · {len(v):,} bytes")
         if t.error:
-            st.error(f"Cannot read this tensor: {t.error}")
+            st.error(f"Cannot read this tensor: {view.md_text(t.error)}")
         else:
             if t.picture is not None:
                 with st.container(key=f"tfb-tensor-{key}"):
@@ -152,7 +156,7 @@ def _bytes_value(name: str, i: int, v: bytes, key: str) -> None:
         )
         return
     if shown.kind.startswith("image/"):
-        st.caption(f"{label} · {shown.summary}")
+        st.caption(f"{label} · {view.md_text(shown.summary)}")
         ext = shown.kind.split("/")[1]
         _download("Download picture", v, f"{name.replace('/', '_')}_{i}.{ext}", key, shown.kind)
         return
@@ -177,7 +181,7 @@ def feature_values(record: ex.Record, index: int) -> None:
             and len(f.values[0]) <= 60
         ):
             continue
-        title = f"{name} — {f.type}, {view.plural(n, 'value')}"
+        title = f"{view.md_text(name)} — {f.type}, {view.plural(n, 'value')}"
         with st.expander(title, expanded=False):
             if f.type == BYTES:
                 for i, v in enumerate(f.values[:_VALUES_SHOWN]):
@@ -236,13 +240,14 @@ def _unchecked_bytes(src: Source, index: int) -> bytes | None:
 
 def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
     """Everything about one record (or one skipped region)."""
-    rel = src.rel(slot.path)
+    rel = view.md_text(src.rel(slot.path))  # in Markdown from here on
     if slot.index is None:
         p = slot.problem
+        why = view.md_text(p.message) if p else ""
         st.markdown(f"#### Skipped region at byte {slot.offset:,}")
         st.warning(
             f"{format_bytes(slot.length)} of {rel} starting at byte {slot.offset:,}"
-            f" could not be read as records: {p.message if p else ''}. Reading resumed after them.",
+            f" could not be read as records: {why}. Reading resumed after them.",
             icon=":material/warning:",
         )
         return
@@ -321,7 +326,7 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
         try:
             st.json(ex.to_json(slot.payload, record.kind), expanded=2)
         except codec.CodecError as exc:
-            st.error(str(exc))
+            st.error(view.md_text(str(exc)))
     _download(
         "Download record payload (.pb)",
         slot.payload,

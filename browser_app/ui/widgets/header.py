@@ -9,7 +9,7 @@ import streamlit as st
 
 import codec
 from browser_app.ui.source import Source
-from browser_app.view import plural
+from browser_app.view import md_text, plural
 from codec.kinds import NO_COMPRESSION
 from codec.values import format_bytes
 
@@ -25,7 +25,7 @@ def source_header(src: Source, title: str) -> None:
     st.subheader(f"{title}", anchor=False)
     size = sum(f.file_size for f in ds.files)
     comps = sorted({f.compression for f in ds.files})
-    parts = [f"**{src.label}**"]
+    parts = [f"**{md_text(src.label)}**"]
     if len(ds.files) > 1:
         parts.append(plural(len(ds.files), "file"))
     if ds.index_complete:

@@ -20,7 +20,7 @@ from browser_app.edits import Journal, discard_journal, journal_path
 from browser_app.errors import AppError, JournalError, JournalMismatchError
 from browser_app.ui import navigation, services, state
 from browser_app.ui.source import Source
-from browser_app.view import plural
+from browser_app.view import md_text, plural
 from codec.errors import CodecError
 
 __all__ = ["act", "journal", "sidebar_status"]
@@ -41,7 +41,7 @@ def journal(src: Source, quiet: bool = False) -> Journal | None:
     except JournalError as exc:
         _broken(src, str(exc))
     except OSError as exc:
-        st.error(f"The pending edits of {src.label} cannot be read: {exc}.")
+        st.error(f"The pending edits of {md_text(src.label)} cannot be read: {md_text(str(exc))}.")
     return None
 
 
@@ -105,7 +105,7 @@ def _mismatch(src: Source, exc: JournalMismatchError) -> None:
 
 def _broken(src: Source, message: str) -> None:
     with st.container(border=True):
-        st.error(f"The pending edits of {src.label} cannot be read: {message}")
+        st.error(f"The pending edits of {md_text(src.label)} cannot be read: {md_text(message)}")
         st.button(
             "Set the damaged journal aside",
             key=state.widget_key("journal:broken"),

@@ -17,8 +17,9 @@ _SHOW = {"error": st.error, "warning": st.warning, "info": st.info, "success": s
 
 
 def show(kind: str, message: str) -> None:
-    """``message`` as an error, warning, info or success box (a warning for another kind)."""
-    _SHOW.get(kind, st.warning)(message)
+    """``message`` as an error, warning, info or success box (a warning for another kind).
+    Messages are plain text (they often quote a file name or a value): never Markdown."""
+    _SHOW.get(kind, st.warning)(md_text(message))
 
 
 def show_flashes() -> None:

@@ -12,7 +12,7 @@ import streamlit as st
 from browser_app.edits import ADDED, DELETED, EDITED
 from browser_app.ui import state
 from browser_app.ui.source import Source
-from browser_app.view import PageView
+from browser_app.view import PageView, label_text
 from codec.dataset import DAMAGED, RECOVERED, SKIPPED
 from codec.values import format_float
 
@@ -54,12 +54,13 @@ def _column_config(view: PageView) -> dict[str, Any]:
     for name, kind in view.columns:
         if name in cfg:
             continue
+        title = label_text(name)  # a feature's name: its bidirectional controls are shown
         if kind == "int":
-            cfg[name] = st.column_config.NumberColumn(name, format="%d")
+            cfg[name] = st.column_config.NumberColumn(title, format="%d")
         elif kind == "float":
-            cfg[name] = st.column_config.NumberColumn(name)
+            cfg[name] = st.column_config.NumberColumn(title)
         else:
-            cfg[name] = st.column_config.TextColumn(name)
+            cfg[name] = st.column_config.TextColumn(title)
     return cfg
 
 

@@ -16,6 +16,7 @@ from browser_app.edits.review import progress, report_csv, report_json, report_r
 from browser_app.errors import AppError
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
+from browser_app.view import md_text
 from codec.errors import CodecError
 
 __all__ = ["render_marks", "render_report", "tile_mark"]
@@ -94,7 +95,7 @@ def render_marks(src: Source, ref: RecordRef) -> None:
         head, bar = st.columns([2.2, 3], vertical_alignment="center")
         now = (
             f"{ICONS[mark.status]} **{LABELS[mark.status]}**"
-            + (f" — {mark.comment}" if mark.comment else "")
+            + (f" — {md_text(mark.comment)}" if mark.comment else "")
             if mark is not None
             else "not reviewed yet"
         )
@@ -184,7 +185,7 @@ def tile_mark(src: Source, ref: RecordRef, j: Journal | None = None) -> None:
     with c[1].popover(
         "",
         icon=":material/chat:" if not (mark and mark.comment) else ":material/mark_chat_read:",
-        help=mark.comment if mark and mark.comment else "Comment",
+        help=md_text(mark.comment) if mark and mark.comment else "Comment",
     ):
         cw = f"review:tilec:{_sid(src)}:{ref}:{rev}"
         if state.widget_value(cw) is None:

@@ -92,7 +92,7 @@ def label_map_choice(src: Source, where: str) -> None:
                 )
     elif found is not None:
         use = st.toggle(
-            f"Check labels against {src.rel(found)} (found beside the data)",
+            f"Check labels against {md_text(src.rel(found))} (found beside the data)",
             value=state.get(f"label_map_off:{src.spec}") is None,
             key=state.widget_key(f"{where}:label_map_beside"),
         )

@@ -33,7 +33,7 @@ from browser_app.ui.widgets.editor.saving import (
     target_name,
 )
 from browser_app.ui.widgets.editor.tables import features_table, list_table, type_warnings_of
-from browser_app.view import plural
+from browser_app.view import md_text, plural
 from codec.errors import CodecError
 from codec.kinds import EXAMPLE, RAW, SEQUENCE_EXAMPLE
 
@@ -83,7 +83,7 @@ def render(src: Source, record_no: int, ref: RecordRef | None = None) -> None:
         record_actions(src, ref, record_no, editable=False)
         return
     except (AppError, CodecError, IndexError) as exc:
-        st.error(f"Record {ref} cannot be edited: {exc}")
+        st.error(f"Record {ref} cannot be edited: {md_text(str(exc))}")
         return
     if rec is None:
         c = st.columns([5, 1.2], vertical_alignment="center")
@@ -103,7 +103,7 @@ def render(src: Source, record_no: int, ref: RecordRef | None = None) -> None:
     n = len(j.changes_for(ref))
     kind = {EXAMPLE: "Example", SEQUENCE_EXAMPLE: "SequenceExample"}.get(rec.kind, "raw payload")
     status = f" · :blue[✎ {plural(n, 'pending change')}]" if n else ""
-    st.markdown(f"**Editing {j.label(ref)}** · {kind}{status}")
+    st.markdown(f"**Editing {md_text(j.label(ref))}** · {kind}{status}")
     record_actions(src, ref, record_no, editable=True)
     if rec.kind == RAW:
         st.info(
@@ -116,7 +116,7 @@ def render(src: Source, record_no: int, ref: RecordRef | None = None) -> None:
     if warn:
         st.warning(
             "**This record now disagrees with the rest of the dataset:** "
-            + "; ".join(w for ws in warn.values() for w in ws)
+            + "; ".join(md_text(w) for ws in warn.values() for w in ws)
             + ".",
             icon=":material/rule:",
         )
@@ -126,7 +126,8 @@ def render(src: Source, record_no: int, ref: RecordRef | None = None) -> None:
         st.error(
             "**Not saved:** "
             + "; ".join(
-                f"{k[1]}{'' if k[2] < 0 else f' step {k[2]}'}: “{t}” — {r}"
+                f"{md_text(k[1])}{'' if k[2] < 0 else f' step {k[2]}'}: “{md_text(t)}”"
+                f" — {md_text(r)}"
                 for k, (t, r) in table_rejects
             )
             + ". Everything else is saved; type a corrected value to replace it.",

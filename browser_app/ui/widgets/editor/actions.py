@@ -16,7 +16,7 @@ from browser_app.ui.widgets.editor.saving import (
     sid,
     undo,
 )
-from browser_app.view import parse_bytes_cell
+from browser_app.view import label_text, parse_bytes_cell
 from codec import example as ex
 from codec.kinds import BYTES, FEATURE_TYPES, INT64
 
@@ -93,7 +93,7 @@ def feature_actions(src: Source, j: Journal, ref: RecordRef, rec: ex.Record) -> 
         )
     with c[1].popover("Delete a feature", icon=":material/remove:", width="stretch"):
         w = f"{base}:del"
-        st.selectbox("Feature", names, key=state.widget_key(w), index=None)
+        st.selectbox("Feature", names, key=state.widget_key(w), index=None, format_func=label_text)
         st.button(
             "Delete feature",
             key=state.widget_key(f"{w}:go"),
@@ -108,7 +108,9 @@ def feature_actions(src: Source, j: Journal, ref: RecordRef, rec: ex.Record) -> 
             names,
             key=state.widget_key(fw),
             index=None,
-            format_func=lambda n: f"{n} ({rec.features[n].type})" if n in rec.features else n,
+            format_func=lambda n: label_text(
+                f"{n} ({rec.features[n].type})" if n in rec.features else n
+            ),
         )
         st.selectbox("New type", FEATURE_TYPES, key=state.widget_key(tw), index=None)
         st.caption(

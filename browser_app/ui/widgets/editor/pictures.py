@@ -18,6 +18,7 @@ from browser_app.ui.widgets.editor.saving import (
     set_rejected,
     sid,
 )
+from browser_app.view import md_text
 from codec import example as ex
 from codec.errors import CodecError
 from codec.kinds import BYTES
@@ -91,7 +92,8 @@ def pictures(src: Source, ref: RecordRef, rec: ex.Record) -> None:
         with c[1]:
             widget = f"edit:upload:{sid(src)}:{ref}:{fname}:{i}:{state.edit_revision()}"
             st.file_uploader(
-                f"Replace {fname}[{i}] ({(sniff_image(data) or '').upper()}, {len(data):,} bytes)",
+                f"Replace {md_text(fname)}[{i}]"
+                f" ({(sniff_image(data) or '').upper()}, {len(data):,} bytes)",
                 key=state.widget_key(widget),
                 on_change=_on_upload,
                 args=(src, ref, widget, fname, i),
@@ -99,6 +101,9 @@ def pictures(src: Source, ref: RecordRef, rec: ex.Record) -> None:
             )
             bad = rejected.get((PICTURE, fname, i))
             if bad is not None:
-                st.error(f"**{bad[0]}** was not used: {bad[1]}", icon=":material/broken_image:")
+                st.error(
+                    f"**{md_text(bad[0])}** was not used: {md_text(bad[1])}",
+                    icon=":material/broken_image:",
+                )
     if len(found) > MAX_PICTURES:
         st.caption(f"… and {len(found) - MAX_PICTURES} more pictures")

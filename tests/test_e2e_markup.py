@@ -1,0 +1,126 @@
+"""End to end, in headless Chromium: text from files, names and the URL is never markup, and
+the app loads nothing from outside its own server.
+
+A dataset whose every text is a Markdown/HTML payload pointing at a second local server
+(``hostile_data``) is opened on every page, and through links whose ``file`` parameter is a
+payload. The second server counts the requests it receives (none expected); the page records
+every request it makes (none outside the app's origin, the page icon included). Screenshots
+go to ``artifacts/``.
+"""
+
+from __future__ import annotations
+
+import http.server
+import threading
+from collections.abc import Iterator
+from urllib.parse import quote
+
+import pytest
+from browser_support import ARTIFACTS, chromium, free_port, need_chromium, running_server
+from hostile_data import write_hostile_root
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+PAGES = ("", "gallery", "overview", "schema", "statistics", "filter", "changes", "export")
+
+
+class _Counter(http.server.BaseHTTPRequestHandler):
+    hits: list[str] = []  # noqa: RUF012 - shared by the server's handler instances
+
+    def do_GET(self) -> None:
+        _Counter.hits.append(self.path)
+        self.send_response(404)
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def bait() -> Iterator[int]:
+    """A server on loopback that the payloads point at; it counts what reaches it."""
+    port = free_port()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", port), _Counter)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield port
+    finally:
+        server.shutdown()
+
+
+@pytest.fixture(scope="module")
+def app(
+    bait: int, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[str, dict[str, str]]]:
+    need_chromium()
+    root = tmp_path_factory.mktemp("hostile")
+    cache = tmp_path_factory.mktemp("hostile-cache")
+    files = write_hostile_root(root, bait, cache)
+    env = {"TFRECORD_BROWSER_CACHE": str(cache)}
+    with running_server(["--root", str(root)], tmp_path_factory.mktemp("srv"), env) as url:
+        yield url, files
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[object]:
+    with chromium() as b:
+        yield b
+
+
+def _visit(browser, url: str, requests: list[str], shot: str | None = None) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1400, "height": 1600})
+    page.on("request", lambda r: requests.append(r.url))
+    page.goto(url)
+    expect(page.get_by_test_id("stSidebar")).to_be_visible(timeout=60_000)
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(1500)  # late images, fonts and favicons
+    assert page.get_by_test_id("stException").count() == 0
+    # No element the payloads would make: no <img> pointing anywhere but here, no <style>
+    # from data, no KaTeX.
+    assert page.locator("img[src*='md.png'], img[src*='html.png']").count() == 0
+    links = page.locator("a[href*='md.png'], a[href*='/link'], a[href*='/u.png']")
+    assert links.count() == 0, links.evaluate_all("els => els.map(e => e.href)")
+    katex = page.locator(".katex")
+    assert katex.count() == 0, katex.evaluate_all(
+        "els => els.map(e => (e.closest('[data-testid]') || e).innerText.slice(0, 400))"
+    )
+    if shot:
+        page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
+    page.close()
+
+
+def test_no_page_loads_anything_from_outside(app, bait, browser) -> None:  # type: ignore[no-untyped-def]
+    url, files = app
+    ARTIFACTS.mkdir(exist_ok=True)
+    requests: list[str] = []
+    main = quote(files["main"])
+    for page in PAGES:
+        for record in ("0", "2"):
+            shot = f"markup-{page or 'records'}.png" if record == "2" else None
+            _visit(browser, f"{url}/{page}?file={main}&record={record}", requests, shot)
+    _visit(browser, f"{url}/?file={quote(files['named'])}", requests, "markup-named.png")
+    outside = [r for r in requests if not r.startswith(url) and not r.startswith("data:")]
+    assert not outside, outside
+    assert not _Counter.hits, _Counter.hits
+    assert any(r.startswith(url) for r in requests)  # the pages did load
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "missing ![x]({bait}/u.png)",
+        '<img src="{bait}/i.png"> :red[x] $x^2$',
+        "\u202egpj.tfrecord",
+    ],
+)
+def test_a_link_to_the_app_cannot_make_it_fetch(app, bait, browser, spec) -> None:  # type: ignore[no-untyped-def]
+    url, _ = app
+    requests: list[str] = []
+    before = len(_Counter.hits)
+    target = spec.format(bait=f"http://127.0.0.1:{bait}")
+    _visit(browser, f"{url}/?file={quote(target)}", requests, "markup-url.png")
+    assert len(_Counter.hits) == before, _Counter.hits
+    assert not [r for r in requests if not r.startswith(url) and not r.startswith("data:")]
