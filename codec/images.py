@@ -81,6 +81,8 @@ def decode_image(b: bytes) -> Image.Image:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             img = Image.open(io.BytesIO(b))
+            if img.width * img.height > MAX_DECODE_PIXELS:  # formats without a header read
+                raise _too_large(fmt, b, img.size)
             img.load()
     except (Image.DecompressionBombWarning, Image.DecompressionBombError) as exc:
         raise _too_large(fmt, b) from exc

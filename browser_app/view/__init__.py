@@ -14,7 +14,6 @@ from .gallery import GalleryItem, gallery_items, record_label
 from .pictures import (
     BOX_SAMPLE,
     BROKEN_PICTURE,
-    MAX_PICTURE_PIXELS,
     BoxScale,
     Picture,
     Thumb,
@@ -73,7 +72,6 @@ __all__ = [
     "DRIFT_CHECKS",
     "LINKS_SHOWN",
     "MAX_COLUMNS",
-    "MAX_PICTURE_PIXELS",
     "PREVIEW_VALUES",
     "BoxScale",
     "Cell",

@@ -10,7 +10,7 @@ import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from PIL import Image, ImageFile
+from PIL import Image
 
 import codec
 from codec import detection
@@ -24,7 +24,6 @@ from .values import plural
 __all__ = [
     "BOX_SAMPLE",
     "BROKEN_PICTURE",
-    "MAX_PICTURE_PIXELS",
     "BoxScale",
     "Picture",
     "Thumb",
@@ -34,7 +33,6 @@ __all__ = [
     "thumbnail",
 ]
 
-MAX_PICTURE_PIXELS = 40_000_000  # larger pictures are not decoded for display
 # Shown in the table's picture column in place of a picture that cannot be decoded.
 BROKEN_PICTURE = "data:image/svg+xml;base64," + base64.b64encode(
     b'<svg xmlns="http://www.w3.org/2000/svg" width="48" height="48" viewBox="0 0 48 48">'
@@ -292,19 +290,12 @@ def record_pictures(
 
 
 def _thumb_image(ref: im.ImageRef, size: int) -> tuple[Image.Image, tuple[int, int]]:
-    """A small PIL image of ``ref`` (JPEG decoded in draft mode) and the full size."""
-    img: Image.Image
+    """A small PIL image of ``ref`` and the full size (:func:`codec.images.thumbnail_image`
+    for encoded pictures: JPEG in draft mode, giant pictures refused before decoding)."""
     if ref.source == "encoded":
-        img = Image.open(io.BytesIO(ref.data))
-        full = img.size  # before draft mode scales it down
-        if img.width * img.height > MAX_PICTURE_PIXELS:
-            raise codec.ImageError(f"{img.width}×{img.height} is too large to preview")
-        if ref.format == "jpeg" and isinstance(img, ImageFile.ImageFile):
-            img.draft("RGB" if img.mode not in ("L", "CMYK") else img.mode, (size, size))
-        img.load()
-    else:
-        img = ref.image()
-        full = img.size
+        return im.thumbnail_image(ref.data, size)
+    img = ref.image()
+    full = img.size
     img.thumbnail((size, size))
     return img, full
 
@@ -358,12 +349,7 @@ def thumbnail(
     if not refs:
         return None
     ref = refs[0]
-    try:
-        img, (fw, fh) = _thumb_image(ref, size)
-    except codec.ImageError:
-        raise
-    except (OSError, ValueError, SyntaxError, EOFError) as exc:
-        raise codec.ImageError(f"{ref.format} cannot be decoded: {exc}") from exc
+    img, (fw, fh) = _thumb_image(ref, size)
     bad = 0
     if boxes and ref.step is None and _BOXES_PRESENT in record.features:
         found = im.find_boxes(record, fw, fh, normalized=normalized)

@@ -13,7 +13,7 @@ import codec
 from codec import example as ex
 from codec import images as im
 from codec.kinds import FLOAT
-from codec.tensor import describe_tensor, parse_tensor
+from codec.tensor import MAX_BYTES, describe_tensor, parse_tensor, tensor_bytes
 from codec.values import format_bytes, format_float
 
 __all__ = [
@@ -169,13 +169,15 @@ def text_preview(b: bytes, limit: int = 2000) -> str:
 @dataclass(frozen=True)
 class TensorView:
     """A serialized tensor to show: ``dtype``, ``shape``, the values as text, a PNG when the
-    tensor is image-shaped (uint8 H×W or H×W×1/3/4), or the reason it cannot be read."""
+    tensor is image-shaped (uint8 H×W or H×W×1/3/4), or the reason it cannot be read;
+    ``decoded_bytes`` is what decoding it takes (known from its header alone)."""
 
     dtype: str
     shape: tuple[int, ...]
     values: str
     picture: bytes | None = None
     error: str | None = None
+    decoded_bytes: int | None = None
 
 
 def _looks_like_picture(arr: np.ndarray) -> bool:
@@ -186,16 +188,19 @@ def _looks_like_picture(arr: np.ndarray) -> bool:
     )
 
 
-def tensor_view(b: bytes, max_values: int = 1000) -> TensorView:
-    """dtype, shape and values of a serialized tensor (a PNG too when it is a picture)."""
+def tensor_view(b: bytes, max_values: int = 1000, max_bytes: int = MAX_BYTES) -> TensorView:
+    """dtype, shape and values of a serialized tensor (a PNG too when it is a picture).
+    Decodes only when the array takes at most ``max_bytes`` (checked from the header before
+    anything is allocated); otherwise ``values`` is empty and ``error`` says why."""
     try:
         dtype, shape = describe_tensor(b)
+        need = tensor_bytes(dtype, shape)
     except codec.CodecError as exc:
         return TensorView("?", (), "", None, str(exc))
     try:
-        arr = parse_tensor(b)
+        arr = parse_tensor(b, max_bytes=max_bytes)
     except codec.CodecError as exc:
-        return TensorView(dtype, shape, "", None, str(exc))
+        return TensorView(dtype, shape, "", None, str(exc), need)
     if arr.dtype == object:
         shown = np.vectorize(
             lambda v: short_text(v.decode("utf-8", "replace"), 40), otypes=[object]
@@ -211,4 +216,4 @@ def tensor_view(b: bytes, max_values: int = 1000) -> TensorView:
             picture = out.getvalue()
         except codec.ImageError:
             picture = None
-    return TensorView(dtype, tuple(shape), text, picture)
+    return TensorView(dtype, tuple(shape), text, picture, None, need)

@@ -4,6 +4,8 @@ bytes; for a damaged record, why, and its bytes as stored."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any, Literal
 from urllib.parse import quote
 
@@ -17,6 +19,7 @@ from browser_app.ui import services, state
 from browser_app.ui.source import Source
 from codec import example as ex
 from codec.kinds import BYTES, RAW, SEQUENCE_EXAMPLE
+from codec.tensor import MAX_BYTES
 from codec.values import format_bytes
 
 __all__ = ["boxes_toggle", "feature_table", "feature_values", "pictures", "record_detail"]
@@ -24,6 +27,13 @@ __all__ = ["boxes_toggle", "feature_table", "feature_values", "pictures", "recor
 _BOXES_FEATURE = "image/object/bbox/xmin"  # a record with this feature has boxes to draw
 _INLINE_DOWNLOAD = 256 << 10  # larger downloads are made when clicked
 _VALUES_SHOWN = 50  # bytes values written out per feature
+# Bounds that hold whatever a record holds; what is beyond them is a download.
+TEXT_SHOWN = 20_000  # characters of a text value
+NUMBERS_SHOWN = 10_000  # numbers of a feature in its table
+FEATURES_PER_PAGE = 50  # features with their values written out, per page
+JSON_VIEW_BYTES = 2 << 20  # records larger than this have no JSON view
+TENSOR_PREVIEW_BYTES = 16 << 20  # a tensor decodes for its preview up to this size
+MAX_TENSOR_BYTES = MAX_BYTES  # and in full, on request, up to this
 
 
 def _on_boxes(name: str) -> None:
@@ -90,8 +100,14 @@ def pictures(pics: list[view.Picture]) -> None:
 # -- record detail -----------------------------------------------------------------------
 
 
-def _download(label: str, data: bytes, name: str, key: str, mime: str) -> None:
-    payload: Any = data if len(data) <= _INLINE_DOWNLOAD else (lambda: data)
+def _download(
+    label: str, data: bytes | Callable[[], bytes], name: str, key: str, mime: str
+) -> None:
+    """A download button; large data (and data made on demand) is produced when clicked."""
+    payload: Any = data
+    if isinstance(data, bytes) and len(data) > _INLINE_DOWNLOAD:
+        payload = functools.partial(bytes, data)  # made when clicked
+
     st.download_button(
         label,
         payload,
@@ -132,44 +148,67 @@ def feature_table(record: ex.Record) -> None:
 def _bytes_value(name: str, i: int, v: bytes, key: str) -> None:
     shown = view.value_view(v)
     label = view.md_code(f"{name}[{i}]" if i else name)
+    stem = name.replace("/", "_")
     if shown.kind == "text":
+        text = shown.text or ""
         st.caption(f"{label} · text · {len(v):,} bytes")
-        st.code(shown.text or "", language=None, wrap_lines=True)
+        st.code(text[:TEXT_SHOWN], language=None, wrap_lines=True)
+        if len(text) > TEXT_SHOWN:
+            st.caption(f"… {len(text) - TEXT_SHOWN:,} more characters: download the value for all.")
+            _download("Download text", v, f"{stem}_{i}.txt", key, "text/plain")
         return
     if shown.kind == "tensor":
-        t = view.tensor_view(v)
-        dims = "×".join(str(d) for d in t.shape) or "scalar"
-        st.caption(f"{label} · serialized tensor · {t.dtype} · shape {dims} · {len(v):,} bytes")
-        if t.error:
-            st.error(f"Cannot read this tensor: {view.md_text(t.error)}")
-        else:
-            if t.picture is not None:
-                with st.container(key=f"tfb-tensor-{key}"):
-                    st.image(t.picture, output_format="PNG", width=min(320, 4 * max(t.shape[1], 1)))
-            st.code(t.values, language=None)
-        _download(
-            "Download tensor bytes",
-            v,
-            f"{name.replace('/', '_')}_{i}.pb",
-            key,
-            "application/octet-stream",
-        )
+        _tensor(label, v, key)
+        _download("Download tensor bytes", v, f"{stem}_{i}.pb", key, "application/octet-stream")
         return
     if shown.kind.startswith("image/"):
         st.caption(f"{label} · {view.md_text(shown.summary)}")
         ext = shown.kind.split("/")[1]
-        _download("Download picture", v, f"{name.replace('/', '_')}_{i}.{ext}", key, shown.kind)
+        _download("Download picture", v, f"{stem}_{i}.{ext}", key, shown.kind)
         return
     st.caption(f"{label} · binary · {len(v):,} bytes")
     st.code(view.hex_dump(v, 512), language=None)
-    _download(
-        "Download bytes", v, f"{name.replace('/', '_')}_{i}.bin", key, "application/octet-stream"
-    )
+    _download("Download bytes", v, f"{stem}_{i}.bin", key, "application/octet-stream")
 
 
-def feature_values(record: ex.Record, index: int) -> None:
-    """Every feature with all its values: long lists folded, text as text, binary as a hex
-    preview with a download, tensors with dtype, shape and values."""
+def _tensor(label: str, v: bytes, key: str) -> None:
+    """A serialized tensor: dtype and shape always; its values when they decode within the
+    preview's byte cap, or on request up to :data:`codec.tensor.MAX_BYTES`."""
+    full = state.get(f"tensor:full:{key}") is True
+    t = view.tensor_view(v, max_bytes=MAX_TENSOR_BYTES if full else TENSOR_PREVIEW_BYTES)
+    dims = "×".join(str(d) for d in t.shape) or "scalar"
+    st.caption(f"{label} · serialized tensor · {t.dtype} · shape {dims} · {len(v):,} bytes")
+    cap = MAX_TENSOR_BYTES if full else TENSOR_PREVIEW_BYTES
+    if t.error is not None and t.decoded_bytes is not None and t.decoded_bytes > cap:
+        if t.decoded_bytes <= MAX_TENSOR_BYTES:
+            st.info(
+                f"Decoded, this tensor takes {format_bytes(t.decoded_bytes)}: more than the"
+                f" {format_bytes(TENSOR_PREVIEW_BYTES)} a preview decodes.",
+                icon=":material/memory:",
+            )
+            if st.button("Decode it in full", key=state.widget_key(f"tensorfull:{key}")):
+                state.put(f"tensor:full:{key}", True)
+                st.rerun()
+        else:
+            st.warning(
+                f"Decoded, this tensor would take {format_bytes(t.decoded_bytes)}: more than the"
+                f" {format_bytes(MAX_TENSOR_BYTES)} the app decodes. Its dtype and shape are"
+                " above; download its bytes to work on it.",
+                icon=":material/memory:",
+            )
+        return
+    if t.error:
+        st.error(f"Cannot read this tensor: {view.md_text(t.error)}")
+        return
+    if t.picture is not None:
+        with st.container(key=f"tfb-tensor-{key}"):
+            st.image(t.picture, output_format="PNG", width=min(320, 4 * max(t.shape[1], 1)))
+    st.code(t.values, language=None)
+
+
+def _values_needing_a_view(record: ex.Record) -> list[str]:
+    """The features whose values the feature table cannot show whole."""
+    out = []
     for name, f in record.features.items():
         n = len(f.values)
         if f.type != BYTES and n <= view.PREVIEW_VALUES:
@@ -181,6 +220,32 @@ def feature_values(record: ex.Record, index: int) -> None:
             and len(f.values[0]) <= 60
         ):
             continue
+        out.append(name)
+    return out
+
+
+def _values_text(f: ex.Feature) -> bytes:
+    return ", ".join(view.all_values(f)).encode()
+
+
+def feature_values(record: ex.Record, index: int) -> None:
+    """Every feature with all its values: long lists folded, text as text, binary as a hex
+    preview with a download, tensors with dtype, shape and values. Bounded whatever the
+    record holds: :data:`FEATURES_PER_PAGE` features per page, :data:`_VALUES_SHOWN` bytes
+    values and :data:`NUMBERS_SHOWN` numbers each, the rest as downloads."""
+    names = _values_needing_a_view(record)
+    if len(names) > FEATURES_PER_PAGE:
+        pages = -(-len(names) // FEATURES_PER_PAGE)
+        st.caption(
+            f"{len(names):,} features have more values than the table shows:"
+            f" {FEATURES_PER_PAGE} per page."
+        )
+        page = st.pagination(pages, key=state.widget_key(f"values:page:{index}"))
+        start = (max(1, int(page)) - 1) * FEATURES_PER_PAGE
+        names = names[start : start + FEATURES_PER_PAGE]
+    for name in names:
+        f = record.features[name]
+        n = len(f.values)
         title = f"{view.md_text(name)} — {f.type}, {view.plural(n, 'value')}"
         with st.expander(title, expanded=False):
             if f.type == BYTES:
@@ -191,13 +256,16 @@ def feature_values(record: ex.Record, index: int) -> None:
                         f"… {n - _VALUES_SHOWN:,} more values (showing the first {_VALUES_SHOWN})"
                     )
             else:
-                values = f.values
-                df = pd.DataFrame({"value": values})
+                shown = f.values[:NUMBERS_SHOWN]
+                df = pd.DataFrame({"value": shown})
                 st.dataframe(df, height=min(n, 10) * 35 + 38, width="stretch")
-                text = ", ".join(view.all_values(f))
+                if n > NUMBERS_SHOWN:
+                    st.caption(
+                        f"The first {NUMBERS_SHOWN:,} of {n:,} values; the download has all."
+                    )
                 _download(
                     "Download values (text)",
-                    text.encode(),
+                    functools.partial(_values_text, f),
                     f"{name.replace('/', '_')}.txt",
                     f"vals:{index}:{name}",
                     "text/plain",
@@ -323,10 +391,18 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
         _sequence(record)
     feature_values(record, slot.index)
     with st.expander("JSON (as TensorFlow's MessageToDict gives it)"):
-        try:
-            st.json(ex.to_json(slot.payload, record.kind), expanded=2)
-        except codec.CodecError as exc:
-            st.error(view.md_text(str(exc)))
+        if len(slot.payload) > JSON_VIEW_BYTES:
+            st.info(
+                f"This record is {format_bytes(len(slot.payload))}: its JSON is not drawn here"
+                f" (at most {format_bytes(JSON_VIEW_BYTES)}). Download the payload, or run"
+                f" `tfrecord-browser dump --json --records {slot.index}`.",
+                icon=":material/data_object:",
+            )
+        else:
+            try:
+                st.json(ex.to_json(slot.payload, record.kind), expanded=2)
+            except codec.CodecError as exc:
+                st.error(view.md_text(str(exc)))
     _download(
         "Download record payload (.pb)",
         slot.payload,
