@@ -14,7 +14,9 @@ from codec.tensor import serialize_tensor
 def png_header(width: int, height: int) -> bytes:
     ihdr = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
     chunk = b"IHDR" + ihdr
-    return b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + chunk + struct.pack(">I", zlib.crc32(chunk))
+    return (
+        b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + chunk + struct.pack(">I", zlib.crc32(chunk))
+    )
 
 
 def jpeg_header(width: int, height: int, sof: int = 0xC0) -> bytes:
@@ -103,7 +105,9 @@ HUGE_TENSORS: dict[str, bytes] = {
 
 def many_features(n: int = 20_000) -> bytes:
     """One Example with ``n`` small binary features."""
-    return ex.encode_example({f"blob/{i:05d}": ("bytes", [bytes([i % 256, 0, 255, 7])]) for i in range(n)})
+    return ex.encode_example(
+        {f"blob/{i:05d}": ("bytes", [bytes([i % 256, 0, 255, 7])]) for i in range(n)}
+    )
 
 
 def big_value(size: int) -> bytes:

@@ -30,9 +30,7 @@ APP = str(Path(__file__).resolve().parents[1] / "browser_app" / "streamlit_app.p
 
 
 def _picture_record(data: bytes) -> bytes:
-    return ex.encode_example(
-        {"image/encoded": ("bytes", [data]), "label": ("int64", [1])}
-    )
+    return ex.encode_example({"image/encoded": ("bytes", [data]), "label": ("int64", [1])})
 
 
 @pytest.mark.parametrize("name", sorted(GIANT_PICTURES))
@@ -135,7 +133,9 @@ def test_a_large_tensor_decodes_in_full_on_request(monkeypatch, root) -> None:
     (button,) = [b for b in at.main.button if b.label == "Decode it in full"]
     button.click().run()
     _ok(at)
-    assert any(c.value.startswith("[0.000000e+00") or c.value.startswith("[0.") for c in at.main.code)
+    assert any(
+        c.value.startswith("[0.000000e+00") or c.value.startswith("[0.") for c in at.main.code
+    )
 
 
 @pytest.mark.parametrize("page", ["records", "gallery"])

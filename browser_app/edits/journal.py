@@ -107,6 +107,18 @@ class Journal:
         """The identity of the source files now."""
         return source_identity(self.paths)
 
+    @property
+    def damaged(self) -> str | None:
+        """Why a line of the journal file cannot be read, once one was met (the journal
+        cannot be used until it is set aside), else None."""
+        return self._file.damaged
+
+    @property
+    def torn(self) -> Path | None:
+        """Where a last line cut short by a crash was put (the change it held could not be
+        read), or None when the journal has had no such line."""
+        return self._file.torn
+
     # -- the file --------------------------------------------------------------------------
 
     @contextlib.contextmanager

@@ -339,6 +339,7 @@ class JournalFile:
         self.sources = list(sources)
         self.digests = digests
         self.torn: Path | None = None  # where a cut-off last line was put, once healed
+        self.damaged: str | None = None  # why a line of the file cannot be read, once seen
         self.fsync = fsync
         self.identity: list[FileIdentity] | None = None  # as the header remembers it
         self.offset = 0  # bytes of the file read (or written) so far
@@ -454,10 +455,11 @@ class JournalFile:
             try:
                 obj = json.loads(raw)
             except json.JSONDecodeError as exc:
-                raise JournalError(
+                self.damaged = (
                     f"{self.path}: the line at byte {here:,} is not JSON ({exc.msg}); the"
                     " journal is damaged"
-                ) from exc
+                )
+                raise JournalError(self.damaged) from exc
             try:
                 if obj.get("type") == "header":
                     remembered = [FileIdentity.from_json(x) for x in obj.get("sources", [])]
@@ -467,7 +469,8 @@ class JournalFile:
             except JournalError as exc:
                 if isinstance(exc, JournalMismatchError):
                     raise
-                raise JournalError(f"{exc} (the line at byte {here:,})") from exc
+                self.damaged = f"{exc} (the line at byte {here:,})"
+                raise JournalError(self.damaged) from exc
         # Only once every line was taken: a line that failed is read again next time.
         self.offset += end
 

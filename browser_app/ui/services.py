@@ -163,8 +163,9 @@ def box_scale(src: Source) -> view.BoxScale:
 
 def _alive(j: Journal) -> bool:
     """A cached journal stays valid while its dataset is open (the reader cache may have
-    closed it) and its files are unchanged."""
-    return _unchanged(j.source)
+    closed it), its files are unchanged and its own file reads (once a damaged line is met,
+    it is opened again, which fails and offers to set it aside: no restart needed)."""
+    return j.damaged is None and _unchanged(j.source)
 
 
 def _release(j: Journal) -> None:

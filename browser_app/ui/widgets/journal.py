@@ -17,7 +17,7 @@ from typing import TypeVar
 import streamlit as st
 
 from browser_app.edits import Journal, discard_journal, journal_path
-from browser_app.errors import AppError, JournalError, JournalMismatchError
+from browser_app.errors import AppError, JournalError, JournalMismatchError, os_error_message
 from browser_app.ui import navigation, services, state
 from browser_app.ui.source import Source
 from browser_app.view import md_text, plural
@@ -66,7 +66,7 @@ def _set_aside(src: Source, reason: str) -> None:
     try:
         moved = discard_journal(path, reason)
     except OSError as exc:
-        state.flash(f"The old edits could not be moved: {exc}.", "error")
+        state.flash(f"The old edits could not be moved: {os_error_message(exc)}.", "error")
         return
     services.forget_journals()
     state.bump_edit_revision()
@@ -79,9 +79,10 @@ def _set_aside(src: Source, reason: str) -> None:
 def _mismatch(src: Source, exc: JournalMismatchError) -> None:
     with st.container(border=True, key="tfb-journal-mismatch"):
         st.warning(
-            f"**{src.label} changed since its pending edits were made.** Those edits were made"
-            " on another version of the file, so they are not applied here. What changed: "
-            + "; ".join(exc.changes)
+            f"**{md_text(src.label)} changed since its pending edits were made.** Those edits"
+            " were made on another version of the file, so they are not applied here. What"
+            " changed: "
+            + "; ".join(md_text(c) for c in exc.changes)
             + ". Browsing works as usual; choose what to do with the old edits to edit again.",
             icon=":material/sync_problem:",
         )
@@ -103,24 +104,60 @@ def _mismatch(src: Source, exc: JournalMismatchError) -> None:
         )
 
 
-def _broken(src: Source, message: str) -> None:
+def _broken(src: Source, message: str, where: str = "page") -> None:
+    """A journal that cannot be read: why, and a button that moves it aside (no restart)."""
     with st.container(border=True):
         st.error(f"The pending edits of {md_text(src.label)} cannot be read: {md_text(message)}")
         st.button(
             "Set the damaged journal aside",
-            key=state.widget_key("journal:broken"),
+            key=state.widget_key(f"journal:broken:{where}"),
             on_click=_set_aside,
             args=(src, "damaged"),
+            help="Moves the journal to a side file (kept, not deleted) and starts a clean one",
         )
 
 
+def _torn_notice(j: Journal) -> None:
+    """Say once per journal that a change cut short by a crash could not be read."""
+    torn = j.torn
+    if torn is None or state.get(f"torn-seen:{torn}"):
+        return
+    with st.sidebar.container(border=True):
+        st.warning(
+            "**One change could not be read:** the last line of the edit journal was cut"
+            " short (a crash while it was written). Everything before it is applied; the cut"
+            f" line is kept in {md_text(torn.name)} beside the journal, and new edits start on"
+            " a clean line.",
+            icon=":material/content_cut:",
+        )
+        if st.button("OK", key=state.widget_key(f"torn:{torn.name}")):
+            state.put(f"torn-seen:{torn}", True)
+            st.rerun()
+
+
+def _broken_in_sidebar(src: Source) -> None:
+    """A journal that cannot be read: said in the sidebar on every page, with the way out."""
+    try:
+        services.open_journal(src)
+    except JournalMismatchError:
+        return  # the editing views explain it; browsing is unaffected
+    except JournalError as exc:
+        with st.sidebar:
+            _broken(src, str(exc), "sidebar")
+    except OSError:
+        return
+
+
 def sidebar_status(src: Source | None) -> None:
-    """The number of pending changes and review marks, with a link to the Changes page."""
+    """The number of pending changes and review marks, with a link to the Changes page; a
+    journal that cannot be read, with the way to set it aside; a change lost to a crash."""
     if src is None:
         return
     j = services.shared_journal(src)
     if j is None:
+        _broken_in_sidebar(src)
         return
+    _torn_notice(j)
     try:
         n = j.pending
         marks = len(j.marks())
