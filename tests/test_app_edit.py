@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any, ClassVar
@@ -86,7 +87,8 @@ def no_crash(at: AppTest) -> None:
 
 
 def texts(elements: Any) -> str:
-    return "\n".join(str(e.value) for e in elements)
+    """The elements' text as a reader sees it (Markdown escapes undone)."""
+    return re.sub(r"\\(.)", r"\1", "\n".join(str(e.value) for e in elements))
 
 
 def edit(at: AppTest, rows: dict[int, str], table: int = 0) -> AppTest:
