@@ -165,7 +165,7 @@ def test_statistics_draws_one_exact_bar_per_label(monkeypatch, od) -> None:
 def test_gallery_badges_the_records_with_bad_boxes(monkeypatch, od) -> None:
     root, planted = od
     at = _app(monkeypatch, root, "gallery")
-    captions = [b.label for b in at.main.button if b.label.startswith("#")]
+    captions = [c for c in (_plain(b.label) for b in at.main.button) if c.startswith("#")]
     shown = {int(c[1:].split(" ")[0]) for c in captions}
     badges = [m.value for m in at.main.markdown if "bad box" in m.value]
     bad = {

@@ -98,7 +98,7 @@ def test_a_nan_box_and_the_gallery(server, browser, planted) -> None:  # type: i
     page.goto(f"{server}/gallery?file=od.tfrecord&size=50")
     expect(page.get_by_text("bad box").first).to_be_visible(timeout=60_000)
     tiles = page.get_by_role("button", name=re.compile(r"^#\d+"))
-    expect(tiles).to_have_count(50)
+    expect(tiles).to_have_count(50, timeout=30_000)
     shown = {int(re.match(r"#(\d+)", t).group(1)) for t in tiles.all_inner_texts()}  # type: ignore[union-attr]
     bad = {r for k in ("box_range", "box_not_finite", "box_inverted") for r in records[k]}
     # Streamlit keeps a hidden copy of a markdown with help; count the badges one sees.
