@@ -15,6 +15,7 @@ from typing import Literal, TypedDict
 
 from browser_app.edits import RecordRef
 from codec.framing import Problem
+from codec.values import format_bytes
 
 __all__ = [
     "CSV",
@@ -78,7 +79,9 @@ class ExportReport:
     (an import from JSON Lines); ``deleted`` were left out as the journal asks; ``skipped``
     lists damaged source records and regions that were not exported, and ``unconverted`` the
     pictures the images export could not convert. ``inexact`` counts records whose bytes the
-    output cannot give back exactly, by reason (``{"a NaN's sign or payload": 3}``)."""
+    output cannot give back exactly, by reason (``{"a NaN's sign or payload": 3}``).
+    ``cleaned`` counts the temporary outputs and lock files that killed exports had left in
+    the destination's folder and that this one removed first, ``cleaned_bytes`` their size."""
 
     format: ExportFormat
     outputs: list[str] = field(default_factory=list)
@@ -96,6 +99,8 @@ class ExportReport:
     verified: bool = False
     backup: str | None = None
     seconds: float = 0.0
+    cleaned: int = 0  # temporary outputs (and locks) of killed exports removed beforehand
+    cleaned_bytes: int = 0  # their size
 
     @property
     def ok(self) -> bool:
@@ -139,4 +144,10 @@ class ExportReport:
             parts.append("verified")
         if self.backup:
             parts.append(f"the previous file is kept as {self.backup}")
+        if self.cleaned:
+            files = "file" if self.cleaned == 1 else "files"
+            parts.append(
+                f"removed {self.cleaned:,} leftover temporary {files} of an interrupted export"
+                f" ({format_bytes(self.cleaned_bytes)})"
+            )
         return ", ".join(parts)
