@@ -1,6 +1,6 @@
-"""The Export page's pieces: the form (format, compression and shards, which records, where),
-running the export with a progress bar, its report with a download and "Open it here", and
-"Write the edits into the source file".
+"""The Export page's pieces: the form (format, compression and shards or CSV's formula
+neutralising, which records, where), running the export with a progress bar, its report with
+a download and "Open it here", and "Write the edits into the source file".
 
 The export itself is :func:`browser_app.export.export`'s: atomic, verified, and never over
 the source (except when replacing it on purpose, which keeps a backup).
@@ -24,7 +24,7 @@ from browser_app.paths import relative_to_root, resolve_inside
 from browser_app.selection import parse_record_spec
 from browser_app.ui import navigation, state
 from browser_app.ui.source import Source
-from browser_app.view import ExportOutcome, export_outcome, plural
+from browser_app.view import ExportOutcome, export_outcome, md_text, plural
 from codec.errors import CodecError
 from codec.kinds import NO_COMPRESSION
 from codec.values import format_bytes
@@ -137,6 +137,8 @@ def _run(src: Source, j: Journal | None) -> None:
         shards = int(state.widget_value("export:shards") or 1)
         options["compression"] = str(state.widget_value("export:compression") or NO_COMPRESSION)
         options["shards"] = shards if shards > 1 else None
+    if fmt == CSV:
+        options["neutralize_formulas"] = bool(state.widget_value("export:neutralize"))
     source = j if j is not None else src.dataset
     done = _exported(
         src,
@@ -193,6 +195,15 @@ def form(src: Source, j: Journal | None, pending: int) -> None:
             step=1,
             key=state.widget_key("export:shards"),
             help="Split into N files named like TensorFlow's: name-00000-of-0000N.tfrecord",
+        )
+    if fmt == CSV:
+        st.checkbox(
+            "Neutralise formulas",
+            key=state.widget_key("export:neutralize"),
+            help="Text cells that start with =, +, -, @, a tab or a carriage return run as"
+            " formulas when a spreadsheet opens the file. Ticked, they are written with a"
+            " leading ' so that it shows them as text (the file no longer holds their exact"
+            " values); otherwise they are kept exact and the report counts them.",
         )
     how = _records_choice(src, j, pending)
     if how == RANGE:
@@ -274,7 +285,7 @@ def report(src: Source) -> None:
     with st.container(border=True, key="tfb-export-report"):
         verdict = "verified ✓" if rep.verified else "not verified"
         (st.success if rep.ok else st.warning)(
-            f"**Export done** ({verdict}): {rep.summary}.",
+            f"**Export done** ({verdict}): {md_text(rep.summary)}.",
             icon=":material/task_alt:" if rep.ok else ":material/warning:",
         )
         took = f" · {rep.seconds:.1f} s" if rep.seconds >= 0.05 else ""
@@ -291,7 +302,14 @@ def report(src: Source) -> None:
             )
         if rep.left_out:
             st.warning(
-                "Left out because they are damaged: " + "; ".join(rep.left_out[:_LEFT_OUT_SHOWN]),
+                "Left out because they are damaged: "
+                + md_text("; ".join(rep.left_out[:_LEFT_OUT_SHOWN])),
+                icon=":material/warning:",
+            )
+        if rep.formula_warning:
+            st.warning(
+                f"{md_text(rep.formula_warning)}. Tick “Neutralise formulas” and export again"
+                " to write them as text.",
                 icon=":material/warning:",
             )
         c = st.columns([1, 1, 3])
