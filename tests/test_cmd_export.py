@@ -13,6 +13,7 @@ import pytest
 from conftest import DATA
 
 import codec
+from browser_app import export as E
 from browser_app.cli import export as cli_export
 from browser_app.cli import run as run_command
 from browser_app.edits import Journal
@@ -138,3 +139,23 @@ def test_pictures_that_cannot_be_converted_are_named_and_exit_1(
     assert cli_export._report(report, out) == 1
     assert capsys.readouterr().err == "skipped: record 1: image/encoded[0]: not a picture\n"
     assert out.getvalue().startswith("wrote 1 images from 2 records to pics (images)")
+
+
+def test_existing_shards_are_replaced_like_a_single_file(tmp_path: Path) -> None:
+    """The command line has no question to ask: like a single destination file, existing
+    shards of the same names are replaced, each only once every shard is written and
+    verified; shards of another count are other names and stay."""
+    dst = tmp_path / "o.tfrecord"
+    names = E.shard_names(dst, 3)
+    for name in names[1:]:
+        Path(name).write_bytes(b"old")
+    other = Path(E.shard_names(dst, 2)[0])
+    other.write_bytes(b"two shards")
+    code, out = run("export", str(DATA / "basic.tfrecord"), str(dst), "--shards", "3")
+    assert code == 0 and "3 files" in out and "verified" in out
+    got = [p for name in names for p in _payloads(Path(name))]
+    assert got == _payloads(DATA / "basic.tfrecord")
+    assert other.read_bytes() == b"two shards"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [other.name, *(Path(n).name for n in names)]
+    )

@@ -837,3 +837,31 @@ def test_jsonl_counts_what_json_cannot_give_back_and_import_never_says_byte_for_
     (tmp_path / "hand.jsonl").write_text(json.dumps(line) + "\n")
     rep = E.import_jsonl(tmp_path / "hand.jsonl", tmp_path / "hand.tfrecord")
     assert rep.inexact == {"JSON not in the exported form, its values normalised": 1}
+
+
+@pytest.mark.parametrize(
+    ("name", "options", "count"),
+    [
+        ("o.tfrecord", {"shards": 4}, 4),
+        ("o.tfrecord.gz", {"shards": 2, "compression": "gzip"}, 2),
+        ("o.tfrecord", {"shards": 1}, 1),
+        ("o.csv", {"neutralize_formulas": True}, 1),
+        ("pictures", {"format": "images"}, 1),
+    ],
+)
+def test_output_paths_are_the_files_an_export_writes(
+    name: str, options: dict[str, Any], count: int, tmp_path: Path
+) -> None:
+    dst = tmp_path / name
+    paths = E.output_paths(dst, **options)
+    assert len(paths) == count
+    report = E.export(str(DATA / "images_png.tfrecord"), dst, **options)
+    assert report.outputs == paths
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(os.path.basename(p) for p in paths)
+
+
+def test_output_paths_check_the_options() -> None:
+    with pytest.raises(ExportError, match="at least 1"):
+        E.output_paths("o.tfrecord", shards=0)
+    with pytest.raises(ExportError, match="unknown export format"):
+        E.output_paths("o.x", format="nope")

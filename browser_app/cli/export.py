@@ -2,14 +2,16 @@
 
     tfrecord-browser export SRC... DST [--format F] [--compression C] [--records SPEC]
                                       [--shards N] [--journal FILE|auto]
+                                      [--csv-neutralize-formulas]
     tfrecord-browser import SRC.jsonl DST.tfrecord [--compression C]
 
 The format is taken from DST's extension unless ``--format`` says otherwise (``.tfrecord``,
 ``.tfrecord.gz``, ``.jsonl``, ``.json``, ``.csv``, ``.parquet``, ``.zip`` for images; a
 folder needs ``--format images``). ``--journal`` applies pending edits: a journal file, or
-``auto`` for the one the app keeps for these files. Exit codes: 0 done, 1 done but damaged
-source records were skipped, 2 usage error or a file that cannot be read or written (nothing
-is left at DST then).
+``auto`` for the one the app keeps for these files. CSV text cells that a spreadsheet would
+run as formulas are kept exact and named in a warning, or written with a leading ``'`` with
+``--csv-neutralize-formulas``. Exit codes: 0 done, 1 done but damaged source records were
+skipped, 2 usage error or a file that cannot be read or written (nothing is left at DST then).
 """
 
 from __future__ import annotations
@@ -68,6 +70,13 @@ def register(sub: Subcommands) -> None:
         action="store_true",
         help="flat JSON: write every int64 as a string (beyond ±(2^53−1) they always are)",
     )
+    p.add_argument(
+        "--csv-neutralize-formulas",
+        action="store_true",
+        help="CSV: write text cells that start with =, +, -, @, a tab or a carriage return with"
+        " a leading ' so that a spreadsheet shows them as text instead of running them"
+        " (default: exact values, and a warning)",
+    )
     p.add_argument("--no-verify", action="store_true", help="skip reading the output back")
     p.set_defaults(handler=cmd_export)
 
@@ -87,9 +96,13 @@ def register(sub: Subcommands) -> None:
 
 def _report(report: ExportReport, out: TextIO) -> int:
     """Print what was done; damaged source records that were skipped, or pictures that could
-    not be converted, are named on stderr and make it exit 1."""
+    not be converted, are named on stderr and make it exit 1. CSV cells that a spreadsheet
+    would run as formulas are a warning on stderr."""
     for line in report.left_out():
         sys.stderr.write(f"skipped: {line}\n")
+    warning = report.formula_warning()
+    if warning is not None:
+        sys.stderr.write(f"warning: {warning}; --csv-neutralize-formulas writes them as text\n")
     out.write(report.summary() + "\n")
     return EXIT_OK if report.ok else EXIT_DAMAGED
 
@@ -103,6 +116,8 @@ def _format(args: argparse.Namespace, dst: str) -> str:
         )
     if fmt != TFRECORD and (args.compression or args.shards):
         raise UsageError("--compression and --shards apply to TFRecord output only")
+    if fmt != CSV and args.csv_neutralize_formulas:
+        raise UsageError("--csv-neutralize-formulas applies to CSV output only")
     if args.shards is not None and args.shards < 1:
         raise UsageError("--shards must be at least 1")
     return fmt
@@ -140,6 +155,8 @@ def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             options["verify"] = not args.no_verify
         if fmt == JSON:
             options["int64_as_string"] = args.int64_as_string
+        if fmt == CSV:
+            options["neutralize_formulas"] = args.csv_neutralize_formulas
         source = journal if journal is not None else dataset
         return _report(export(source, dst, format=fmt, **options), out)
     finally:

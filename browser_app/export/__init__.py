@@ -35,6 +35,7 @@ from browser_app.export.registry import (
     export_table,
     exporter_for,
     format_for_path,
+    output_paths,
 )
 from browser_app.export.tfrecord import export_tfrecord, shard_names
 from codec.kinds import COMPRESSIONS
@@ -61,5 +62,6 @@ __all__ = [
     "format_for_path",
     "image_file_name",
     "import_jsonl",
+    "output_paths",
     "shard_names",
 ]

@@ -15,9 +15,11 @@ from typing import Literal, TypedDict
 
 from browser_app.edits import RecordRef
 from codec.framing import Problem
+from codec.values import format_bytes
 
 __all__ = [
     "CSV",
+    "FORMULA_RECORDS_SHOWN",
     "IMAGES",
     "JSON",
     "JSONL",
@@ -26,6 +28,7 @@ __all__ = [
     "ExportFormat",
     "ExportOptions",
     "ExportReport",
+    "FormulaCells",
     "Progress",
     "UnconvertedPicture",
 ]
@@ -71,6 +74,59 @@ class UnconvertedPicture:
         return f"record {self.record}: {self.feature}[{self.index}]: {self.reason}"
 
 
+FORMULA_RECORDS_SHOWN = 5  # record numbers a report names for its formula cells
+
+
+@dataclass
+class FormulaCells:
+    """The text cells of a CSV output that a spreadsheet would run as formulas (see
+    :func:`browser_app.export.csv.runs_as_formula`): ``cells`` in the rows, in ``rows``
+    records, the first :data:`FORMULA_RECORDS_SHOWN` of which are ``records`` (positions in
+    the export); ``titles`` among the column titles. ``neutralized`` when they were written
+    with a leading ``'``, which spreadsheets show as text."""
+
+    neutralized: bool = False
+    cells: int = 0
+    rows: int = 0
+    records: list[int] = field(default_factory=list)
+    titles: int = 0
+    _last: int = field(default=-1, repr=False)
+
+    def count(self, position: int) -> None:
+        """One more such cell, in the record at ``position`` (positions come in order)."""
+        self.cells += 1
+        if position != self._last:
+            self._last = position
+            self.rows += 1
+            if len(self.records) < FORMULA_RECORDS_SHOWN:
+                self.records.append(position)
+
+    def __bool__(self) -> bool:
+        return bool(self.cells or self.titles)
+
+    def describe(self) -> str:
+        """The cells in words: how many, what they start with, where."""
+        n = self.cells + self.titles
+        what = f"{n:,} text cell{'s' if n != 1 else ''}"
+        start = f"start{'s' if n == 1 else ''} with =, +, -, @, a tab or a carriage return"
+        where = []
+        if self.records:
+            shown = ", ".join(str(r) for r in self.records)
+            hidden = self.rows - len(self.records)
+            more = f" and {hidden:,} more" if hidden else ""
+            where.append(f"record{'s' if self.rows != 1 else ''} {shown}{more}")
+        if self.titles:
+            where.append(f"{self.titles} column title{'s' if self.titles != 1 else ''}")
+        at = f" ({'; '.join(where)})"
+        them, formulas = ("it", "a formula") if n == 1 else ("them", "formulas")
+        if self.neutralized:
+            return (
+                f"{what} that {start}, written with a leading ' so that no spreadsheet"
+                f" runs {them}{at}"
+            )
+        return f"{what} {start} and would run as {formulas} in a spreadsheet{at}"
+
+
 @dataclass
 class ExportReport:
     """What an export did. ``records`` were written: ``copied`` byte for byte, ``edited``
@@ -78,7 +134,10 @@ class ExportReport:
     (an import from JSON Lines); ``deleted`` were left out as the journal asks; ``skipped``
     lists damaged source records and regions that were not exported, and ``unconverted`` the
     pictures the images export could not convert. ``inexact`` counts records whose bytes the
-    output cannot give back exactly, by reason (``{"a NaN's sign or payload": 3}``)."""
+    output cannot give back exactly, by reason (``{"a NaN's sign or payload": 3}``).
+    ``formulas`` (CSV) counts the text cells a spreadsheet would run as formulas.
+    ``cleaned`` counts the temporary outputs and lock files that killed exports had left in
+    the destination's folder and that this one removed first, ``cleaned_bytes`` their size."""
 
     format: ExportFormat
     outputs: list[str] = field(default_factory=list)
@@ -96,6 +155,9 @@ class ExportReport:
     verified: bool = False
     backup: str | None = None
     seconds: float = 0.0
+    cleaned: int = 0  # temporary outputs (and locks) of killed exports removed beforehand
+    cleaned_bytes: int = 0  # their size
+    formulas: FormulaCells | None = None  # CSV only
 
     @property
     def ok(self) -> bool:
@@ -105,6 +167,13 @@ class ExportReport:
     def left_out(self) -> list[str]:
         """One line for every damaged record or region and every unconverted picture."""
         return [p.describe() for p in self.skipped] + [p.describe() for p in self.unconverted]
+
+    def formula_warning(self) -> str | None:
+        """The CSV cells that a spreadsheet would run as formulas, in words, unless there are
+        none or they were neutralised."""
+        if self.formulas and not self.formulas.neutralized:
+            return self.formulas.describe()
+        return None
 
     def summary(self) -> str:
         """One sentence: what was written where, how, and what was left out."""
@@ -135,8 +204,16 @@ class ExportReport:
             # The sentence has always counted unconverted pictures with the damage.
             left_out = len(self.skipped) + len(self.unconverted)
             parts.append(f"{left_out} damaged record(s) or region(s) skipped")
+        if self.formulas:
+            parts.append(self.formulas.describe())
         if self.verified:
             parts.append("verified")
         if self.backup:
             parts.append(f"the previous file is kept as {self.backup}")
+        if self.cleaned:
+            files = "file" if self.cleaned == 1 else "files"
+            parts.append(
+                f"removed {self.cleaned:,} leftover temporary {files} of an interrupted export"
+                f" ({format_bytes(self.cleaned_bytes)})"
+            )
         return ", ".join(parts)

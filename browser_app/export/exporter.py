@@ -41,6 +41,11 @@ class Exporter(ABC):
             raise ExportError("no destination given")
         return self.destination
 
+    def outputs(self) -> list[str]:
+        """Every path the export writes, known before it writes anything: the destination
+        (a sharded output names each shard)."""
+        return [self.dst]
+
     @abstractmethod
     def write(self, job: Job) -> None:
         """Write the job's planned records to files the job staged (see

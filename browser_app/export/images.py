@@ -11,7 +11,6 @@ import zipfile
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-import codec
 from browser_app.errors import ExportError
 from browser_app.export.base import (
     IMAGES,
@@ -91,7 +90,7 @@ class ImagesExporter(Exporter):
             out.expected = job.report.images
         elif os.path.isdir(dst):
             for name, data in files:
-                with codec.atomic_output(os.path.join(dst, name), "wb") as f:
+                with job.atomic_file(os.path.join(dst, name)) as f:
                     f.write(data)
                 job.report.bytes += len(data)
         else:

@@ -44,6 +44,7 @@ __all__ = [
     "export_table",
     "exporter_for",
     "format_for_path",
+    "output_paths",
     "shard_names",
 ]
 
@@ -125,10 +126,27 @@ def export(
     without a known extension is a folder of images). ``options`` are those of every export
     (:class:`~browser_app.export.base.ExportOptions`) and the format's (``compression``, ``shards``,
     ``replace_source`` for TFRecord; ``int64_as_string`` for the flat tables)."""
+    exporter, common = _exporter(dst, format, options)
+    return run(exporter, source, **common)
+
+
+def output_paths(
+    dst: str | os.PathLike[str], *, format: str | None = None, **options: Any
+) -> list[str]:
+    """Every path an :func:`export` to ``dst`` with these arguments writes (``dst``, or each
+    shard's name), without writing anything: what to check before writing over files."""
+    return _exporter(dst, format, options)[0].outputs()
+
+
+def _exporter(
+    dst: str | os.PathLike[str], format: str | None, options: dict[str, Any]
+) -> tuple[Exporter, dict[str, Any]]:
+    """The exporter :func:`export` runs, and the options of every export (taken out of
+    ``options``; the rest are the format's)."""
     fmt = format or format_for_path(dst)[0] or IMAGES
     cls = exporter_for(fmt)
     common = {k: options.pop(k) for k in ExportOptions.__annotations__ if k in options}
-    return run(cls(dst, **options), source, **common)
+    return cls(dst, **options), common
 
 
 def export_table(

@@ -7,6 +7,10 @@ A failure at any step (a full disk, an unwritable folder, a failed verification)
 temporary files and leaves the destinations, the source and the journal as they were. The
 source is never written to, unless the exporter asks for exactly that
 (:meth:`Stage.replace_on_commit`): the old file is kept as a backup first.
+
+The temporary outputs have names of their own, and the export holds a lock in every folder it
+writes to (:mod:`~browser_app.export.tempfiles`): the first export to a folder after one that
+was killed removes what the killed one left there, and never what a running one is writing.
 """
 
 from __future__ import annotations
@@ -14,13 +18,11 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
-import codec
 from browser_app.edits import RecordRef
 from browser_app.errors import ExportError
 from browser_app.export.base import (
@@ -29,6 +31,7 @@ from browser_app.export.base import (
     Progress,
 )
 from browser_app.export.plan import ExportSource, Plan
+from browser_app.export.tempfiles import RunLock, atomic_file, clean_stale
 from codec.errors import WriteError
 from codec.writer import fsync_dir, new_file_mode
 
@@ -88,6 +91,7 @@ class Stage:
         self.progress = progress
         self.outputs: list[Output] = []
         self.replacing = False
+        self._locks: dict[str, RunLock] = {}
 
     # -- progress ------------------------------------------------------------------------------
 
@@ -107,21 +111,45 @@ class Stage:
 
     def reserve(self, dst: str, check: Check) -> Output:
         """A new empty temporary file beside ``dst``, to become ``dst`` on commit."""
-        return self._reserve(dst, check, _new_file)
+        return self._reserve(dst, check, folder=False)
 
     def reserve_folder(self, dst: str, check: Check) -> Output:
         """A new empty temporary folder beside ``dst``, to become ``dst`` on commit."""
-        return self._reserve(dst, check, _new_folder)
+        return self._reserve(dst, check, folder=True)
 
-    def _reserve(self, dst: str, check: Check, make: Callable[[str, str], str]) -> Output:
+    def _reserve(self, dst: str, check: Check, *, folder: bool) -> Output:
         directory = os.path.dirname(os.path.abspath(dst))
         try:
-            tmp = make(directory, f".{os.path.basename(dst)}.")
+            tmp = self._lock(directory).new_temp(dst, folder)
         except OSError as exc:
             raise WriteError(f"{dst}: cannot write here: {exc.strerror or exc}") from exc
         out = Output(tmp, dst, check)
         self.outputs.append(out)
         return out
+
+    def _lock(self, directory: str) -> RunLock:
+        """This export's lock in ``directory`` (see :mod:`~browser_app.export.tempfiles`),
+        taken on first use, when the temporary outputs that killed exports left in the folder
+        are removed (counted into the report's ``cleaned``)."""
+        lock = self._locks.get(directory)
+        if lock is None:
+            lock = self._locks[directory] = RunLock(directory)
+            cleaned = clean_stale(directory)
+            self.report.cleaned += cleaned.entries
+            self.report.cleaned_bytes += cleaned.bytes
+        return lock
+
+    @contextlib.contextmanager
+    def atomic_file(self, path: str) -> Iterator[IO[Any]]:
+        """Write the file ``path`` now, on its own: through a temporary output of this
+        export, renamed over ``path`` once complete and synced. OS errors become
+        :class:`codec.WriteError`."""
+        directory = os.path.dirname(os.path.abspath(path))
+        try:
+            with atomic_file(self._lock(directory), path) as f:
+                yield f
+        except OSError as exc:
+            raise WriteError(f"{path}: write failed: {exc.strerror or exc}") from exc
 
     def replace_on_commit(self) -> None:
         """Commit the one output over an existing file (the source), keeping that file as
@@ -147,6 +175,12 @@ class Stage:
             self.report.backup = self._commit_keeping_backup()
         else:
             self.commit()
+
+    def release(self) -> None:
+        """Let this export's locks go (after :meth:`finish` or :meth:`discard`)."""
+        for lock in self._locks.values():
+            lock.release()
+        self._locks = {}
 
     def discard(self) -> None:
         """Remove every staged output."""
@@ -194,7 +228,7 @@ class Stage:
             os.link(src, backup)
         except OSError:
             try:
-                with open(src, "rb") as fin, codec.atomic_output(backup, "wb") as fout:
+                with open(src, "rb") as fin, self.atomic_file(backup) as fout:
                     shutil.copyfileobj(fin, fout, 1 << 20)
             except (OSError, WriteError) as exc:
                 raise WriteError(f"{src}: cannot keep a backup, not replaced: {exc}") from exc
@@ -205,16 +239,6 @@ class Stage:
                 os.unlink(backup)
             raise
         return backup
-
-
-def _new_file(directory: str, prefix: str) -> str:
-    fd, tmp = tempfile.mkstemp(dir=directory, prefix=prefix, suffix=".export")
-    os.close(fd)
-    return tmp
-
-
-def _new_folder(directory: str, prefix: str) -> str:
-    return tempfile.mkdtemp(dir=directory, prefix=prefix)
 
 
 def fsync_file(path: str, shown: str) -> None:
@@ -270,6 +294,8 @@ def staged(stage: S, what: str = "export") -> Iterator[S]:
         if isinstance(exc, OSError):
             raise WriteError(f"{what} failed, nothing written: {exc.strerror or exc}") from exc
         raise
+    finally:
+        stage.release()
 
 
 class Job(Stage):

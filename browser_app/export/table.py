@@ -18,7 +18,8 @@ Column titles are unique for any set of feature names, chosen the same way every
 
 The verification reads the written file back the way a person's tool would (the ``csv``
 module, ``json``, pyarrow) and fails unless it holds exactly these titles, every row, and in
-every column exactly as many values as were written.
+every column exactly as many values as were written; a CSV file's cells must also read back
+as exactly the text written.
 """
 
 from __future__ import annotations
@@ -108,8 +109,10 @@ class Columns:
             col = self.columns[key] = Column(*key)
         return col
 
-    def finish(self) -> list[Column]:
-        """The columns in order, with their unique titles (see the module docstring)."""
+    def finish(self, escape: Callable[[str], str] | None = None) -> list[Column]:
+        """The columns in order, with their unique titles (see the module docstring);
+        ``escape`` changes each title before the titles are made unique (CSV's titles that a
+        spreadsheet would run as formulas)."""
         cols = [Column("index", "_index", INT64)]
         cols.extend(self.columns.values())
         if self.has_raw:
@@ -126,6 +129,8 @@ class Columns:
                 wanted.append(f"{name}:{c.type}")
             else:
                 wanted.append(f"{name}:list:{c.type}")
+        if escape is not None:
+            wanted = [escape(w) for w in wanted]
         taken: set[str] = set()
         natural = set(wanted)
         for c, title in zip(cols, wanted):
@@ -199,11 +204,13 @@ def base64_text(b: bytes) -> str:
 class ReadBack:
     """What a written table holds, read the way a person's tool reads it: the column titles
     (``None`` when the format has nowhere to write them: a JSON array without rows), the
-    number of rows and, per column, how many cells hold a value."""
+    number of rows and, per column, how many cells hold a value; ``cells``, for a format
+    whose cells are text (CSV), a digest of every cell's text, titles included."""
 
     titles: list[str] | None
     rows: int
     values: list[int]
+    cells: str | None = None
 
 
 class TableExporter(Exporter):
@@ -224,7 +231,7 @@ class TableExporter(Exporter):
         scan = ExportReport(self.name)
         for _pos, rec in job.ticking(job.plan.decoded(scan), "scan"):
             columns.see(rec)
-        cols = columns.finish()
+        cols = columns.finish(self.escape_title)
         values = [0] * len(cols)
 
         def rows() -> Iterator[list[Cell]]:
@@ -237,14 +244,19 @@ class TableExporter(Exporter):
 
         written = ReadBack([c.title for c in cols], 0, values)
         out = job.reserve(dst, lambda path, expected, shown: self._check(path, written, shown))
-        self.write_rows(out.tmp, cols, rows())
+        written.cells = self.write_rows(out.tmp, cols, rows())
         out.expected = written.rows = job.report.records
         job.tick("write", job.report.records)
         job.report.outputs = [dst]
 
+    def escape_title(self, title: str) -> str:
+        """A column's title as the format writes it (see :meth:`Columns.finish`)."""
+        return title
+
     @abstractmethod
-    def write_rows(self, path: str, cols: list[Column], rows: Iterator[list[Cell]]) -> None:
-        """Write the table: its header of ``cols`` titles, then each row of cells."""
+    def write_rows(self, path: str, cols: list[Column], rows: Iterator[list[Cell]]) -> str | None:
+        """Write the table: its header of ``cols`` titles, then each row of cells. Returns a
+        digest of every cell's text as written (see :class:`ReadBack`), or ``None``."""
 
     @abstractmethod
     def read_back(self, path: str) -> ReadBack:
@@ -263,6 +275,8 @@ class TableExporter(Exporter):
             )
         if got.rows != written.rows:
             raise ExportError(f"{shown}: {got.rows} rows read back, {written.rows} written")
+        if written.cells is not None and got.cells != written.cells:
+            raise ExportError(f"{shown}: the cells read back are not the cells written")
         if not got.rows:
             return
         for title, have, wrote in zip(written.titles or [], got.values, written.values):

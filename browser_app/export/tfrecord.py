@@ -139,11 +139,8 @@ class TFRecordExporter(Exporter):
         if self.replace_source:
             dsts, comp = self._over_the_source(job)
         else:
-            dst = self.dst
-            comp = resolve_compression(self.compression, dst)
-            if self.shards is not None and self.shards < 1:
-                raise ExportError("shards must be at least 1")
-            dsts = shard_names(dst, self.shards) if self.shards and self.shards > 1 else [dst]
+            comp = resolve_compression(self.compression, self.dst)
+            dsts = self.outputs()
             job.guard(dsts)
         check = check_tfrecord(comp)
         outputs = [job.reserve(d, check) for d in dsts]
@@ -160,6 +157,13 @@ class TFRecordExporter(Exporter):
             done += out.expected
         job.tick("write", done)
         job.report.outputs = dsts
+
+    def outputs(self) -> list[str]:
+        """The destination, or the name of each shard."""
+        if self.shards is not None and self.shards < 1:
+            raise ExportError("shards must be at least 1")
+        dst = self.dst
+        return shard_names(dst, self.shards) if self.shards and self.shards > 1 else [dst]
 
     def _over_the_source(self, job: Job) -> tuple[list[str], str]:
         files = job.plan.files

@@ -16,7 +16,9 @@ class ExportOutcome:
     """An export's report for the page: ``source`` is the spec that was exported; ``summary``
     the report's sentence and ``shown`` the outputs, both with paths relative to the root;
     ``outputs`` the real paths; ``left_out`` one line per damaged record or region and per
-    picture that could not be written; ``backup`` the replaced source's backup (relative)."""
+    picture that could not be written; ``backup`` the replaced source's backup (relative);
+    ``formula_warning`` the CSV cells a spreadsheet would run as formulas, in words, unless
+    they were neutralised."""
 
     source: str
     format: str
@@ -28,6 +30,7 @@ class ExportOutcome:
     left_out: tuple[str, ...]
     backup: str | None
     seconds: float
+    formula_warning: str | None = None
 
     @property
     def ok(self) -> bool:
@@ -66,4 +69,5 @@ def export_outcome(report: ExportReport, root: str, source: str) -> ExportOutcom
         left_out=tuple(report.left_out()),
         backup=backup,
         seconds=report.seconds,
+        formula_warning=report.formula_warning(),
     )

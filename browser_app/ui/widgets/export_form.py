@@ -1,9 +1,11 @@
-"""The Export page's pieces: the form (format, compression and shards, which records, where),
-running the export with a progress bar, its report with a download and "Open it here", and
-"Write the edits into the source file".
+"""The Export page's pieces: the form (format, compression and shards or CSV's formula
+neutralising, which records, where), running the export with a progress bar, its report with
+a download and "Open it here", and "Write the edits into the source file".
 
 The export itself is :func:`browser_app.export.export`'s: atomic, verified, and never over
-the source (except when replacing it on purpose, which keeps a backup).
+the source (except when replacing it on purpose, which keeps a backup). Before it runs, every
+file it would write over (the destination, or any of the shards) is listed, and it runs only
+once "replace" is ticked for exactly those.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from browser_app.paths import relative_to_root, resolve_inside
 from browser_app.selection import parse_record_spec
 from browser_app.ui import navigation, state
 from browser_app.ui.source import Source
-from browser_app.view import ExportOutcome, export_outcome, plural
+from browser_app.view import ExportOutcome, export_outcome, md_text, plural
 from codec.errors import CodecError
 from codec.kinds import NO_COMPRESSION
 from codec.values import format_bytes
@@ -95,12 +97,41 @@ def _exported(
         report = run(progress)
     except (AppError, CodecError, OSError) as exc:
         bar.empty()
-        st.error(f"{what}: {exc}", icon=":material/error:")
+        st.error(f"{what}: {md_text(str(exc))}", icon=":material/error:")
         return None
     bar.progress(1.0, text="Done")
     outcome = export_outcome(report, src.root, src.spec)
     state.set_export_outcome(outcome)
     return outcome
+
+
+def _options(fmt: str) -> dict[str, Any]:
+    """The format's own options, from the form (which shows them only for that format)."""
+    options: dict[str, Any] = {}
+    if fmt == TFRECORD:
+        shards = int(state.widget_value("export:shards") or 1)
+        options["compression"] = str(state.widget_value("export:compression") or NO_COMPRESSION)
+        options["shards"] = shards if shards > 1 else None
+    if fmt == CSV:
+        options["neutralize_formulas"] = bool(state.widget_value("export:neutralize"))
+    return options
+
+
+def _existing_outputs(dst: str) -> list[str]:
+    """The paths an export to ``dst`` as the form stands writes (every shard of a sharded
+    one) that exist already."""
+    fmt = _format()
+    try:
+        paths = export.output_paths(dst, format=fmt, **_options(fmt))
+    except AppError:
+        return []  # the export itself says what is wrong
+    return [p for p in paths if os.path.lexists(p)]
+
+
+def _confirmed(existing: list[str]) -> bool:
+    """Whether "replace" is ticked for exactly these existing outputs."""
+    ticked = bool(state.widget_value("export:overwrite"))
+    return ticked and state.get("export:overwrite_for") == tuple(existing)
 
 
 def _run(src: Source, j: Journal | None) -> None:
@@ -117,12 +148,14 @@ def _run(src: Source, j: Journal | None) -> None:
     try:
         dst = _destination(src, text)
     except PathRefused as exc:
-        st.error(f"Refused: {exc}. Exports are written inside the root folder.")
+        st.error(f"Refused: {md_text(str(exc))}. Exports are written inside the root folder.")
         return
-    if os.path.lexists(dst) and not state.widget_value("export:overwrite"):
+    existing = _existing_outputs(dst)
+    if existing and not _confirmed(existing):
         st.error(
-            f"{text} exists. Tick “Replace it” to overwrite it (the new file replaces it"
-            " only once it is complete and verified).",
+            f"{_listed(src, existing)} {'exists' if len(existing) == 1 else 'exist'}. Tick"
+            " “replace” under the destination to overwrite (the new files take their place"
+            " only once every one is complete and verified).",
             icon=":material/error:",
         )
         return
@@ -130,13 +163,12 @@ def _run(src: Source, j: Journal | None) -> None:
     try:
         os.makedirs(parent, exist_ok=True)
     except OSError as exc:
-        st.error(f"Cannot create the folder {relative_to_root(src.root, parent)}: {exc}.")
+        st.error(
+            f"Cannot create the folder {md_text(relative_to_root(src.root, parent))}:"
+            f" {md_text(str(exc))}."
+        )
         return
-    options: dict[str, Any] = {}
-    if fmt == TFRECORD:  # the options only TFRecord has (the form shows them only then)
-        shards = int(state.widget_value("export:shards") or 1)
-        options["compression"] = str(state.widget_value("export:compression") or NO_COMPRESSION)
-        options["shards"] = shards if shards > 1 else None
+    options = _options(fmt)
     source = j if j is not None else src.dataset
     done = _exported(
         src,
@@ -147,6 +179,14 @@ def _run(src: Source, j: Journal | None) -> None:
     )
     if done is None:
         state.set_export_outcome(None)
+
+
+def _listed(src: Source, paths: list[str]) -> str:
+    """Paths for a Markdown message, relative to the root, at most
+    :data:`_REPORT_OUTPUTS_SHOWN` of them."""
+    shown = ", ".join(md_text(relative_to_root(src.root, p)) for p in paths[:_REPORT_OUTPUTS_SHOWN])
+    more = len(paths) - _REPORT_OUTPUTS_SHOWN
+    return shown + (f" and {more:,} more" if more > 0 else "")
 
 
 def _replace_source(src: Source, j: Journal) -> None:
@@ -194,6 +234,15 @@ def form(src: Source, j: Journal | None, pending: int) -> None:
             key=state.widget_key("export:shards"),
             help="Split into N files named like TensorFlow's: name-00000-of-0000N.tfrecord",
         )
+    if fmt == CSV:
+        st.checkbox(
+            "Neutralise formulas",
+            key=state.widget_key("export:neutralize"),
+            help="Text cells that start with =, +, -, @, a tab or a carriage return run as"
+            " formulas when a spreadsheet opens the file. Ticked, they are written with a"
+            " leading ' so that it shows them as text (the file no longer holds their exact"
+            " values); otherwise they are kept exact and the report counts them.",
+        )
     how = _records_choice(src, j, pending)
     if how == RANGE:
         st.text_input(
@@ -239,22 +288,37 @@ def _records_choice(src: Source, j: Journal | None, pending: int) -> str:
 
 
 def _destination_input(src: Source) -> None:
+    """The destination, and, when outputs of the export exist (the file, a folder, any of
+    the shards), the list of them and the box that confirms overwriting exactly those."""
     st.text_input(
         "Destination (inside the root folder)",
         key=state.widget_key("export:dest"),
         help=f"A path relative to {src.root}; folders are created as needed",
     )
     dest_text = str(state.widget_value("export:dest") or "")
-    exists = False
+    existing: list[str] = []
     try:
-        exists = bool(dest_text.strip()) and os.path.lexists(resolve_inside(src.root, dest_text))
+        if dest_text.strip():
+            existing = _existing_outputs(resolve_inside(src.root, dest_text.strip()))
     except PathRefused as exc:
-        st.error(f"Refused: {exc}.", icon=":material/block:")
-    if exists:
-        st.checkbox(
-            "It exists: replace it",
-            key=state.widget_key("export:overwrite"),
-        )
+        st.error(f"Refused: {md_text(str(exc))}.", icon=":material/block:")
+    if tuple(existing) != state.get("export:overwrite_for"):
+        # Other files than those confirmed: ask again.
+        state.put("export:overwrite_for", tuple(existing))
+        state.set_widget_value("export:overwrite", False)
+    if not existing:
+        return
+    if len(existing) > 1:
+        what = f"{len(existing):,} of the files this export writes exist: {_listed(src, existing)}."
+    elif _format() == IMAGES and os.path.isdir(existing[0]):
+        what = "The folder exists: the pictures go into it, replacing any of the same name."
+    else:
+        what = f"{_listed(src, existing)} exists."
+    st.caption(what)
+    st.checkbox(
+        "It exists: replace it" if len(existing) == 1 else "They exist: replace them",
+        key=state.widget_key("export:overwrite"),
+    )
 
 
 # -- the report ------------------------------------------------------------------------------
@@ -274,16 +338,11 @@ def report(src: Source) -> None:
     with st.container(border=True, key="tfb-export-report"):
         verdict = "verified ✓" if rep.verified else "not verified"
         (st.success if rep.ok else st.warning)(
-            f"**Export done** ({verdict}): {rep.summary}.",
+            f"**Export done** ({verdict}): {md_text(rep.summary)}.",
             icon=":material/task_alt:" if rep.ok else ":material/warning:",
         )
         took = f" · {rep.seconds:.1f} s" if rep.seconds >= 0.05 else ""
-        more = len(rep.shown) - _REPORT_OUTPUTS_SHOWN
-        st.caption(
-            f"{format_bytes(rep.bytes)}{took} · "
-            + ", ".join(f"`{s}`" for s in rep.shown[:_REPORT_OUTPUTS_SHOWN])
-            + (f" … {more} more" if more > 0 else "")
-        )
+        st.caption(f"{format_bytes(rep.bytes)}{took} · {_listed(src, list(rep.outputs))}")
         if rep.backup:
             st.info(
                 f"The previous source file is kept as `{rep.backup}`.",
@@ -291,7 +350,14 @@ def report(src: Source) -> None:
             )
         if rep.left_out:
             st.warning(
-                "Left out because they are damaged: " + "; ".join(rep.left_out[:_LEFT_OUT_SHOWN]),
+                "Left out because they are damaged: "
+                + md_text("; ".join(rep.left_out[:_LEFT_OUT_SHOWN])),
+                icon=":material/warning:",
+            )
+        if rep.formula_warning:
+            st.warning(
+                f"{md_text(rep.formula_warning)}. Tick “Neutralise formulas” and export again"
+                " to write them as text.",
                 icon=":material/warning:",
             )
         c = st.columns([1, 1, 3])
