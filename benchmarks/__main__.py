@@ -14,7 +14,7 @@ import time
 
 from benchmarks.common import Row, table
 
-MODULES = ["records", "messages", "app", "schema", "export"]
+MODULES = ["records", "messages", "app", "schema", "export", "hostile"]
 
 
 def main(argv: list[str] | None = None) -> int:

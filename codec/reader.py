@@ -184,6 +184,7 @@ class TFRecordFile(Sequence[bytes]):
         self._done = self.size == 0
         self._damaged: dict[int, Problem] = {}
         self._read_since_release = 0
+        self._last: tuple[int, bytes, bool] | None = None  # the last record read (see read)
         if not self._done and use_cache:
             self._load_index_cache()
 
@@ -390,8 +391,14 @@ class TFRecordFile(Sequence[bytes]):
         return bytes(self._buf[start:end])
 
     def read(self, i: int, *, check_crc: bool | None = None) -> bytes:
-        """The payload of record ``i``, its data CRC checked unless told otherwise."""
+        """The payload of record ``i``, its data CRC checked unless told otherwise. The last
+        record read is kept, so the views of one page asking for the same record again (the
+        table, the record view, a sample) do not copy and check it again."""
         i = self._resolve(i)
+        checked = self.check_crc if check_crc is None else check_crc
+        last = self._last
+        if last is not None and last[0] == i and (last[2] or not checked):
+            return last[1]
         off = self._offsets[i]
         n = self._lengths[i]
         start = off + HEADER_SIZE
@@ -401,12 +408,14 @@ class TFRecordFile(Sequence[bytes]):
             # Paging through a file far larger than memory must not keep it all resident.
             self._read_since_release = 0
             self._release(0, self.size)
-        if self.check_crc if check_crc is None else check_crc:
+        if checked:
             (stored,) = _U32.unpack_from(self._buf, start + n)
             if mask_crc(_crc32c.crc32c(data)) != stored:
                 problem = self._data_crc_problem(i)
                 raise CorruptRecordError(problem.message, path=self.path, offset=off)
-        return bytes(data)
+        payload = bytes(data)
+        self._last = (i, payload, checked)
+        return payload
 
     def _data_crc_problem(self, i: int) -> Problem:
         prob = self._damaged.get(i)
@@ -569,6 +578,7 @@ class TFRecordFile(Sequence[bytes]):
             return
         self._closed = True
         self._buf = b""
+        self._last = None
         self._source.close()
 
     def __enter__(self) -> TFRecordFile:

@@ -76,11 +76,21 @@ IMAGE_MAGIC: tuple[ImageMagic, ...] = (
 )
 
 
+# The rows a value's first byte can match (every signature of the table starts at offset 0):
+# most values are rejected by one dictionary lookup.
+_BY_FIRST_BYTE: dict[int, tuple[ImageMagic, ...]] = {}
+for _row in IMAGE_MAGIC:
+    for _alternative in _row.signatures:
+        _first = _alternative[0][1][0]
+        if _row not in _BY_FIRST_BYTE.get(_first, ()):
+            _BY_FIRST_BYTE[_first] = (*_BY_FIRST_BYTE.get(_first, ()), _row)
+
+
 def image_magic(b: bytes | memoryview) -> ImageMagic | None:
     """The :data:`IMAGE_MAGIC` row whose magic number ``b`` starts with, or ``None``."""
     if len(b) < 3:
         return None
-    for row in IMAGE_MAGIC:
+    for row in _BY_FIRST_BYTE.get(b[0], ()):
         if row.matches(b):
             return row
     return None
@@ -94,16 +104,20 @@ def sniff_image(b: bytes) -> str | None:
 
 
 # C0 controls other than tab, newline, vertical tab, form feed and carriage return, and DEL.
-_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f]")
+_CONTROL_BYTES = re.compile(rb"[\x00-\x08\x0e-\x1f\x7f]")
 
 
 def is_text(b: bytes) -> bool:
-    """Whether ``b`` is valid UTF-8 without control characters (whitespace allowed)."""
+    """Whether ``b`` is valid UTF-8 without control characters (whitespace allowed). The
+    control characters are ASCII, so they are looked for in the bytes first: binary values
+    are rejected without decoding them."""
+    if _CONTROL_BYTES.search(b) is not None:
+        return False
     try:
-        s = b.decode("utf-8")
+        b.decode("utf-8")
     except UnicodeDecodeError:
         return False
-    return _CONTROL.search(s) is None
+    return True
 
 
 def format_bytes(n: int | None) -> str:

@@ -135,15 +135,8 @@ def usual_types(src: Source) -> tuple[dict[str, str], dict[str, str]]:
 
 @st.cache_data(max_entries=32, show_spinner=False)
 def _box_scale(key: Key, limit: int, _ds: codec.TFRecordDataset) -> view.BoxScale:
-    payloads: list[bytes | None] = []
-    for i in range(limit):
-        try:
-            payloads.append(_ds.read(i))
-        except IndexError:
-            break
-        except codec.CorruptRecordError:
-            payloads.append(None)
-    return view.boxes_normalized(payloads, _ds.indexed if _ds.index_complete else None)
+    total = _ds.indexed if _ds.index_complete else None
+    return view.boxes_normalized(view.first_payloads(_ds, limit), total)
 
 
 def box_scale(src: Source) -> view.BoxScale:
@@ -173,13 +166,14 @@ def _release(j: Journal) -> None:
 
 
 @st.cache_resource(max_entries=8, validate=_alive, on_release=_release, show_spinner=False)
-def _open_journal(
-    key: Key,
-    types: tuple[tuple[str, str], ...],
-    list_types: tuple[tuple[str, str], ...],
-    _dataset: codec.TFRecordDataset,
-) -> Journal:
-    return Journal(_dataset, known_types=dict(types), known_list_types=dict(list_types))
+def _open_journal(key: Key, _dataset: codec.TFRecordDataset) -> Journal:
+    # The usual types come from the same files (the key): not part of the key themselves,
+    # which would hash every feature name on every call.
+    try:
+        feats, lists = view.usual_types(_summary(key, 200, _dataset))
+    except (AppError, CodecError):
+        feats, lists = {}, {}
+    return Journal(_dataset, known_types=feats, known_list_types=lists)
 
 
 def open_journal(src: Source) -> Journal:
@@ -187,10 +181,7 @@ def open_journal(src: Source) -> Journal:
     :class:`~browser_app.errors.JournalMismatchError` when it was made on another version of
     the files, :class:`~browser_app.errors.JournalError` or ``OSError`` when it cannot be
     read."""
-    feats, lists = usual_types(src)
-    return _open_journal(
-        src.key, tuple(sorted(feats.items())), tuple(sorted(lists.items())), src.dataset
-    )
+    return _open_journal(src.key, src.dataset)
 
 
 def shared_journal(src: Source) -> Journal | None:

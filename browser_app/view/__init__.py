@@ -33,7 +33,15 @@ from .schema import (
     schema_result,
     schema_rows,
 )
-from .summary import feature_summary, kind_label, problem_dict, report_dict, usual_types
+from .summary import (
+    SAMPLE_BYTES,
+    feature_summary,
+    first_payloads,
+    kind_label,
+    problem_dict,
+    report_dict,
+    usual_types,
+)
 from .table import (
     MAX_COLUMNS,
     Cell,
@@ -73,6 +81,7 @@ __all__ = [
     "LINKS_SHOWN",
     "MAX_COLUMNS",
     "PREVIEW_VALUES",
+    "SAMPLE_BYTES",
     "BoxScale",
     "Cell",
     "ExportOutcome",
@@ -96,6 +105,7 @@ __all__ = [
     "feature_summary",
     "file_options",
     "finding_lines",
+    "first_payloads",
     "gallery_items",
     "hex_dump",
     "kind_label",

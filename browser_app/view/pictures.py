@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import io
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from PIL import Image
@@ -90,14 +90,16 @@ class BoxScale:
         return f"box coordinates read as {how}, decided from {sample}"
 
 
-def boxes_normalized(records: Sequence[bytes | None], total: int | None = None) -> BoxScale:
+def boxes_normalized(records: Iterable[bytes | None], total: int | None = None) -> BoxScale:
     """Whether the boxes of a dataset are normalised, from the coordinates of ``records``
-    (payloads; ``None`` for a damaged one) — the dataset's first records, of ``total``: at
-    least 90 % of the finite coordinates in [0, 1] means normalised
+    (payloads, taken one at a time; ``None`` for a damaged one) — the dataset's first
+    records, of ``total``: at least 90 % of the finite coordinates in [0, 1] means normalised
     (:func:`codec.detection.decide_normalized`), so a few bad values stay bad values."""
     values: list[float] = []
     seen = False
+    count = 0
     for payload in records:
+        count += 1
         if payload is None:
             continue
         rec = ex.decode(payload, "auto")
@@ -105,10 +107,10 @@ def boxes_normalized(records: Sequence[bytes | None], total: int | None = None) 
         if found:
             seen = True
             values.extend(detection.coordinates(rec.features, found[0]))
-    sampled = total is None or total > len(records)
+    sampled = total is None or total > count
     if not seen:
-        return BoxScale(None, len(records), sampled)
-    return BoxScale(detection.decide_normalized(values), len(records), sampled)
+        return BoxScale(None, count, sampled)
+    return BoxScale(detection.decide_normalized(values), count, sampled)
 
 
 def data_url(data: bytes, mime: str) -> str:

@@ -5,7 +5,7 @@ the type most records give each feature."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 import codec
@@ -16,7 +16,15 @@ from codec.kinds import BYTES, EXAMPLE, NONE, RAW, SEQUENCE_EXAMPLE
 
 from .values import value_view, values_preview
 
-__all__ = ["feature_summary", "kind_label", "problem_dict", "report_dict", "usual_types"]
+__all__ = [
+    "SAMPLE_BYTES",
+    "feature_summary",
+    "first_payloads",
+    "kind_label",
+    "problem_dict",
+    "report_dict",
+    "usual_types",
+]
 
 
 def problem_dict(p: Problem) -> dict[str, Any]:
@@ -68,18 +76,39 @@ def _entries(rec: ex.Record) -> list[tuple[str, ex.Feature, Section]]:
     return items
 
 
-def feature_summary(ds: codec.TFRecordDataset, limit: int = 200) -> dict[str, Any]:
-    """Kinds and features of the first ``limit`` records: for each feature, the types seen
-    (with counts), how many records have it, and the shortest and longest list."""
-    kinds: Counter[str] = Counter()
-    feats: dict[str, dict[str, Any]] = {}
-    seen = damaged = 0
+SAMPLE_BYTES = 64 << 20  # the first records read as a sample stop after this many bytes
+
+
+def first_payloads(
+    ds: codec.TFRecordDataset, limit: int, budget: int = SAMPLE_BYTES
+) -> Iterator[bytes | None]:
+    """The payloads of the first ``limit`` records, one at a time (``None`` for a damaged
+    one), stopping once ``budget`` bytes were read (after at least one record): a sample
+    costs at most that much whatever the records hold."""
+    spent = 0
     for i in range(limit):
+        if i and spent >= budget:
+            return
         try:
             payload = ds.read(i)
         except IndexError:
-            break
+            return
         except codec.CorruptRecordError:
+            yield None
+            continue
+        spent += len(payload)
+        yield payload
+
+
+def feature_summary(ds: codec.TFRecordDataset, limit: int = 200) -> dict[str, Any]:
+    """Kinds and features of the first ``limit`` records (:func:`first_payloads`): for each
+    feature, the types seen (with counts), how many records have it, and the shortest and
+    longest list."""
+    kinds: Counter[str] = Counter()
+    feats: dict[str, dict[str, Any]] = {}
+    seen = damaged = 0
+    for payload in first_payloads(ds, limit):
+        if payload is None:
             damaged += 1
             continue
         seen += 1
