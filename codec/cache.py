@@ -419,35 +419,22 @@ def _unused(fd: int) -> bool:
     return True
 
 
-def _remove_unless_open(path: Path) -> bool:
-    """Remove ``path`` unless a reader has it open; True when it is gone."""
+def _unless_open(path: Path, then: Callable[[], object] = lambda: None) -> bool:
+    """Run ``then`` with ``path`` locked, unless a reader has it open (or it cannot be
+    opened); whether it ran."""
     try:
         fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return True
     except OSError:
         return False
     try:
         if not _unused(fd):
             return False
-        path.unlink()
+        then()
     except OSError:
         return False
     finally:
         os.close(fd)
     return True
-
-
-def _is_open(path: Path) -> bool:
-    """Whether a reader has ``path`` open now."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        return not _unused(fd)
-    finally:
-        os.close(fd)
 
 
 @dataclass(frozen=True)
@@ -493,7 +480,7 @@ def inflated_usage(cache_dir: Path, cap: int | None = None) -> InflatedUsage:
     return InflatedUsage(
         sum(c.size for c in copies),
         len(copies),
-        sum(_is_open(c.path) for c in copies),
+        sum(not _unless_open(c.path) for c in copies),  # kept: open, or unreadable
         inflated_cap() if cap is None else cap,
     )
 
@@ -509,7 +496,7 @@ def evict_inflated(cache_dir: Path, cap: int | None = None) -> list[Path]:
     for c in copies:
         if total <= cap:
             break
-        if _remove_unless_open(c.path):
+        if _unless_open(c.path, c.path.unlink):
             total -= c.size
             removed.append(c.path)
             with contextlib.suppress(OSError):
@@ -519,7 +506,7 @@ def evict_inflated(cache_dir: Path, cap: int | None = None) -> list[Path]:
         for tmp in (cache_dir / "inflated").glob(".inflate-*"):
             with contextlib.suppress(OSError):
                 if tmp.stat().st_mtime < cutoff:
-                    _remove_unless_open(tmp)
+                    _unless_open(tmp, tmp.unlink)
     return removed
 
 

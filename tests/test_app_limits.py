@@ -8,13 +8,14 @@ from __future__ import annotations
 import gc
 import os
 import stat
-import sys
 import time
 from pathlib import Path
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
+from test_app import app, texts
+from test_app import no_crash as app_no_crash
 
 import codec.cache as cache_mod
 from browser_app.cli import launch, run
@@ -23,7 +24,6 @@ from browser_app.view import md_text
 from codec.cache import MAX_INFLATE_ENV
 from codec.writer import write_records
 
-APP = str(Path(__file__).resolve().parent.parent / "browser_app" / "streamlit_app.py")
 MiB = 1 << 20
 RECORDS = 3000  # records of 1000 zero bytes: about 3 MiB inflated, a few KiB compressed
 
@@ -56,24 +56,10 @@ def limit(monkeypatch: pytest.MonkeyPatch) -> int:
     return MiB
 
 
-def app(monkeypatch: pytest.MonkeyPatch, root: Path, **params: str) -> AppTest:
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
-    at = AppTest.from_file(APP, default_timeout=30)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
-
-
 def no_crash(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    bad = [e.value for e in at.error if "could not be shown" in e.value or "failed" in e.value]
-    assert not bad, bad
-
-
-def texts(elements) -> str:  # type: ignore[no-untyped-def]
-    return "\n".join(str(e.value) for e in elements)
+    """No exception, no page that could not be shown, and no file picker that failed."""
+    app_no_crash(at)
+    assert not [e.value for e in at.sidebar.error if "failed" in e.value]
 
 
 def buttons(at: AppTest) -> dict[str, str]:
