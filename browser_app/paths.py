@@ -12,7 +12,7 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 import codec
@@ -94,12 +94,27 @@ def is_pattern(spec: str) -> bool:
     return bool(_PATTERN.search(spec))
 
 
-def expand_inside(root: str | os.PathLike[str], spec: str) -> list[str]:
+def _shown(path: str, real_root: str) -> str:
+    """``path`` as the person sees it: relative to the root, never through a symlink's
+    target."""
+    rel = os.path.relpath(os.path.abspath(path), real_root).replace(os.sep, "/")
+    return os.path.basename(path) if rel.startswith("..") else rel
+
+
+def expand_inside(
+    root: str | os.PathLike[str],
+    spec: str,
+    *,
+    on_skip: Callable[[str], object] | None = None,
+) -> list[str]:
     """Files named by ``spec`` (a path, folder, glob, ``train-*-of-00010`` or ``name@N``),
     every one of them confined to ``root``.
 
-    Raises :class:`PathRefused` for a spec outside the root, ``FileNotFoundError`` (with a
-    message for the person) when nothing matches."""
+    A file that a folder, glob or shard pattern matches but whose symlink leads outside the
+    root is left out, and ``on_skip`` gets one note naming those left out (the links, never
+    where they lead). Raises :class:`PathRefused` for a spec outside the root, or when every
+    file it matches leads outside; ``FileNotFoundError`` (with a message for the person)
+    when nothing matches."""
     text = _check_text(spec)
     real_root = _real_root(root)
     expanded = os.path.expanduser(text)
@@ -109,16 +124,24 @@ def expand_inside(root: str | os.PathLike[str], spec: str) -> list[str]:
     if is_pattern(text):
         head = os.path.dirname(re.split(r"[*?\[]", absolute, maxsplit=1)[0]) or real_root
     resolve_inside(real_root, head)
-    files = codec.expand_paths([absolute])
     out = []
-    for f in files:
+    skipped = []
+    for f in codec.expand_paths([absolute]):
         real = os.path.realpath(f)
-        if not _inside(real, real_root):
-            raise PathRefused(
-                f"{relative_to_root(real_root, f)}: a symlink leads outside the root folder"
-                f" {real_root}"
-            )
-        out.append(real)
+        if _inside(real, real_root):
+            out.append(real)
+        else:
+            skipped.append(_shown(f, real_root))
+    if skipped and not out:
+        raise PathRefused(
+            f"{text}: every file it names leads outside the root folder through a symlink"
+        )
+    if skipped and on_skip is not None:
+        few = ", ".join(skipped[:3]) + (
+            f" and {len(skipped) - 3:,} more" if len(skipped) > 3 else ""
+        )
+        what = "1 file" if len(skipped) == 1 else f"{len(skipped):,} files"
+        on_skip(f"{text}: left out {what} whose symlink leads outside the root folder: {few}")
     return out
 
 

@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import json
 import os
+import re
 import shutil
 import struct
 import tempfile
@@ -24,19 +25,35 @@ from typing import Any
 
 import crc32c as _crc32c
 
+try:
+    import fcntl as _fcntl
+except ImportError:  # not on Windows
+    _fcntl = None  # type: ignore[assignment]
+
 from .framing import Problem
 from .inflate import inflate
 from .kinds import COMPRESSION, Compression
 
 __all__ = [
     "CONTENT_WINDOW",
+    "INFLATED_CAP",
+    "INFLATED_CAP_ENV",
     "INFLATE_MARGIN",
     "INFLATE_RATIO",
+    "MAX_INFLATE_ENV",
     "FileIdentity",
     "IndexCache",
+    "InflatedCopy",
+    "InflatedUsage",
+    "cache_room",
     "default_cache_dir",
+    "evict_inflated",
     "inflate_limit",
     "inflate_to_cache",
+    "inflated_cap",
+    "inflated_copies",
+    "inflated_usage",
+    "parse_size",
 ]
 
 CONTENT_WINDOW = 64 * 1024  # bytes at each end of a file whose CRC32C a content identity keeps
@@ -273,35 +290,224 @@ class IndexCache:
 
 # --------------------------------------------------------------------------------------------
 # Inflated copies of GZIP / ZLIB files
+#
+# A GZIP/ZLIB file is read through an inflated copy under ``<cache>/inflated``, one per file
+# identity. The copies together stay under a total size (:func:`inflated_cap`): adding one
+# removes the least recently used others (a copy's access time, set at each open) until
+# they fit. A copy that is open (a reader holds a shared ``flock`` on it for as long as it is
+# open, in any process) is never removed: its disk space would not come back before it is
+# closed anyway, and the next reader of the same file would have to inflate it again.
 
 
 INFLATE_RATIO = 100  # inflate at most this many times a file's compressed size, by default
 INFLATE_MARGIN = 1 << 30  # and never into the last GiB of the cache disk's free space
+INFLATED_CAP = 10 << 30  # the inflated copies together, by default
+MAX_INFLATE_ENV = "TFRECORD_BROWSER_MAX_INFLATE"
+INFLATED_CAP_ENV = "TFRECORD_BROWSER_INFLATED_CAP"
+_ABANDONED_AFTER = 600  # seconds: an unlocked partial copy this old was left by a crash
+
+_SIZE = re.compile(r"\s*(\d+(?:\.\d+)?)\s*(?:([kmgt])(?:i?b)?|b|bytes?)?\s*", re.I)
+_UNITS = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30, "t": 1 << 40}
+
+
+def parse_size(text: str) -> int:
+    """Bytes from ``"10G"``, ``"500M"``, ``"1.5GiB"``, ``"64k"`` or ``"123"`` (units are
+    binary: ``1K`` is 1024 bytes). Raises ``ValueError`` with a message for anything else."""
+    m = _SIZE.fullmatch(text)
+    if not m:
+        raise ValueError(f"{text!r} is not a size: give bytes, or a number with K, M, G or T")
+    value = float(m.group(1)) * _UNITS.get((m.group(2) or "").lower(), 1)
+    return int(value)
+
+
+def _size_text(n: int) -> str:
+    """``n`` bytes as the shortest ``--max-inflate`` value not below it: ``8G``, ``300M``."""
+    for unit, scale in (("T", 1 << 40), ("G", 1 << 30), ("M", 1 << 20), ("K", 1 << 10)):
+        if n >= scale:
+            return f"{-(-n // scale)}{unit}"
+    return str(n)
+
+
+def _env_size(name: str) -> int | None:
+    text = os.environ.get(name)
+    if not text:
+        return None
+    try:
+        return parse_size(text)
+    except ValueError:
+        return None
+
+
+def cache_room(cache_dir: Path) -> int | None:
+    """Bytes the cache disk can still take while keeping its last :data:`INFLATE_MARGIN`
+    free (0 at least), or None when that cannot be told."""
+    probe = cache_dir
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    try:
+        return max(0, shutil.disk_usage(probe).free - INFLATE_MARGIN)
+    except OSError:
+        return None
 
 
 def inflate_limit(compressed: int, cache_dir: Path, limit: int | None = None) -> tuple[int, str]:
     """How far a compressed file of ``compressed`` bytes may inflate into the cache, and why:
-    ``limit`` when given (or ``$TFRECORD_BROWSER_MAX_INFLATE``, bytes), else the smaller of
-    :data:`INFLATE_RATIO` times its size and the cache disk's free space less
-    :data:`INFLATE_MARGIN`."""
-    how = "raise it with --max-inflate or TFRECORD_BROWSER_MAX_INFLATE"
-    env = os.environ.get("TFRECORD_BROWSER_MAX_INFLATE")
-    if limit is None and env:
-        with contextlib.suppress(ValueError):
-            limit = int(env)
+    ``limit`` when given (or ``$TFRECORD_BROWSER_MAX_INFLATE``, a size such as ``10G``), else
+    the smaller of :data:`INFLATE_RATIO` times its size (1 MiB at least) and the cache disk's
+    free space less :data:`INFLATE_MARGIN`. The reason says how to raise it."""
+    if limit is None:
+        limit = _env_size(MAX_INFLATE_ENV)
     if limit is not None:
+        how = f"raise it with --max-inflate larger than {_size_text(limit)}, or {MAX_INFLATE_ENV}"
         return limit, f"the limit set ({how})"
     ratio = INFLATE_RATIO * max(compressed, 1 << 20)
-    try:
-        probe = cache_dir
-        while not probe.exists() and probe.parent != probe:
-            probe = probe.parent
-        free = shutil.disk_usage(probe).free - INFLATE_MARGIN
-    except OSError:
-        free = ratio
-    if free < ratio:
-        return max(0, free), f"the free space on the cache disk less 1 GiB ({how})"
+    free = cache_room(cache_dir)
+    if free is not None and free < ratio:
+        return free, (
+            "the free space on the cache disk less 1 GiB (free some space, or point"
+            " TFRECORD_BROWSER_CACHE at a larger disk)"
+        )
+    how = f"raise it with --max-inflate {_size_text(4 * ratio)}, say, or {MAX_INFLATE_ENV}"
     return ratio, f"{INFLATE_RATIO} times its compressed size ({how})"
+
+
+def inflated_cap() -> int:
+    """The total size the inflated copies may take: ``$TFRECORD_BROWSER_INFLATED_CAP`` (a
+    size such as ``20G``), else :data:`INFLATED_CAP`."""
+    return _env_size(INFLATED_CAP_ENV) or INFLATED_CAP
+
+
+def _share(fd: int) -> None:
+    """Mark the copy open on ``fd`` as in use (a shared lock, released when every
+    descriptor of this open file, the memory map's included, is closed)."""
+    if _fcntl is not None:
+        with contextlib.suppress(OSError):
+            _fcntl.flock(fd, _fcntl.LOCK_SH)
+
+
+def _open_copy(target: Path) -> int | None:
+    """A read-only descriptor of the cached copy ``target``, marked in use and as just used;
+    None when there is none (or it was removed while being opened)."""
+    try:
+        fd = os.open(target, os.O_RDONLY)
+    except OSError:
+        return None
+    _share(fd)
+    if os.fstat(fd).st_nlink == 0:  # removed between the open and the lock
+        os.close(fd)
+        return None
+    _used(target, fd)
+    return fd
+
+
+def _used(target: Path, fd: int) -> None:
+    """Mark the copy as used now: its access time is its last use (set here, to the
+    nanosecond, whatever the file system does with reads)."""
+    with contextlib.suppress(OSError):
+        os.utime(target, ns=(time.time_ns(), os.fstat(fd).st_mtime_ns))
+
+
+def _unused(fd: int) -> bool:
+    """Whether no reader has the file open on ``fd`` open as well: then ``fd`` holds it
+    locked until it is closed, so that no reader takes it meanwhile."""
+    if _fcntl is None:  # no locks: an open file cannot be removed there, the removal says it
+        return True
+    try:
+        _fcntl.flock(fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
+    except OSError:  # held by a reader (or no lock can be taken: then it is kept)
+        return False
+    return True
+
+
+def _unless_open(path: Path, then: Callable[[], object] = lambda: None) -> bool:
+    """Run ``then`` with ``path`` locked, unless a reader has it open (or it cannot be
+    opened); whether it ran."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        if not _unused(fd):
+            return False
+        then()
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    return True
+
+
+@dataclass(frozen=True)
+class InflatedCopy:
+    """One inflated copy in the cache: its path, size and last use (``time.time()`` seconds)."""
+
+    path: Path
+    size: int
+    used: float
+
+
+def inflated_copies(cache_dir: Path) -> list[InflatedCopy]:
+    """The inflated copies in the cache, least recently used first."""
+    out = []
+    try:
+        with os.scandir(cache_dir / "inflated") as it:
+            for e in it:
+                if e.name.startswith(".") or not e.name.endswith(".tfrecord"):
+                    continue
+                with contextlib.suppress(OSError):
+                    st = e.stat(follow_symlinks=False)
+                    out.append(InflatedCopy(Path(e.path), st.st_size, st.st_atime))
+    except OSError:
+        return []
+    out.sort(key=lambda c: (c.used, c.path.name))
+    return out
+
+
+@dataclass(frozen=True)
+class InflatedUsage:
+    """What the inflated copies take: ``bytes`` in ``copies`` files, ``open`` of them open
+    now (never removed), and the ``cap`` they are kept under."""
+
+    bytes: int
+    copies: int
+    open: int
+    cap: int
+
+
+def inflated_usage(cache_dir: Path, cap: int | None = None) -> InflatedUsage:
+    """The size of the inflated copies in the cache, and the cap they are kept under."""
+    copies = inflated_copies(cache_dir)
+    return InflatedUsage(
+        sum(c.size for c in copies),
+        len(copies),
+        sum(not _unless_open(c.path) for c in copies),  # kept: open, or unreadable
+        inflated_cap() if cap is None else cap,
+    )
+
+
+def evict_inflated(cache_dir: Path, cap: int | None = None) -> list[Path]:
+    """Remove the least recently used inflated copies, never an open one, until the rest fit
+    in ``cap`` (default :func:`inflated_cap`); also remove partial copies that a crash left.
+    Returns the copies removed."""
+    cap = inflated_cap() if cap is None else cap
+    copies = inflated_copies(cache_dir)
+    total = sum(c.size for c in copies)
+    removed = []
+    for c in copies:
+        if total <= cap:
+            break
+        if _unless_open(c.path, c.path.unlink):
+            total -= c.size
+            removed.append(c.path)
+            with contextlib.suppress(OSError):
+                c.path.with_suffix(".problems").unlink(missing_ok=True)
+    cutoff = time.time() - _ABANDONED_AFTER
+    with contextlib.suppress(OSError):
+        for tmp in (cache_dir / "inflated").glob(".inflate-*"):
+            with contextlib.suppress(OSError):
+                if tmp.stat().st_mtime < cutoff:
+                    _unless_open(tmp, tmp.unlink)
+    return removed
 
 
 def inflate_to_cache(
@@ -319,27 +525,36 @@ def inflate_to_cache(
     identity) and return a read-only descriptor of it, with the problems met (see
     :func:`codec.inflate.inflate`: every byte that inflates is kept), naming the file as
     ``shown``. Raises :class:`~codec.errors.LimitError`, leaving nothing in the cache, when
-    the file would inflate past :func:`inflate_limit` (``max_inflate`` overrides it)."""
+    the file would inflate past :func:`inflate_limit` (``max_inflate`` overrides it).
+
+    The copy stays marked in use while the descriptor (or a memory map of it) is open; a new
+    copy makes room for itself by :func:`evict_inflated`."""
     cache = cache_dir / "inflated"
     key = ident.digest(f"{compression}:v2")  # v2: every inflated byte kept, problems as JSON
     target = cache / f"{key}.tfrecord"
     note = cache / f"{key}.problems"
     shown = shown or ident.path
-    if use_cache and target.exists():
+    if use_cache and (cached := _open_copy(target)) is not None:
         problems = []
         with contextlib.suppress(OSError, ValueError):
             for message in json.loads(note.read_text()) if note.exists() else []:
                 problems.append(Problem(COMPRESSION, None, None, str(message), shown))
-        return os.open(target, os.O_RDONLY), problems
+        return cached, problems
+    in_cache = True
     try:
         cache.mkdir(parents=True, exist_ok=True)
         tmp_fd, tmp_name = tempfile.mkstemp(dir=cache, prefix=".inflate-")
     except OSError:
+        # No cache to write to: a private temporary file, removed as soon as it is open.
         tmp_fd, tmp_name = tempfile.mkstemp(prefix="tfrecord-browser-inflate-")
         target = Path(tmp_name + ".tfrecord")
+        in_cache = False
     limit, why = inflate_limit(ident.size, cache_dir, max_inflate)
     try:
         with os.fdopen(tmp_fd, "wb") as out:
+            if _fcntl is not None:  # being written: not a partial copy left by a crash
+                with contextlib.suppress(OSError):
+                    _fcntl.flock(out.fileno(), _fcntl.LOCK_EX)
             result = inflate(
                 lambda offset, n: os.pread(fd, n, offset),
                 ident.size,
@@ -352,15 +567,23 @@ def inflate_to_cache(
             )
             out.flush()
             os.fsync(out.fileno())
-        os.replace(tmp_name, target)
+            os.replace(tmp_name, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
+    copy_fd = os.open(target, os.O_RDONLY)
+    if not in_cache:
+        with contextlib.suppress(OSError):
+            os.unlink(target)
+        return copy_fd, result.problems
+    _share(copy_fd)
+    _used(target, copy_fd)
     messages = [p.message for p in result.problems]
     with contextlib.suppress(OSError):
         if messages:
             note.write_text(json.dumps(messages))
         else:
             note.unlink(missing_ok=True)
-    return os.open(target, os.O_RDONLY), result.problems
+    evict_inflated(cache_dir)
+    return copy_fd, result.problems

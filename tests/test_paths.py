@@ -87,7 +87,7 @@ def test_expand_inside_patterns(tree):
 
 def test_expand_inside_refuses_escapes(tree):
     with pytest.raises(PathRefused, match="symlink"):
-        expand_inside(tree, "link_*.tfrecord")  # link_out leads outside
+        expand_inside(tree, "link_out*.tfrecord")  # every match leads outside
     with pytest.raises(PathRefused):
         expand_inside(tree, "../outside/*.tfrecord")
     with pytest.raises(PathRefused):
@@ -140,3 +140,53 @@ def test_list_tfrecords_search_and_limits(tree):
     assert len(entries) == 2 and truncated
     entries, truncated = list_tfrecords(tree, max_visits=1)
     assert truncated
+
+
+def _escaping_tree(tmp_path: Path, inside: int, outside: int) -> tuple[Path, Path]:
+    """A root with ``inside`` shard files and ``outside`` links to files outside it, all
+    matching ``data/part-*.tfrecord``; and the outside folder."""
+    root = tmp_path / "root"
+    (root / "data").mkdir(parents=True)
+    secret = tmp_path / "secret-place"
+    secret.mkdir()
+    for k in range(inside):
+        (root / "data" / f"part-{k:03d}.tfrecord").write_bytes(b"")
+    for k in range(outside):
+        target = secret / f"hidden-{k}.tfrecord"
+        target.write_bytes(b"")
+        os.symlink(target, root / "data" / f"part-{inside + k:03d}.tfrecord")
+    return root, secret
+
+
+@pytest.mark.parametrize(("inside", "outside"), [(1, 1), (3, 2), (2, 5)])
+def test_a_glob_skips_escaping_links_with_a_note(tmp_path, inside, outside):
+    root, secret = _escaping_tree(tmp_path, inside, outside)
+    notes: list[str] = []
+    for spec in ("data/part-*.tfrecord", "data"):
+        notes.clear()
+        files = expand_inside(root, spec, on_skip=notes.append)
+        assert [Path(f).name for f in files] == [f"part-{k:03d}.tfrecord" for k in range(inside)]
+        [note] = notes
+        assert f"{outside} file" in note and "leads outside the root" in note
+        assert "data/part-" in note  # the link is named...
+        assert str(secret) not in note and "hidden" not in note  # ...never where it leads
+    # Without a listener the links are still left out.
+    assert len(expand_inside(root, "data/part-*.tfrecord")) == inside
+
+
+def test_a_glob_of_escaping_links_only_is_refused_without_naming_the_targets(tmp_path):
+    root, secret = _escaping_tree(tmp_path, 0, 3)
+    for spec in ("data/part-*.tfrecord", "data", "data/part-001.tfrecord", "*/part-00[0-2]*"):
+        with pytest.raises(PathRefused, match="outside the root") as caught:
+            expand_inside(root, spec)
+        assert str(secret) not in str(caught.value) and "hidden" not in str(caught.value)
+
+
+def test_an_escaping_folder_link_in_the_middle_of_a_glob_is_skipped(tmp_path):
+    root, secret = _escaping_tree(tmp_path, 2, 0)
+    os.symlink(secret, root / "elsewhere")
+    (secret / "hidden.tfrecord").write_bytes(b"")
+    notes: list[str] = []
+    files = expand_inside(root, "*/*.tfrecord", on_skip=notes.append)
+    assert len(files) == 2 and len(notes) == 1
+    assert "elsewhere/hidden.tfrecord" in notes[0] and str(secret) not in notes[0]

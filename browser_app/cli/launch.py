@@ -209,7 +209,11 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         raise UsageError(f"--root {root}: not a folder")
     for p in paths:
         try:
-            expand_inside(root, os.path.abspath(os.path.expanduser(p)))
+            expand_inside(
+                root,
+                os.path.abspath(os.path.expanduser(p)),
+                on_skip=lambda note: sys.stderr.write(f"tfrecord-browser: {note}\n"),
+            )
         except PathRefused as exc:
             raise PathRefused(f"{exc} (use --root to widen it)", path=p) from exc
     host = args.host or "127.0.0.1"

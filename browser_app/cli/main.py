@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from browser_app.cli import export, filter, launch, records, schema
-from browser_app.cli.inputs import Handler
+from browser_app.cli.inputs import Handler, add_max_inflate, max_inflate
 from browser_app.errors import EXIT_OK, EXIT_USAGE, AppError, exit_code, message
 from codec.errors import CodecError
 
@@ -32,12 +32,15 @@ def build_parser() -> argparse.ArgumentParser:
         description="Open, page through, verify, edit and export TFRecord files. "
         "Without a command, opens the app on the bundled sample dataset.",
     )
+    add_max_inflate(parser, command=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     launch.register(sub)
     records.register(sub)
     export.register(sub)
     schema.register(sub)
     filter.register(sub)
+    for command in sub.choices.values():  # every command opens files
+        add_max_inflate(command)
     return parser
 
 
@@ -45,7 +48,8 @@ def run(handler: Handler, args: argparse.Namespace, out: TextIO | None = None) -
     """Run one command and return its exit code; an error it raises is printed on stderr as
     a message (never a traceback) and gives the error's exit code."""
     try:
-        return handler(args, out or sys.stdout)
+        with max_inflate(args):
+            return handler(args, out or sys.stdout)
     except BrokenPipeError:
         # `tfrecord-browser dump x | head`: the reader went away; that is not an error.
         try:

@@ -2,40 +2,78 @@
 
 A spec is a path, folder, glob or shard pattern relative to the root folder (confined to it
 by :mod:`browser_app.paths`), or an upload of this session (``upload:<name>``, a private
-temporary file). :func:`open_source` opens it through the shared reader cache
+file in the cache folder). :func:`open_source` opens it through the shared reader cache
 (:func:`browser_app.ui.services.open_dataset`) or raises :class:`~browser_app.errors.InputError`
 with a message for the person; :func:`current_source` opens the session's source and falls
 back to none, with the message shown once.
+
+A GZIP/ZLIB file that would inflate past its limit (:func:`codec.cache.inflate_limit`) is
+not opened; the session is offered a higher limit for that source (:func:`inflate_offer`),
+within the room left on the cache disk.
+
+Uploads live in ``<cache>/uploads`` (mode 0700, owned by the person running the app, else
+refused). Each is removed when its session's state is dropped (see
+:func:`browser_app.ui.state.add_upload`), or when the server stops; any left behind (a server
+that was killed) once it is :data:`UPLOAD_MAX_AGE` seconds old: old ones are swept when the
+app starts and at every upload. An upload is never touched to mark it in use: that would
+change its identity, and every cache keyed by it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import stat
 import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import BinaryIO
 
+import streamlit as st
+
 import codec
-from browser_app.errors import InputError, PathRefused
+from browser_app.errors import InputError, PathRefused, os_error_message
 from browser_app.paths import expand_inside, relative_to_root
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
+from browser_app.view import md_text
+from codec.cache import cache_room, default_cache_dir, inflate_limit
+from codec.errors import LimitError
+from codec.values import format_bytes
 
 __all__ = [
     "UPLOAD_LIMIT_MB",
+    "UPLOAD_MAX_AGE",
+    "UPLOAD_NAME_MAX",
+    "InflateOffer",
+    "accept_inflate_offer",
     "current_source",
+    "dismiss_inflate_offer",
+    "inflate_offer",
     "open_source",
     "store_upload",
+    "sweep_uploads",
+    "upload_dir",
+    "upload_name",
 ]
 
 UPLOAD_LIMIT_MB = 200
+UPLOAD_MAX_AGE = 24 * 3600  # seconds after which an upload is swept
+UPLOAD_NAME_MAX = 120  # characters of an upload's name that are kept
+_RAISE_FACTOR = 4  # each offer allows this many times the limit that refused the source
+
+_OFFER = "inflate:offer"
+_CAPS = "inflate:caps"
+_NOTED = "open:noted"
 
 
 def _upload_name(spec: str) -> str:
     return spec[len(state.UPLOAD_PREFIX) :]
 
 
-def _not_found(root: str, exc: FileNotFoundError) -> str:
-    """The message of a pattern or path that matches nothing, its path relative to the root."""
+def _relative_message(root: str, exc: BaseException) -> str:
+    """The message of ``exc`` with the path it starts with written relative to the root."""
     msg = str(exc).strip("'\"")
     head = msg.split(":")[0]
     try:
@@ -44,7 +82,14 @@ def _not_found(root: str, exc: FileNotFoundError) -> str:
             msg = shown + msg[len(head) :]
     except (OSError, ValueError):
         pass
-    return f"Not found: {msg}."
+    return msg
+
+
+def _note_once(spec: str, note: str) -> None:
+    """Show ``note`` about opening ``spec`` once, not at every run that reopens it."""
+    if state.get(_NOTED) != (spec, note):
+        state.put(_NOTED, (spec, note))
+        state.flash(md_text(note), "warning")
 
 
 def _resolve(spec: str, root: str) -> tuple[list[str], str]:
@@ -54,15 +99,94 @@ def _resolve(spec: str, root: str) -> tuple[list[str], str]:
         if not path or not os.path.isfile(path):
             raise InputError(f"{_upload_name(spec)}: the uploaded copy is gone; upload it again.")
         return [path], _upload_name(spec)
+    notes: list[str] = []
     try:
-        files = expand_inside(root, spec)
+        files = expand_inside(root, spec, on_skip=notes.append)
     except PathRefused as exc:
         raise InputError(f"Refused: {exc}.") from exc
     except FileNotFoundError as exc:
-        raise InputError(_not_found(root, exc)) from exc
+        raise InputError(f"Not found: {_relative_message(root, exc)}.") from exc
     except OSError as exc:
         raise InputError(f"{spec}: cannot be read: {exc.strerror or exc}.") from exc
+    except codec.CodecError as exc:  # name@N with too many shards
+        raise InputError(f"Refused: {_relative_message(root, exc)}.") from exc
+    for note in notes:
+        _note_once(spec, note)
     return files, spec
+
+
+# -- the inflate limit --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class InflateOffer:
+    """A source refused because a file of it would inflate past ``limit`` bytes, and the
+    higher limit this session may allow for it (``raise_to``; None when the cache disk has
+    no room for more)."""
+
+    spec: str
+    label: str
+    name: str
+    limit: int
+    raise_to: int | None
+
+
+def _caps() -> dict[str, int]:
+    value = state.get(_CAPS)
+    return value if isinstance(value, dict) else {}
+
+
+def inflate_offer() -> InflateOffer | None:
+    """The higher inflate limit offered for the last source refused by it, if any."""
+    value = state.get(_OFFER)
+    return value if isinstance(value, InflateOffer) else None
+
+
+def accept_inflate_offer() -> None:
+    """Allow the offered limit for its source in this session, and open it again."""
+    offer = inflate_offer()
+    state.put(_OFFER, None)
+    if offer is None or offer.raise_to is None:
+        return
+    state.put(_CAPS, {**_caps(), offer.spec: offer.raise_to})
+    try:
+        open_source(offer.spec)
+    except InputError as exc:
+        state.flash(md_text(str(exc)), "error")
+        return
+    state.set_source(offer.spec)
+
+
+def dismiss_inflate_offer() -> None:
+    state.put(_OFFER, None)
+
+
+def _refused(spec: str, label: str, root: str, files: list[str], exc: LimitError) -> InputError:
+    """The message for a source refused by the inflate limit; the offer is kept for the
+    sidebar."""
+    text = str(exc)
+    failing = next((f for f in files if text.startswith(f + ":")), files[0])
+    name = label if state.is_upload(spec) else relative_to_root(root, failing)
+    text = text[len(failing) + 1 :].strip() if text.startswith(failing + ":") else text
+    cache = default_cache_dir()
+    sizes = {}
+    for f in files:
+        with contextlib.suppress(OSError):
+            sizes[f] = os.stat(f).st_size
+    limit = _caps().get(spec) or inflate_limit(sizes.get(failing, 0), cache)[0]
+    floor = max((inflate_limit(n, cache)[0] for n in sizes.values()), default=limit)
+    room = cache_room(cache)
+    wanted = max(limit * _RAISE_FACTOR, floor)
+    raise_to = None if room is not None and room <= limit else min(wanted, room or wanted)
+    state.put(_OFFER, InflateOffer(spec, label, name, limit, raise_to))
+    then = (
+        f" Allow up to {format_bytes(raise_to)} with the button in the sidebar if you trust"
+        " this file."
+        if raise_to is not None
+        else " The cache disk has no room to allow more."
+    )
+    where = label if name == label else f"{label}: {name}"
+    return InputError(f"{where}: not opened: {text}.{then}")
 
 
 def open_source(spec: str, root: str | None = None) -> Source:
@@ -75,15 +199,20 @@ def open_source(spec: str, root: str | None = None) -> Source:
         if os.path.isdir(p):
             raise InputError(f"{relative_to_root(root, p)} is a folder, not a file.")
     try:
-        ds = services.open_dataset(tuple(files))
+        ds = services.open_dataset(tuple(files), _caps().get(spec))
     except PermissionError as exc:
         raise InputError(f"{label}: permission denied.") from exc
     except IsADirectoryError as exc:
         raise InputError(f"{label} is a folder, not a file.") from exc
     except OSError as exc:
         raise InputError(f"{label}: cannot be opened: {exc.strerror or exc}.") from exc
+    except LimitError as exc:
+        raise _refused(spec, label, root, files, exc) from exc
     except codec.CodecError as exc:
         raise InputError(f"{label}: {exc}") from exc
+    offer = inflate_offer()
+    if offer is not None and offer.spec == spec:
+        dismiss_inflate_offer()
     return Source(spec=spec, label=label, root=root, paths=tuple(files), dataset=ds)
 
 
@@ -91,33 +220,125 @@ def current_source() -> Source | None:
     """The source of this session (see :func:`state.source_spec`), or None.
 
     An error opening it is shown once, and the session falls back to no source."""
+    _sweep_once()
     spec = state.source_spec()
     if not spec:
         return None
+    before = inflate_offer()
     try:
         return open_source(spec)
     except InputError as exc:
-        state.flash(str(exc), "error")
+        state.flash(md_text(str(exc)), "error")
         state.forget_recent(spec)
         state.clear_source()
+        if inflate_offer() not in (None, before):
+            st.rerun()  # the sidebar, drawn before this, shows the offer
         return None
 
 
-def _upload_dir() -> str:
-    folder = os.path.join(tempfile.gettempdir(), "tfrecord-browser-uploads")
-    os.makedirs(folder, mode=0o700, exist_ok=True)
+# -- uploads ------------------------------------------------------------------------------
+
+
+def upload_dir() -> Path:
+    """The private folder uploads are kept in: ``<cache>/uploads``, made with mode 0700.
+    Raises :class:`InputError` when it is not a folder of the person running the app, or
+    other users can write to it (they could put files there, or replace ours)."""
+    folder = default_cache_dir() / "uploads"
+    try:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        with contextlib.suppress(FileExistsError):
+            folder.mkdir(mode=0o700)
+        st_ = os.lstat(folder)
+    except OSError as exc:
+        raise InputError(f"The uploads folder {os_error_message(exc, folder)}.") from exc
+    fix = "remove it, or set TFRECORD_BROWSER_CACHE to a folder of your own"
+    if not stat.S_ISDIR(st_.st_mode):
+        raise InputError(f"The uploads folder {folder} is not a folder (a link or a file): {fix}.")
+    if hasattr(os, "getuid") and st_.st_uid != os.getuid():
+        raise InputError(
+            f"The uploads folder {folder} belongs to another user (id {st_.st_uid}); uploads"
+            f" are not stored there: {fix}."
+        )
+    if st_.st_mode & 0o022:
+        raise InputError(
+            f"The uploads folder {folder} can be written by other users (mode"
+            f" {stat.S_IMODE(st_.st_mode):o}); uploads are not stored there: {fix}, or run"
+            f" chmod 700 on it."
+        )
+    if st_.st_mode & 0o077:
+        with contextlib.suppress(OSError):
+            os.chmod(folder, 0o700)
     return folder
 
 
+def sweep_uploads(folder: Path | None = None, max_age: float = UPLOAD_MAX_AGE) -> int:
+    """Remove uploads older than ``max_age`` seconds; return how many were removed."""
+    folder = folder if folder is not None else upload_dir()
+    cutoff = time.time() - max_age
+    removed = 0
+    with contextlib.suppress(OSError), os.scandir(folder) as it:
+        for e in it:
+            with contextlib.suppress(OSError):
+                if e.name.startswith("up-") and e.stat(follow_symlinks=False).st_mtime < cutoff:
+                    os.unlink(e.path)
+                    removed += 1
+    return removed
+
+
+_swept = False
+
+
+def _sweep_once() -> None:
+    """Sweep old uploads once per server process (the app's start)."""
+    global _swept
+    if not _swept:
+        _swept = True
+        with contextlib.suppress(InputError):
+            sweep_uploads()
+
+
+def _remove(paths: list[str]) -> None:
+    """Remove a session's uploads (called when its state is dropped; may run on any thread)."""
+    for p in paths:
+        with contextlib.suppress(OSError):
+            os.unlink(p)
+
+
+def upload_name(name: str) -> str:
+    """An uploaded file's name as the app shows it: its last part only, without control
+    characters, and at most :data:`UPLOAD_NAME_MAX` characters (the middle cut, the end with
+    the extension kept)."""
+    base = name.replace("\\", "/").rsplit("/", 1)[-1]
+    base = "".join(ch for ch in base if ch.isprintable()).strip() or "upload"
+    if len(base) > UPLOAD_NAME_MAX:
+        tail = base[-24:]
+        base = base[: UPLOAD_NAME_MAX - len(tail) - 1] + "…" + tail
+    return base
+
+
 def store_upload(name: str, chunks: BinaryIO) -> str:
-    """Copy an uploaded file to a private temporary file (then memory-mapped like any other
-    file, never kept in session memory) and register it; return its spec."""
-    base = os.path.basename(name.replace("\\", "/")) or "upload.tfrecord"
-    fd, path = tempfile.mkstemp(dir=_upload_dir(), prefix="up-", suffix="-" + base)
-    with os.fdopen(fd, "wb") as out:
-        while True:
-            chunk = chunks.read(1 << 20)
-            if not chunk:
-                break
-            out.write(chunk)
-    return state.add_upload(base, path)
+    """Copy an uploaded file into the private uploads folder (then memory-mapped like any
+    other file, never kept in session memory) and register it; return its spec. Raises
+    :class:`InputError` when it cannot be stored."""
+    shown = upload_name(name)
+    folder = upload_dir()
+    sweep_uploads(folder)
+    try:
+        fd, path = tempfile.mkstemp(dir=folder, prefix="up-", suffix=".tfrecord")
+    except OSError as exc:
+        raise InputError(f"{shown}: cannot be stored: {os_error_message(exc, '')}.") from exc
+    try:
+        with os.fdopen(fd, "wb") as out:
+            while True:
+                chunk = chunks.read(1 << 20)
+                if not chunk:
+                    break
+                out.write(chunk)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise InputError(f"{shown}: cannot be stored: {os_error_message(exc, '')}.") from exc
+    spec, replaced = state.add_upload(shown, path, _remove)
+    if replaced:
+        _remove([replaced])
+    return spec

@@ -82,9 +82,10 @@ def _close(ds: codec.TFRecordDataset) -> None:
     on_release=_close,
     show_spinner="Opening…",
 )
-def open_dataset(paths: tuple[str, ...]) -> codec.TFRecordDataset:
-    """One shared reader for ``paths`` (real paths, already confined to the root)."""
-    return codec.TFRecordDataset(list(paths))
+def open_dataset(paths: tuple[str, ...], max_inflate: int | None = None) -> codec.TFRecordDataset:
+    """One shared reader for ``paths`` (real paths, already confined to the root); a GZIP or
+    ZLIB file inflates up to ``max_inflate`` bytes (default: :func:`codec.cache.inflate_limit`)."""
+    return codec.TFRecordDataset(list(paths), max_inflate=max_inflate)
 
 
 @st.cache_data(ttl=15, max_entries=64, show_spinner=False)

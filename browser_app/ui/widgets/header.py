@@ -10,10 +10,11 @@ import streamlit as st
 import codec
 from browser_app.ui.source import Source
 from browser_app.view import md_text, plural
+from codec.cache import default_cache_dir, inflated_usage
 from codec.kinds import NO_COMPRESSION
 from codec.values import format_bytes
 
-__all__ = ["index_progress", "source_header"]
+__all__ = ["index_progress", "inflated_copies", "source_header"]
 
 _INDEX_STEP = 1 << 16  # records indexed per step
 _STEP_SECONDS = 0.25  # indexing time per tick, so the page stays responsive
@@ -36,7 +37,20 @@ def source_header(src: Source, title: str) -> None:
     if comps != [NO_COMPRESSION]:
         parts.append(", ".join(comps))
     st.caption("  ·  ".join(parts))
+    if comps != [NO_COMPRESSION]:
+        inflated_copies()
     index_progress(src)
+
+
+def inflated_copies() -> None:
+    """What the inflated copies of GZIP/ZLIB files take in the cache, against their cap."""
+    use = inflated_usage(default_cache_dir())
+    st.caption(
+        f"Inflated copies in the cache: {format_bytes(use.bytes)} of {format_bytes(use.cap)}"
+        f" ({plural(use.copies, 'copy', 'copies')}, {use.open:,} open); the least recently"
+        " used make room for new ones, open ones never.",
+        help="Set TFRECORD_BROWSER_INFLATED_CAP (for example 20G) to change the cap.",
+    )
 
 
 def index_progress(src: Source) -> None:

@@ -10,7 +10,8 @@ import streamlit as st
 from browser_app.errors import InputError
 from browser_app.paths import is_pattern, relative_inside
 from browser_app.ui import opening, services, state
-from browser_app.view import file_options
+from browser_app.view import file_options, md_text
+from codec.values import format_bytes
 
 __all__ = ["file_picker"]
 
@@ -23,8 +24,9 @@ def _open(spec: str, record: int = 0) -> None:
     try:
         opening.open_source(spec, root)
     except InputError as exc:
-        state.flash(str(exc), "error")
+        state.flash(md_text(str(exc)), "error")
         return
+    opening.dismiss_inflate_offer()
     state.set_source(spec, record)
 
 
@@ -52,10 +54,45 @@ def _on_upload() -> None:
     seen = state.get("uploaded", {})
     spec = seen.get(up.file_id)
     if spec is None or not state.upload_path(spec):
-        spec = opening.store_upload(up.name, up)
+        try:
+            spec = opening.store_upload(up.name, up)
+        except InputError as exc:
+            state.flash(md_text(str(exc)), "error")
+            return
         seen[up.file_id] = spec
         state.put("uploaded", seen)
     _open(spec)
+
+
+def _inflate_offer() -> None:
+    """The higher inflate limit offered for a source refused by it, with a button."""
+    offer = opening.inflate_offer()
+    if offer is None:
+        return
+    sb = st.sidebar
+    with sb.container(border=True):
+        st.warning(
+            f"**{md_text(offer.name)}** inflates to more than {format_bytes(offer.limit)}."
+            + (
+                f" Allow up to {format_bytes(offer.raise_to)} for it in this session?"
+                if offer.raise_to is not None
+                else " The cache disk has no room to allow more."
+            ),
+            icon=":material/compress:",
+        )
+        left, right = st.columns(2)
+        if offer.raise_to is not None:
+            left.button(
+                f"Allow {format_bytes(offer.raise_to)}",
+                key=state.widget_key("inflate:allow"),
+                type="primary",
+                on_click=opening.accept_inflate_offer,
+            )
+        right.button(
+            "Dismiss",
+            key=state.widget_key("inflate:dismiss"),
+            on_click=opening.dismiss_inflate_offer,
+        )
 
 
 def file_picker() -> None:
@@ -64,6 +101,7 @@ def file_picker() -> None:
     root = state.app_args().root
     sb = st.sidebar
     sb.caption(f"Root: `{root}`")
+    _inflate_offer()
     query = sb.text_input(
         "Search files",
         key=state.widget_key("search"),
@@ -105,7 +143,7 @@ def file_picker() -> None:
                 spec[len(state.UPLOAD_PREFIX) :] + " (upload)" if state.is_upload(spec) else spec
             )
             sb.button(
-                label,
+                md_text(label),
                 key=state.widget_key(f"recent:{spec}"),
                 type="tertiary",
                 icon=":material/history:",
@@ -118,6 +156,7 @@ def file_picker() -> None:
             key=state.widget_key("upload"),
             on_change=_on_upload,
             max_upload_size=opening.UPLOAD_LIMIT_MB,
-            help="For small files: the upload is stored in a private temporary file and"
-            " read from there. Files on this machine are better opened by path.",
+            help="For small files: the upload is stored in a private folder of the cache,"
+            " read from there, and removed when the session ends (or after a day unused)."
+            " Files on this machine are better opened by path.",
         )
