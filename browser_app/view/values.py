@@ -59,7 +59,7 @@ def label_text(s: str) -> str:
 
 # Markdown turns bare URLs and e-mail addresses into links after escapes are read; a word
 # joiner (invisible, U+2060) after the scheme's first letter, ``www`` or ``@`` stops it.
-_AUTOLINK = re.compile(r"(?i)\b(?:h(?=ttps?:)|f(?=tp:)|w(?=ww\.))|@(?=\w)")
+_AUTOLINK = re.compile(r"(?i)\b(?:h(?=ttps?:)|f(?=tp:)|w(?=ww\.))|@(?=[\w-]+\.\w)")
 
 
 def md_text(s: str) -> str:
