@@ -25,7 +25,7 @@ import errno
 import os
 from typing import Any
 
-from codec.errors import CodecError, WriteError
+from codec.errors import CodecError, LimitError, WriteError
 
 __all__ = [
     "EXIT_DAMAGED",
@@ -174,8 +174,8 @@ def exit_code(exc: BaseException) -> int:
     """The exit code the command line returns for ``exc``."""
     if isinstance(exc, AppError):
         return exc.exit_code
-    if isinstance(exc, (WriteError, OSError)):
-        return EXIT_USAGE
+    if isinstance(exc, (WriteError, OSError, LimitError)):
+        return EXIT_USAGE  # a refused input (one past a limit) was never read: not damage
     if isinstance(exc, CodecError):
         return EXIT_DAMAGED
     return EXIT_USAGE

@@ -139,6 +139,8 @@ def test_cli_refuses_a_bomb_with_exit_2(tmp_path, capsys, kind):
         ["info", str(bomb), "--max-inflate", "1M"],
         ["dump", str(bomb), "--max-inflate", "1048576"],
         ["schema", str(bomb), "--max-inflate", "1M"],
+        ["export", str(bomb), str(tmp_path / "out.jsonl"), "--max-inflate", "1M"],
+        ["filter", str(bomb), "index < 3", "--max-inflate", "1M"],
     ):
         assert main(argv) == 2, argv
         err = capsys.readouterr().err

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -19,7 +20,7 @@ import time
 import urllib.request
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from browser_app.errors import AppError, InputError, PathRefused, UsageError, os_error_message
 from browser_app.paths import expand_inside
@@ -230,8 +231,15 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     url = _url(host, port)
     env = dict(os.environ)
     env.setdefault("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    proc = subprocess.Popen(
+        cmd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+    )
     _forward_output(proc, out)
+    previous = _stop_on_signals()
     try:
         if wait_healthy(url, proc):
             out.write(f"\n  tfrecord-browser is running at {url}\n  root: {root}\n")
@@ -247,6 +255,38 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     except KeyboardInterrupt:
         _stop(proc)
         return 0
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class _Stop(KeyboardInterrupt):
+    """A termination signal, handled like Ctrl+C: the server is stopped first."""
+
+
+def _raise_stop(signum: int, _frame: object) -> None:
+    raise _Stop(signal.Signals(signum).name)
+
+
+def _stop_on_signals() -> dict[int, Any]:
+    """Turn SIGTERM and SIGHUP into a clean stop of the server (a service manager, a closed
+    terminal, a test harness), so it never outlives this process. Returns the old handlers."""
+    previous: dict[int, Any] = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous  # signals can only be handled on the main thread
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        previous[sig] = signal.signal(sig, _raise_stop)
+    return previous
+
+
+def _die_with_parent() -> None:
+    """In the server process, before it starts: be killed if this launcher dies without
+    stopping it (SIGKILL, a crash), so no server is left behind (Linux)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    pr_set_pdeathsig = 1
+    libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
 
 
 def _forward_output(proc: subprocess.Popen[bytes], out: TextIO) -> None:
