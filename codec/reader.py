@@ -106,6 +106,60 @@ class RecordInfo:
     problem: Problem | None = None
 
 
+@dataclass(frozen=True)
+class _Opened:
+    """A file opened for reading: its record stream (the file itself, or its inflated copy),
+    its stat, its compression and what inflating it found."""
+
+    source: ByteSource
+    stat: os.stat_result
+    compression: Compression
+    problems: list[Problem]
+
+
+def _open_stream(
+    path: str,
+    compression: str,
+    cache: Path,
+    use_cache: bool,
+    *,
+    progress: Callable[[int, int], None] | None,
+    max_inflate: int | None,
+) -> _Opened:
+    """Open ``path`` and its record stream. Only a regular file is read (opened without
+    blocking, so a pipe does not wait for a writer, then refused: a pipe or a device could
+    make every later read wait forever); GZIP and ZLIB are recognised from the first bytes
+    and inflated into the cache (:func:`~codec.cache.inflate_to_cache`)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", path)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotAFileError(path)
+        if compression == "auto":
+            compression = sniff_compression(os.pread(fd, 2, 0))
+        if compression not in COMPRESSIONS:
+            raise ValueError(f"compression must be one of auto, {', '.join(COMPRESSIONS)}")
+        if compression == NO_COMPRESSION:
+            return _Opened(MmapSource(fd), st, NO_COMPRESSION, [])
+        stream_fd, problems = inflate_to_cache(
+            fd,
+            FileIdentity.from_stat(path, st),
+            compression,  # type: ignore[arg-type]
+            cache,
+            use_cache=use_cache,
+            progress=progress,
+            shown=path,
+            max_inflate=max_inflate,
+        )
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return _Opened(MmapSource(stream_fd), st, compression, problems)  # type: ignore[arg-type]
+
+
 class TFRecordFile(Sequence[bytes]):
     """A TFRecord file as a sequence of payloads.
 
@@ -135,46 +189,15 @@ class TFRecordFile(Sequence[bytes]):
         self._index_cache = IndexCache(cache)
         self._lock = threading.RLock()
         self._closed = False
-        # Non-blocking, so that opening a pipe does not wait for a writer; only regular files
-        # are read (a pipe or a device could make every later read wait forever).
-        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-        try:
-            st = os.fstat(fd)
-            if stat.S_ISDIR(st.st_mode):
-                raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", self.path)
-            if not stat.S_ISREG(st.st_mode):
-                raise NotAFileError(self.path)
-            head = os.pread(fd, 2, 0)
-        except BaseException:
-            os.close(fd)
-            raise
-        self.stat = st
-        self.identity = FileIdentity.from_stat(self.path, st)
-        self.file_size = st.st_size
-        if compression == "auto":
-            compression = sniff_compression(head)
-        if compression not in COMPRESSIONS:
-            os.close(fd)
-            raise ValueError(f"compression must be one of auto, {', '.join(COMPRESSIONS)}")
-        self.compression: Compression = compression  # type: ignore[assignment]
-        self.stream_problems: list[Problem] = []
-        if compression == NO_COMPRESSION:
-            stream_fd = fd
-        else:
-            try:
-                stream_fd, self.stream_problems = inflate_to_cache(
-                    fd,
-                    self.identity,
-                    self.compression,
-                    cache,
-                    use_cache=use_cache,
-                    progress=progress,
-                    shown=self.path,
-                    max_inflate=max_inflate,
-                )
-            finally:
-                os.close(fd)
-        self._source: ByteSource = MmapSource(stream_fd)
+        opened = _open_stream(
+            self.path, compression, cache, use_cache, progress=progress, max_inflate=max_inflate
+        )
+        self.stat = opened.stat
+        self.identity = FileIdentity.from_stat(self.path, opened.stat)
+        self.file_size = opened.stat.st_size
+        self.compression: Compression = opened.compression
+        self.stream_problems: list[Problem] = opened.problems
+        self._source: ByteSource = opened.source
         self.size = self._source.size
         self._buf: Any = self._source.buffer
         self._offsets = array("Q")
