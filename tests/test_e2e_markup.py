@@ -83,6 +83,8 @@ def _visit(browser, url: str, requests: list[str], shot: str | None = None) -> N
     assert page.locator("img[src*='md.png'], img[src*='html.png']").count() == 0
     links = page.locator("a[href*='md.png'], a[href*='/link'], a[href*='/u.png']")
     assert links.count() == 0, links.evaluate_all("els => els.map(e => e.href)")
+    # The payload's :material/bolt: stays text (the app itself has no bolt icon).
+    assert page.get_by_test_id("stIconMaterial").filter(has_text="bolt").count() == 0
     katex = page.locator(".katex")
     assert katex.count() == 0, katex.evaluate_all(
         "els => els.map(e => (e.closest('[data-testid]') || e).innerText.slice(0, 400))"

@@ -35,6 +35,8 @@ def test_md_text_leaves_no_markup(s: str) -> None:
     assert not BIDI & set(out) and "\n" not in out and "\r" not in out
     assert not re.search(r"(?i)https?:|www\.", out.replace("\\", ""))  # no autolink
     assert not re.match(r"\s*(#|[+\-=>]|\d+[.)])", out)  # no heading or list at the start
+    # No icon or emoji shortcode: a colon is never directly followed by a name.
+    assert not re.search(r":[\w/]", out.replace("\\", ""))
 
 
 @given(texts)

@@ -57,9 +57,11 @@ def label_text(s: str) -> str:
     return s.replace("\r\n", "⏎").replace("\n", "⏎").replace("\r", "⏎")
 
 
-# Markdown turns bare URLs and e-mail addresses into links after escapes are read; a word
-# joiner (invisible, U+2060) after the scheme's first letter, ``www`` or ``@`` stops it.
-_AUTOLINK = re.compile(r"(?i)\b(?:h(?=ttps?:)|f(?=tp:)|w(?=ww\.))|@(?=[\w-]+\.\w)")
+# Markdown turns bare URLs and e-mail addresses into links, and Streamlit turns
+# ``:material/…:`` and ``:shortcode:`` into icons and emoji, after escapes are read; a word
+# joiner (invisible, U+2060) after the scheme's first letter, ``www``, ``@`` or the colon
+# stops them.
+_AUTOLINK = re.compile(r"(?i)\b(?:h(?=ttps?:)|f(?=tp:)|w(?=ww\.))|@(?=[\w-]+\.\w)|:(?=[\w/])")
 
 
 def md_text(s: str) -> str:
