@@ -109,6 +109,8 @@ def live_markup(at: AppTest) -> list[tuple[str, str, list[str]]]:
                     found = [RLO for t in titles if RLO in t]
             else:
                 found = unescaped(text)
+                if "\\\\" in text:  # escaped twice: the reader would see the backslashes
+                    found.append("escaped twice")
             if found:
                 out.append((where, text[:160], found))
     return out

@@ -37,7 +37,6 @@ from browser_app.errors import InputError, PathRefused, os_error_message
 from browser_app.paths import expand_inside, relative_to_root
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
-from browser_app.view import md_text
 from codec.cache import cache_room, default_cache_dir, inflate_limit
 from codec.errors import LimitError
 from codec.values import format_bytes
@@ -89,7 +88,7 @@ def _note_once(spec: str, note: str) -> None:
     """Show ``note`` about opening ``spec`` once, not at every run that reopens it."""
     if state.get(_NOTED) != (spec, note):
         state.put(_NOTED, (spec, note))
-        state.flash(md_text(note), "warning")
+        state.flash(note, "warning")
 
 
 def _resolve(spec: str, root: str) -> tuple[list[str], str]:
@@ -152,7 +151,7 @@ def accept_inflate_offer() -> None:
     try:
         open_source(offer.spec)
     except InputError as exc:
-        state.flash(md_text(str(exc)), "error")
+        state.flash(str(exc), "error")
         return
     state.set_source(offer.spec)
 
@@ -228,7 +227,7 @@ def current_source() -> Source | None:
     try:
         return open_source(spec)
     except InputError as exc:
-        state.flash(md_text(str(exc)), "error")
+        state.flash(str(exc), "error")
         state.forget_recent(spec)
         state.clear_source()
         if inflate_offer() not in (None, before):

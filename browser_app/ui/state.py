@@ -150,7 +150,8 @@ FlashKind = Literal["error", "warning", "info", "success"]
 
 
 def flash(message: str, kind: FlashKind = "warning") -> None:
-    """Queue a message to show on the next run (``kind``: error, warning, info, success)."""
+    """Queue a message to show on the next run (``kind``: error, warning, info, success).
+    It is plain text (shown escaped): pass file names and values as they are."""
     st.session_state.setdefault(_FLASH, []).append((kind, message))
 
 

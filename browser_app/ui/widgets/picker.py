@@ -24,7 +24,7 @@ def _open(spec: str, record: int = 0) -> None:
     try:
         opening.open_source(spec, root)
     except InputError as exc:
-        state.flash(md_text(str(exc)), "error")
+        state.flash(str(exc), "error")
         return
     opening.dismiss_inflate_offer()
     state.set_source(spec, record)
@@ -57,7 +57,7 @@ def _on_upload() -> None:
         try:
             spec = opening.store_upload(up.name, up)
         except InputError as exc:
-            state.flash(md_text(str(exc)), "error")
+            state.flash(str(exc), "error")
             return
         seen[up.file_id] = spec
         state.put("uploaded", seen)
