@@ -89,6 +89,9 @@ def _visit(browser, url: str, requests: list[str], shot: str | None = None) -> N
     assert katex.count() == 0, katex.evaluate_all(
         "els => els.map(e => (e.closest('[data-testid]') || e).innerText.slice(0, 400))"
     )
+    # The payloads hold no backslash, so one on screen is an escape shown as text (escaped twice).
+    shown = page.locator("body").inner_text()
+    assert "\\" not in shown, shown[max(0, shown.find("\\") - 200) :][:400]
     if shot:
         page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
     page.close()
