@@ -1,10 +1,44 @@
-"""Record selections as people type them: ``0:10,15,-1``."""
+"""Which records a view shows, and in what order.
+
+Two ways to say it: a record spec as people type it (``0:10,15,-1``, :func:`parse_record_spec`),
+and a :class:`Selection` — the whole dataset, a filter's result, the flagged, passed or
+unreviewed records, the damaged or recovered ones, or a schema finding, narrowed by facets
+(review state, integrity status, object class) and sorted over the whole dataset (bytes,
+number of boxes, any numeric feature). :func:`record_facts` reads what the facets and sorts
+need in one pass; :func:`resolve` turns a selection into the record numbers it shows, in
+order; :func:`facet_counts` counts the facets of a selection. Nothing here touches Streamlit.
+"""
 
 from __future__ import annotations
 
-from browser_app.errors import SpecError
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
 
-__all__ = ["SpecError", "parse_record_spec"]
+import numpy as np
+
+from browser_app.errors import SpecError
+from codec.dataset import DAMAGED, INTACT, RECOVERED
+from codec.detection import layouts, record_boxes
+from codec.example import decode
+from codec.kinds import FLOAT, INT64
+
+__all__ = [
+    "BASES",
+    "FACET_GROUPS",
+    "NO_CLASS",
+    "SORTS",
+    "UNREVIEWED",
+    "RecordFacts",
+    "Selection",
+    "SpecError",
+    "facet_counts",
+    "feature_keys",
+    "parse_record_spec",
+    "record_facts",
+    "resolve",
+]
 
 
 def parse_record_spec(spec: str, total: int) -> list[int]:
@@ -39,3 +73,285 @@ def parse_record_spec(spec: str, total: int) -> list[int]:
                 raise
             raise SpecError(f"{part!r} is not a record number or a range like 0:10") from exc
     return sorted(picked)
+
+
+# -- selections ---------------------------------------------------------------------------
+
+UNREVIEWED = "unreviewed"
+NO_CLASS = "(no class)"
+# The base of a selection and how it reads on screen.
+BASES: dict[str, str] = {
+    "all": "All records",
+    "filter": "Filter result",
+    "flagged": "Flagged",
+    "passed": "Passed",
+    UNREVIEWED: "Unreviewed",
+    DAMAGED: "Damaged",
+    RECOVERED: "Recovered",
+    "finding": "Schema finding",
+}
+# Facet groups and how they read on screen.
+FACET_GROUPS: dict[str, str] = {"review": "Review", "status": "Integrity", "class": "Class"}
+# Sorts over the whole dataset besides file order; ``feature:<name>`` sorts by a feature.
+SORTS: dict[str, str] = {"": "File order", "bytes": "Bytes", "boxes": "Number of boxes"}
+_STATUS_CODE = {INTACT: 0, RECOVERED: 1, DAMAGED: 2}
+
+
+@dataclass(frozen=True)
+class Selection:
+    """What a view shows: ``base`` (a key of :data:`BASES`) with its ``arg`` (the filter
+    expression; ``check:feature`` of a schema finding), narrowed by ``facets`` (``(group,
+    value)`` pairs, all of which must hold) and ordered by ``sort`` (a key of :data:`SORTS` or
+    ``feature:<name>``), ``descending`` or not."""
+
+    base: str = "all"
+    arg: str = ""
+    facets: tuple[tuple[str, str], ...] = ()
+    sort: str = ""
+    descending: bool = False
+
+    @property
+    def is_all(self) -> bool:
+        """Every record in file order: views page through the file itself."""
+        return self.base == "all" and not self.facets and not self.sort
+
+    @property
+    def narrowed(self) -> bool:
+        """Whether some records are left out."""
+        return self.base != "all" or bool(self.facets)
+
+    def with_facet(self, group: str, value: str) -> Selection:
+        """This selection narrowed by one more facet (a facet of the same group replaces)."""
+        kept = tuple(f for f in self.facets if f[0] != group)
+        return replace(self, facets=(*kept, (group, value)))
+
+    def without_facet(self, group: str) -> Selection:
+        return replace(self, facets=tuple(f for f in self.facets if f[0] != group))
+
+    def describe(self) -> str:
+        """The selection in words (plain text: escape before Markdown)."""
+        words = BASES.get(self.base, self.base)
+        if self.base == "filter":
+            words = f"Filter: {self.arg}"
+        elif self.base == "finding":
+            check, _, feature = self.arg.partition(":")
+            words = f"Finding: {check} on {feature}" if feature else f"Finding: {check}"
+        for group, value in self.facets:
+            words += f" · {FACET_GROUPS.get(group, group)}: {value}"
+        return words
+
+    def sort_words(self) -> str:
+        if not self.sort:
+            return SORTS[""]
+        name = SORTS.get(self.sort) or self.sort.removeprefix("feature:")
+        return f"{name}, {'largest' if self.descending else 'smallest'} first"
+
+    # URL form: ``sel=flagged`` / ``sel=filter:<expr>`` / ``sel=finding:<check>:<feature>``,
+    # ``facet=<group>:<value>`` (repeated), ``sort=bytes`` / ``sort=-feature:<name>``.
+    def to_params(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        if self.base != "all":
+            out["sel"] = [f"{self.base}:{self.arg}" if self.arg else self.base]
+        if self.facets:
+            out["facet"] = [f"{g}:{v}" for g, v in self.facets]
+        if self.sort:
+            out["sort"] = [("-" if self.descending else "") + self.sort]
+        return out
+
+    @classmethod
+    def from_params(
+        cls, sel: str | None, facets: Iterable[str], sort: str | None
+    ) -> tuple[Selection, list[str]]:
+        """The selection a link describes, and what in it was not understood (left out)."""
+        problems: list[str] = []
+        base, arg = "all", ""
+        if sel:
+            head, _, rest = sel.partition(":")
+            if head in BASES and (rest or head not in ("filter", "finding")):
+                base, arg = head, rest if head in ("filter", "finding") else ""
+            else:
+                problems.append(f"sel={sel}")
+        kept: list[tuple[str, str]] = []
+        for raw in facets:
+            group, _, value = raw.partition(":")
+            if group in FACET_GROUPS and value:
+                kept = [f for f in kept if f[0] != group] + [(group, value)]
+            else:
+                problems.append(f"facet={raw}")
+        key, descending = "", False
+        if sort:
+            descending = sort.startswith("-")
+            key = sort.removeprefix("-")
+            if key not in SORTS and not (key.startswith("feature:") and len(key) > 8):
+                problems.append(f"sort={sort}")
+                key, descending = "", False
+        return cls(base, arg, tuple(kept), key, descending), problems
+
+
+# -- one pass over the records: what facets and sorts need --------------------------------
+
+
+@dataclass
+class RecordFacts:
+    """Per record (global number): ``status`` code (0 intact, 1 recovered, 2 damaged),
+    ``nbytes`` (payload length), ``boxes`` (Object Detection boxes); ``classes`` maps a class
+    (``"text (label)"``, as boxes are captioned) to the sorted records that hold it."""
+
+    status: np.ndarray
+    nbytes: np.ndarray
+    boxes: np.ndarray
+    classes: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return len(self.status)
+
+
+def record_facts(dataset: Any, progress: Callable[[int, int], None] | None = None) -> RecordFacts:
+    """Read every record of ``dataset`` once (a :class:`codec.TFRecordDataset`): status,
+    size, boxes and classes. Damaged records have no boxes and no class."""
+    sizes, status, boxes = [], [], []
+    holders: dict[str, list[int]] = {}
+    layouts_of: dict[tuple[str, ...], list[Any]] = {}
+    total = len(dataset)
+    base = 0
+    for f in dataset.files:
+        _offs, lens = f.spans()
+        sizes.append(lens)
+        st = np.zeros(len(lens), np.int8)
+        nb = np.zeros(len(lens), np.int32)
+        for info in f.records(0, len(lens)):
+            j = info.index
+            g = base + j
+            if info.data is None:
+                st[j] = 2
+            else:
+                if f.is_recovered(j):
+                    st[j] = 1
+                nb[j] = _classes(info.data, g, holders, layouts_of)
+            if progress is not None and g % 4096 == 0:
+                progress(g, total)
+        status.append(st)
+        boxes.append(nb)
+        base += len(lens)
+    return RecordFacts(
+        np.concatenate(status) if status else np.zeros(0, np.int8),
+        np.concatenate(sizes) if sizes else np.zeros(0, np.int64),
+        np.concatenate(boxes) if boxes else np.zeros(0, np.int32),
+        {k: np.unique(np.asarray(v, np.int64)) for k, v in sorted(holders.items())},
+    )
+
+
+def _classes(
+    payload: bytes,
+    g: int,
+    holders: dict[str, list[int]],
+    layouts_of: dict[tuple[str, ...], list[Any]],
+) -> int:
+    """Record ``g``'s boxes: adds it to the holders of each of its classes; returns the count."""
+    features = decode(payload).features
+    names = tuple(features)
+    found = layouts_of.get(names)
+    if found is None:
+        found = layouts_of[names] = layouts(names)
+    n = 0
+    for layout in found:
+        for box in record_boxes(features, layout, normalized=True).boxes:
+            n += 1
+            holders.setdefault(box.caption or NO_CLASS, []).append(g)
+    return n
+
+
+def feature_keys(dataset: Any, name: str) -> np.ndarray:
+    """The first value of numeric feature ``name`` of every record (NaN where a record has no
+    such value, is damaged, or the feature is not a number): a sort key."""
+    out = np.full(len(dataset), np.nan)
+    base = 0
+    for f in dataset.files:
+        n = len(f)
+        for info in f.records(0, n):
+            if info.data is not None:
+                feat = decode(info.data).features.get(name)
+                if feat is not None and feat.type in (FLOAT, INT64) and feat.values:
+                    v = float(feat.values[0])
+                    out[base + info.index] = v if not math.isnan(v) else np.nan
+        base += n
+    return out
+
+
+# -- resolving ----------------------------------------------------------------------------
+
+
+def _review_sets(marks: Mapping[int, str], total: int) -> dict[str, np.ndarray]:
+    by: dict[str, list[int]] = {"passed": [], "flagged": []}
+    for record, status in marks.items():
+        if 0 <= record < total and status in by:
+            by[status].append(record)
+    out = {k: np.unique(np.asarray(v, np.int64)) for k, v in by.items()}
+    marked = np.union1d(out["passed"], out["flagged"])
+    out[UNREVIEWED] = np.setdiff1d(np.arange(total, dtype=np.int64), marked, assume_unique=True)
+    return out
+
+
+def _facet_records(
+    group: str, value: str, facts: RecordFacts, review: dict[str, np.ndarray]
+) -> np.ndarray:
+    if group == "review":
+        return review.get(value, np.zeros(0, np.int64))
+    if group == "status":
+        code = _STATUS_CODE.get(value)
+        return np.flatnonzero(facts.status == code) if code is not None else np.zeros(0, np.int64)
+    return facts.classes.get(value, np.zeros(0, np.int64))
+
+
+def resolve(
+    sel: Selection,
+    facts: RecordFacts,
+    *,
+    marks: Mapping[int, str],
+    base_records: Sequence[int] | None = None,
+    sort_keys: np.ndarray | None = None,
+) -> np.ndarray:
+    """The records ``sel`` shows, in its order (int64 global numbers). ``marks`` maps records
+    to their review status; ``base_records`` are the filter's matches or the finding's records
+    (for those bases); ``sort_keys`` the per-record keys of a ``feature:`` sort (NaN last)."""
+    total = facts.total
+    review = _review_sets(marks, total)
+    if sel.base in ("filter", "finding"):
+        picked = np.unique(np.asarray(list(base_records or ()), np.int64))
+        picked = picked[(picked >= 0) & (picked < total)]
+    elif sel.base in review:
+        picked = review[sel.base]
+    elif sel.base in (DAMAGED, RECOVERED):
+        picked = np.flatnonzero(facts.status == _STATUS_CODE[sel.base])
+    else:
+        picked = np.arange(total, dtype=np.int64)
+    for group, value in sel.facets:
+        picked = np.intersect1d(picked, _facet_records(group, value, facts, review), True)
+    if sel.sort:
+        keys = {"bytes": facts.nbytes, "boxes": facts.boxes}.get(sel.sort, sort_keys)
+        if keys is not None and len(keys) == total:
+            k = np.asarray(keys, np.float64)[picked]
+            k = np.where(np.isnan(k), np.inf, -k if sel.descending else k)
+            picked = picked[np.argsort(k, kind="stable")]
+    return picked.astype(np.int64, copy=False)
+
+
+def facet_counts(
+    picked: np.ndarray, facts: RecordFacts, marks: Mapping[int, str]
+) -> dict[str, list[tuple[str, int]]]:
+    """How many of the ``picked`` records fall in each facet value, by group (values with no
+    record left out; classes by count, most first)."""
+    review = _review_sets(marks, facts.total)
+    inside = np.sort(picked)
+
+    def count(records: np.ndarray) -> int:
+        return int(np.intersect1d(inside, records, True).size)
+
+    out: dict[str, list[tuple[str, int]]] = {}
+    out["review"] = [(v, count(review[v])) for v in ("passed", "flagged", UNREVIEWED)]
+    st = facts.status[inside] if inside.size else np.zeros(0, np.int8)
+    out["status"] = [(name, int((st == code).sum())) for name, code in _STATUS_CODE.items()]
+    classes = [(k, count(v)) for k, v in facts.classes.items()]
+    out["class"] = sorted(classes, key=lambda kv: (-kv[1], kv[0]))
+    return {g: [(v, n) for v, n in items if n] for g, items in out.items()}

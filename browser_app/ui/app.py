@@ -16,7 +16,7 @@ import streamlit as st
 from PIL import Image, ImageDraw
 
 from browser_app.ui import navigation, opening, state
-from browser_app.ui.widgets import journal, messages, picker
+from browser_app.ui.widgets import journal, messages, picker, selection
 
 __all__ = ["PAGES", "PageSpec", "main"]
 
@@ -125,6 +125,7 @@ def main() -> None:
         picker.file_picker()
         src = opening.current_source()  # opens (or reports) what the session has open
         journal.sidebar_status(src)  # pending changes and review marks
+        selection.sidebar_selection(src)  # which records the views go through; facets
     except Exception as exc:
         log.exception("sidebar failed")
         st.sidebar.error(f"The file picker failed: {type(exc).__name__}: {exc}")

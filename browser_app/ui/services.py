@@ -18,6 +18,7 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+import numpy as np
 import streamlit as st
 
 import codec
@@ -25,9 +26,12 @@ from browser_app import view
 from browser_app.edits import Journal, RecordRef
 from browser_app.errors import AppError, JournalError
 from browser_app.paths import RootEntry, list_tfrecords
+from browser_app.selection import RecordFacts, Selection, feature_keys, record_facts, resolve
 from browser_app.ui import state
 from codec.cache import FileIdentity
 from codec.errors import CodecError
+from codec.filters import run_filter
+from codec.schema.drift import findings
 
 if TYPE_CHECKING:
     from browser_app.ui.source import Source
@@ -35,12 +39,17 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTO_VERIFY_BYTES",
     "box_scale",
+    "facts",
     "feature_summary",
+    "finding_records",
     "forget_journals",
     "gallery_items",
     "list_files",
+    "marks",
     "open_dataset",
     "open_journal",
+    "order",
+    "page_records",
     "page_view",
     "shared_journal",
     "should_auto_verify",
@@ -58,6 +67,9 @@ Key = tuple[FileIdentity, ...]
 
 Fingerprint = tuple[tuple[RecordRef, tuple[int, ...]], ...]
 """The pending changes on a page: each touched record with the ids of its changes."""
+
+Span = tuple[int, ...] | tuple[str, int, int]
+"""The records of a page: ``("range", start, stop)`` in file order, or the record numbers."""
 
 _T = TypeVar("_T")
 
@@ -199,16 +211,113 @@ def forget_journals() -> None:
     _open_journal.clear()
 
 
+# -- selections: the order the views page through -----------------------------------------
+
+
+@st.cache_resource(max_entries=8, show_spinner="Reading every record for facets and sorting…")
+def _facts(key: Key, _ds: codec.TFRecordDataset) -> RecordFacts:
+    return record_facts(_ds)
+
+
+def facts(src: Source) -> RecordFacts:
+    """Status, size, boxes and classes of every record of ``src`` (one pass, shared)."""
+    return _facts(src.key, src.dataset)
+
+
+@st.cache_resource(max_entries=16, show_spinner="Reading a sort key from every record…")
+def _sort_keys(key: Key, name: str, _ds: codec.TFRecordDataset) -> np.ndarray:
+    return feature_keys(_ds, name)
+
+
+@st.cache_data(max_entries=16, show_spinner="Filtering every record…")
+def _matches(key: Key, expression: str, _ds: codec.TFRecordDataset) -> list[int]:
+    return list(run_filter(_ds, expression).matches)
+
+
+def finding_records(src: Source, arg: str) -> tuple[list[int], int] | None:
+    """The records of the schema finding ``check:feature`` (the first ones when the schema
+    keeps fewer than it counts) and its count; None until the schema is inferred."""
+    got = state.schema_result(repr(src.key))
+    if got is None:
+        return None
+    check, _, feature = arg.partition(":")
+    for f in findings(got.schema):
+        if f.check == check and f.feature == feature:
+            return list(f.records), f.count
+    return [], 0
+
+
+def marks(src: Source) -> dict[int, str]:
+    """Review status by record number (records of the file; new records are left out)."""
+    j = shared_journal(src)
+    if j is None:
+        return {}
+    return {r: m.status for r, m in j.marks().items() if isinstance(r, int)}
+
+
+def order(src: Source, sel: Selection | None = None) -> np.ndarray | None:
+    """The records the current selection (or ``sel``) shows, in its order; None for the whole
+    dataset in file order (views then page through the file itself, skipped regions in
+    place). Raises :class:`codec.filters.FilterSyntaxError` for a filter that cannot run."""
+    sel = state.selection() if sel is None else sel
+    if sel.is_all:
+        return None
+    base: list[int] | None = None
+    if sel.base == "filter":
+        base = _matches(src.key, sel.arg, src.dataset)
+    elif sel.base == "finding":
+        got = finding_records(src, sel.arg)
+        base = got[0] if got is not None else []
+    keys = None
+    if sel.sort.startswith("feature:"):
+        keys = _sort_keys(src.key, sel.sort.removeprefix("feature:"), src.dataset)
+    return resolve(sel, facts(src), marks=marks(src), base_records=base, sort_keys=keys)
+
+
+def page_records(src: Source, start: int, stop: int) -> list[int] | None:
+    """The record numbers at positions ``start..stop`` of the current selection; None when
+    the selection is the whole dataset in file order (positions are record numbers)."""
+    got = order(src)
+    return None if got is None else [int(r) for r in got[max(0, start) : stop]]
+
+
+def _span(src: Source, start: int, stop: int) -> Span:
+    records = page_records(src, start, stop)
+    return ("range", start, stop) if records is None else tuple(records)
+
+
+def _items(pages: _Pages, span: Span) -> list[view.PageItem]:
+    """The page's slots: a range of the file (skipped regions in place), or the given
+    records one by one (each with the new records placed after it)."""
+    if span and span[0] == "range":
+        return list(pages.page(int(span[1]), int(span[2])))
+    out: list[view.PageItem] = []
+    for r in span:
+        out.extend(s for s in pages.page(int(r), int(r) + 1) if _index(s) is not None)
+    return out
+
+
+def _index(item: view.PageItem) -> int | None:
+    slot = getattr(item, "slot", item)
+    return getattr(slot, "index", None)
+
+
 # -- pages of records, with the pending edits applied --------------------------------------
 
 
-def _fingerprint(j: Journal, start: int, stop: int) -> Fingerprint:
+def _fingerprint(j: Journal, span: Span) -> Fingerprint:
     """What a page with pending edits depends on: the pending change ids of its records (and
     of new records placed among them)."""
+    if span and span[0] == "range":
+        lo, hi = int(span[1]), int(span[2])
+        inside: Callable[[int], bool] = lambda root: lo <= root < hi  # noqa: E731
+    else:
+        members = set(span)
+        inside = members.__contains__
     out = []
     for r in j.edited_records():
         root = j.anchor(r)
-        if root is not None and start <= root < stop:
+        if root is not None and inside(root):
             out.append((r, tuple(c.id for c in j.changes_for(r))))
     return tuple(out)
 
@@ -219,16 +328,14 @@ class _Pages(Protocol):
     def page(self, start: int, stop: int) -> Sequence[view.PageItem]: ...
 
 
-def _with_edits(
-    src: Source, start: int, stop: int, build: Callable[[Fingerprint, _Pages], _T]
-) -> _T:
-    """``build(fingerprint, pages)`` for records ``start..stop``: from the journal when
+def _with_edits(src: Source, span: Span, build: Callable[[Fingerprint, _Pages], _T]) -> _T:
+    """``build(fingerprint, pages)`` for the records of ``span``: from the journal when
     changes are pending on them, else (or when the edits cannot be applied: the page is then
     shown as the file has it) from the dataset with an empty fingerprint."""
     j = shared_journal(src)
     if j is not None:
         try:
-            fp = _fingerprint(j, start, stop) if j.pending else ()
+            fp = _fingerprint(j, span) if j.pending else ()
             if fp:
                 return build(fp, j)
         except (AppError, CodecError):
@@ -239,8 +346,7 @@ def _with_edits(
 @st.cache_data(max_entries=64, show_spinner=False)
 def _page(
     key: Key,
-    start: int,
-    stop: int,
+    span: Span,
     thumbs: int,
     boxes: bool,
     normalized: bool | None,
@@ -248,50 +354,45 @@ def _page(
     _pages: _Pages,
 ) -> view.PageView:
     return view.page_view(
-        _pages.page(start, stop), thumb_size=thumbs, boxes=boxes, normalized=normalized
+        _items(_pages, span), thumb_size=thumbs, boxes=boxes, normalized=normalized
     )
 
 
 def page_view(
     src: Source, start: int, stop: int, thumbs: int = 72, boxes: bool = True
 ) -> view.PageView:
-    """The records page's table of records ``start..stop`` with the pending edits applied
+    """The records page's table of the records at positions ``start..stop`` of the current
+    selection (record numbers when it is the whole file) with the pending edits applied
     (cached per page). Rows of new records carry their anchor's number in ``view.records``
     (selecting one opens the anchor, whose editor offers the new record)."""
     normalized = box_scale(src).normalized if boxes else None
+    span = _span(src, start, stop)
     return _with_edits(
-        src,
-        start,
-        stop,
-        lambda fp, pages: _page(src.key, start, stop, thumbs, boxes, normalized, fp, pages),
+        src, span, lambda fp, pages: _page(src.key, span, thumbs, boxes, normalized, fp, pages)
     )
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _gallery(
     key: Key,
-    start: int,
-    stop: int,
+    span: Span,
     size: int,
     boxes: bool,
     normalized: bool | None,
     fingerprint: Fingerprint,
     _pages: _Pages,
 ) -> list[view.GalleryItem]:
-    return view.gallery_items(
-        _pages.page(start, stop), size=size, boxes=boxes, normalized=normalized
-    )
+    return view.gallery_items(_items(_pages, span), size=size, boxes=boxes, normalized=normalized)
 
 
 def gallery_items(
     src: Source, start: int, stop: int, size: int = 160, boxes: bool = True
 ) -> list[view.GalleryItem]:
-    """The gallery's tiles of records ``start..stop`` with the pending edits applied (edited
-    pictures and labels, new records in place, deleted ones captioned as such)."""
+    """The gallery's tiles of the records at positions ``start..stop`` of the current
+    selection (record numbers when it is the whole file) with the pending edits applied
+    (edited pictures and labels, new records in place, deleted ones captioned as such)."""
     normalized = box_scale(src).normalized if boxes else None
+    span = _span(src, start, stop)
     return _with_edits(
-        src,
-        start,
-        stop,
-        lambda fp, pages: _gallery(src.key, start, stop, size, boxes, normalized, fp, pages),
+        src, span, lambda fp, pages: _gallery(src.key, span, size, boxes, normalized, fp, pages)
     )

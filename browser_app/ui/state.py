@@ -24,6 +24,7 @@ from typing import Any, Literal, TypedDict, cast
 import streamlit as st
 
 from browser_app.paths import relative_inside
+from browser_app.selection import Selection
 from browser_app.view import ExportOutcome, SchemaResult
 from codec.labelmap import LabelMap
 
@@ -55,12 +56,14 @@ __all__ = [
     "recent",
     "record",
     "schema_result",
+    "selection",
     "set_export_outcome",
     "set_filter_selection",
     "set_label_map",
     "set_page_size",
     "set_record",
     "set_schema_result",
+    "set_selection",
     "set_show_boxes",
     "set_source",
     "set_widget_value",
@@ -86,6 +89,7 @@ _BOXES = "tfb:boxes"
 _UPLOADS = "tfb:uploads"
 _UPLOAD_FILES = "tfb:upload_files"
 _FLASH = "tfb:flash"
+_SELECTION = "tfb:selection"
 
 # Values several modules share (under tfb:x:, as get()/put() keep them).
 FILTER_SELECTION = "filter:selection"
@@ -96,6 +100,10 @@ _EDIT_REVISION = "edit:rev"
 Q_FILE = "file"
 Q_RECORD = "record"
 Q_SIZE = "size"
+Q_SELECTION = "sel"
+Q_FACET = "facet"
+Q_SORT = "sort"
+_SELECTION_PARAMS = (Q_SELECTION, Q_FACET, Q_SORT)
 
 
 @dataclass(frozen=True)
@@ -193,6 +201,7 @@ def init() -> None:
         ss[_SOURCE] = str(spec)
         ss[_RECORD] = max(0, rec or 0)
         _remember(str(spec))
+        ss[_SELECTION] = _selection_param()
     else:
         args = app_args()
         if args.paths:
@@ -206,6 +215,17 @@ def init() -> None:
     _publish()
 
 
+def _selection_param() -> Selection:
+    """The selection the URL describes (``sel``, ``facet``, ``sort``); parts not understood are
+    left out, with a message."""
+    qp = st.query_params
+    sel, problems = Selection.from_params(qp.get(Q_SELECTION), qp.get_all(Q_FACET), qp.get(Q_SORT))
+    if problems:
+        what = ", ".join(problems)
+        flash(f"The link's {what} is not a selection this app knows; it was ignored.")
+    return sel
+
+
 def _relative(root: str, path: str) -> str:
     """A path given on the command line as it goes into the URL: relative to the root when it
     lies inside (else as given, for the refusal to name it)."""
@@ -217,16 +237,17 @@ def _publish() -> None:
     """Write the bookmarkable state into the URL (uploads are never put in a URL)."""
     ss = st.session_state
     spec = ss.get(_SOURCE)
-    want: dict[str, str] = {}
+    want: dict[str, list[str]] = {}
     if spec and not is_upload(spec):
-        want[Q_FILE] = spec
-        want[Q_RECORD] = str(ss.get(_RECORD, 0))
+        want[Q_FILE] = [spec]
+        want[Q_RECORD] = [str(ss.get(_RECORD, 0))]
         if ss.get(_PAGE_SIZE, DEFAULT_PAGE_SIZE) != DEFAULT_PAGE_SIZE:
-            want[Q_SIZE] = str(ss[_PAGE_SIZE])
-    for name in (Q_FILE, Q_RECORD, Q_SIZE):
+            want[Q_SIZE] = [str(ss[_PAGE_SIZE])]
+        want.update(selection().to_params())
+    for name in (Q_FILE, Q_RECORD, Q_SIZE, *_SELECTION_PARAMS):
         if name in want:
-            if st.query_params.get(name) != want[name]:
-                st.query_params[name] = want[name]
+            if st.query_params.get_all(name) != want[name]:
+                st.query_params[name] = want[name] if len(want[name]) > 1 else want[name][0]
         elif name in st.query_params:
             del st.query_params[name]
 
@@ -243,6 +264,8 @@ def source_spec() -> str | None:
 def set_source(spec: str, record_no: int = 0) -> None:
     """Open ``spec`` (path, glob or shard pattern relative to the root) at ``record_no``."""
     ss = st.session_state
+    if ss.get(_SOURCE) != spec:
+        ss[_SELECTION] = Selection()  # a selection belongs to the dataset it was made on
     ss[_SOURCE] = spec
     ss[_RECORD] = max(0, int(record_no))
     _remember(spec)
@@ -253,6 +276,7 @@ def clear_source() -> None:
     """Nothing is open any more."""
     st.session_state[_SOURCE] = None
     st.session_state[_RECORD] = 0
+    st.session_state[_SELECTION] = Selection()
     _publish()
 
 
@@ -318,6 +342,25 @@ def upload_path(spec: str) -> str | None:
     """The temporary file behind an upload spec of this session, else None."""
     value = st.session_state.get(_UPLOADS, {}).get(spec)
     return str(value) if value else None
+
+
+# -- what the views show -------------------------------------------------------------------
+
+
+def selection() -> Selection:
+    """The current selection (the whole dataset in file order unless narrowed or sorted);
+    the records table, the gallery and the review buttons page through it."""
+    value = st.session_state.get(_SELECTION)
+    return value if isinstance(value, Selection) else Selection()
+
+
+def set_selection(value: Selection, record_no: int | None = None) -> None:
+    """Make ``value`` the current selection (and ``record_no`` the current record, when
+    given); the URL follows."""
+    st.session_state[_SELECTION] = value
+    if record_no is not None:
+        st.session_state[_RECORD] = max(0, int(record_no))
+    _publish()
 
 
 # -- position ----------------------------------------------------------------------------

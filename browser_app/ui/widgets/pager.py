@@ -1,11 +1,16 @@
 """Paging through a source: first / previous / next / last, the page size, and "go to
-record". The current record (in the URL) decides the page shown."""
+record". The current record (in the URL) decides the page shown.
+
+With a selection (:func:`browser_app.ui.state.selection`), pages are positions in its order
+(:func:`browser_app.ui.services.order`): the pager returns positions, which
+``services.page_view`` and ``services.gallery_items`` turn into the records shown."""
 
 from __future__ import annotations
 
+import numpy as np
 import streamlit as st
 
-from browser_app.ui import state
+from browser_app.ui import services, state
 from browser_app.ui.source import Source
 from browser_app.view import plural
 
@@ -26,9 +31,37 @@ def _on_jump() -> None:
         state.set_record(int(value))
 
 
+def position(order: np.ndarray, record: int) -> int:
+    """Where ``record`` stands in ``order``: its position, or (when the selection does not
+    hold it) the position of the first selected record after it in the file, else 0."""
+    hits = np.flatnonzero(order == record)
+    if hits.size:
+        return int(hits[0])
+    later = np.flatnonzero(order > record)
+    return int(later[0]) if later.size and bool(np.all(order[:-1] <= order[1:])) else 0
+
+
+def _on_jump_selected(order: np.ndarray) -> None:
+    value = state.widget_value("jump")
+    if value is None:
+        return
+    if np.any(order == int(value)):
+        state.set_record(int(value))
+    else:
+        state.flash(
+            f"Record {int(value):,} is not in the selection ({state.selection().describe()}):"
+            " clear the selection in the sidebar to see it.",
+            "info",
+        )
+
+
 def pager(src: Source, where: str = "records") -> tuple[int, int, int | None]:
     """First/previous/next/last, page size and "go to record". Returns ``(start, stop,
-    total)``; ``total`` is None while the index is still being built."""
+    total)``: positions in the current selection's order when there is one (``total`` its
+    size), else record numbers; ``total`` is None while the index is still being built."""
+    got = services.order(src)
+    if got is not None:
+        return _selected(got, where)
     ds = src.dataset
     total = ds.indexed if ds.index_complete else None
     size = state.page_size()
@@ -110,4 +143,76 @@ def pager(src: Source, where: str = "records") -> tuple[int, int, int | None]:
         on_change=_on_jump,
         help="Record number (counting from 0); press Enter",
     )
+    return start, stop, total
+
+
+def _selected(order: np.ndarray, where: str) -> tuple[int, int, int | None]:
+    """The pager over a selection: positions ``start..stop`` of ``order``."""
+    total = len(order)
+    size = state.page_size()
+    pos = position(order, state.record()) if total else 0
+    start = (pos // size) * size
+    stop = min(start + size, total)
+    last_start = ((total - 1) // size) * size if total else 0
+
+    def at(p: int) -> int:
+        return int(order[min(max(p, 0), total - 1)]) if total else 0
+
+    c = st.columns([1.05, 1.25, 2.2, 1.05, 1.05, 1.2, 1.5], vertical_alignment="bottom")
+    buttons = (
+        (c[0], "First", "first", ":material/first_page:", start == 0, 0),
+        (c[1], "Previous", "prev", ":material/chevron_left:", start == 0, start - size),
+    )
+    for col, label, name, icon, disabled, target in buttons:
+        col.button(
+            label,
+            key=state.widget_key(f"{where}:{name}"),
+            icon=icon,
+            disabled=disabled,
+            on_click=_go,
+            args=(at(target),),
+            width="stretch",
+        )
+    label = (
+        "No records selected"
+        if not total
+        else f"Selected <b>{start + 1:,}–{stop:,}</b> of {total:,}"
+    )
+    c[2].html(
+        f"<div style='text-align:center;padding-bottom:0.55rem;white-space:nowrap'>{label}</div>"
+    )
+    for col, label, name, icon, disabled, target in (
+        (c[3], "Next", "next", ":material/chevron_right:", stop >= total, start + size),
+        (c[4], "Last", "last", ":material/last_page:", start >= last_start, last_start),
+    ):
+        col.button(
+            label,
+            key=state.widget_key(f"{where}:{name}"),
+            icon=icon,
+            icon_position="right",
+            disabled=disabled,
+            on_click=_go,
+            args=(at(target),),
+            width="stretch",
+        )
+    state.set_widget_value("page_size", size)
+    c[5].selectbox(
+        "Per page", state.PAGE_SIZES, key=state.widget_key("page_size"), on_change=_on_size
+    )
+    state.set_widget_value("jump", at(pos))
+    c[6].number_input(
+        "Go to record",
+        min_value=0,
+        step=1,
+        key=state.widget_key("jump"),
+        on_change=_on_jump_selected,
+        args=(order,),
+        help="Record number (counting from 0) within the selection; press Enter",
+    )
+    if not total:
+        st.info(
+            f"No record is in the selection ({state.selection().describe()}). Widen it in the"
+            " sidebar.",
+            icon=":material/filter_alt_off:",
+        )
     return start, stop, total

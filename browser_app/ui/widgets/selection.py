@@ -1,0 +1,228 @@
+"""The sidebar's selection: which records the records table, the gallery and the review
+buttons go through (the whole dataset, a filter's result, the flagged, passed or unreviewed
+records, the damaged or recovered ones, a schema finding), the facets that narrow it (review
+state, integrity, object class, each with its count in the selection), and the sort over the
+whole dataset. The URL carries all of it (:func:`browser_app.ui.state.selection`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+
+import streamlit as st
+
+from browser_app.selection import BASES, FACET_GROUPS, SORTS, Selection, facet_counts
+from browser_app.ui import services, state
+from browser_app.ui.source import Source
+from browser_app.view import label_text, md_text, plural
+from codec.errors import CodecError
+from codec.filters import FilterSyntaxError
+from codec.kinds import FLOAT, INT64
+from codec.schema.drift import findings
+
+__all__ = ["FACTS_AUTO_RECORDS", "sidebar_selection"]
+
+# Facets are counted without asking up to this many records (one pass reads every record).
+FACTS_AUTO_RECORDS = 50_000
+_CLASS_PILLS = 12  # classes shown as pills; the rest in a list
+
+
+def _choices(src: Source, sel: Selection) -> list[tuple[str, str]]:
+    """The bases offered: the fixed ones, the filter of this session (or of the link), and
+    every schema finding once the schema is inferred."""
+    out = [(b, "") for b in BASES if b not in ("filter", "finding")]
+    expressions = []
+    last = state.filter_selection(repr(src.key))
+    if last is not None:
+        expressions.append(last["expression"])
+    if sel.base == "filter" and sel.arg not in expressions:
+        expressions.append(sel.arg)
+    out += [("filter", e) for e in expressions]
+    got = state.schema_result(repr(src.key))
+    if got is not None:
+        for f in findings(got.schema):
+            if f.records:
+                out.append(("finding", f"{f.check}:{f.feature}"))
+    if sel.base == "finding" and (sel.base, sel.arg) not in out:
+        out.append((sel.base, sel.arg))
+    return out
+
+
+def _choice_label(choice: tuple[str, str]) -> str:
+    return label_text(Selection(*choice).describe())
+
+
+def _set(value: Selection) -> None:
+    state.set_selection(value)
+
+
+def _on_base(choices: list[tuple[str, str]]) -> None:
+    picked = state.widget_value("sel:base")
+    if isinstance(picked, tuple) and picked in choices:
+        sel = state.selection()
+        _set(replace(sel, base=picked[0], arg=picked[1]))
+
+
+def _on_sort() -> None:
+    key = state.widget_value("sel:sort") or ""
+    _set(replace(state.selection(), sort=str(key), descending=bool(state.widget_value("sel:desc"))))
+
+
+def _on_facet(group: str) -> None:
+    value = state.widget_value(f"sel:facet:{group}")
+    sel = state.selection()
+    _set(sel.with_facet(group, str(value)) if value else sel.without_facet(group))
+
+
+def _clear() -> None:
+    _set(Selection())
+
+
+def _sort_choices(src: Source) -> list[str]:
+    feats, _ = services.usual_types(src)
+    numeric = sorted(n for n, t in feats.items() if t in (FLOAT, INT64))
+    return [*SORTS, *(f"feature:{n}" for n in numeric)]
+
+
+def _sort_label(key: str) -> str:
+    return label_text(SORTS.get(key) or key.removeprefix("feature:"))
+
+
+def sidebar_selection(src: Source | None) -> None:
+    """The selection section of the sidebar (nothing while no source with records is open)."""
+    if src is None or not len(src.dataset):
+        return
+    sel = state.selection()
+    ds = src.dataset
+    side = st.sidebar
+    side.markdown("**Selection**")
+    choices = _choices(src, sel)
+    current = (sel.base, sel.arg)
+    state.set_widget_value("sel:base", current if current in choices else choices[0])
+    side.selectbox(
+        "Show",
+        choices,
+        format_func=_choice_label,
+        key=state.widget_key("sel:base"),
+        on_change=_on_base,
+        args=(choices,),
+        help="The records the records table, the gallery and the review buttons go through."
+        " Filters come from the Filter page, findings from the Schema page.",
+    )
+    sorts = _sort_choices(src)
+    if sel.sort and sel.sort not in sorts:
+        sorts.append(sel.sort)
+    state.set_widget_value("sel:sort", sel.sort)
+    state.set_widget_value("sel:desc", sel.descending)
+    c = side.columns([3, 2], vertical_alignment="bottom")
+    c[0].selectbox(
+        "Sort by",
+        sorts,
+        format_func=_sort_label,
+        key=state.widget_key("sel:sort"),
+        on_change=_on_sort,
+        help="Over the whole dataset; records without the value come last",
+    )
+    c[1].toggle(
+        "Largest first",
+        key=state.widget_key("sel:desc"),
+        on_change=_on_sort,
+        disabled=not sel.sort,
+    )
+    try:
+        order = services.order(src)
+    except FilterSyntaxError as exc:
+        side.error(
+            f"The selection's filter cannot run: {md_text(exc.message)}. Showing every record.",
+            icon=":material/error:",
+        )
+        _set(replace(sel, base="all", arg=""))
+        return
+    except (CodecError, OSError) as exc:
+        side.error(f"The selection cannot be read: {md_text(str(exc))}.", icon=":material/error:")
+        return
+    total = len(ds) if ds.index_complete else None
+    if sel.base == "finding" and services.finding_records(src, sel.arg) is None:
+        side.info(
+            "Open the Schema page to infer the schema: the finding's records come from it.",
+            icon=":material/schema:",
+        )
+    if order is not None:
+        count, finding_total = len(order), None
+        if sel.base == "finding":
+            got = services.finding_records(src, sel.arg)
+            finding_total = got[1] if got is not None else None
+        note = f"{count:,} of {plural(total, 'record') if total is not None else '…'} selected"
+        if finding_total is not None and finding_total > count:
+            note += f" (the schema lists the first {count:,} of {finding_total:,})"
+        side.caption(note)
+    if sel.narrowed or sel.sort:
+        side.button(
+            "Clear selection",
+            key=state.widget_key("sel:clear"),
+            on_click=_clear,
+            icon=":material/close:",
+        )
+    _facets(src, sel, order)
+
+
+def _facets(src: Source, sel: Selection, order: object) -> None:
+    ds = src.dataset
+    side = st.sidebar
+    if not ds.index_complete:
+        side.caption("Facets are counted once the index is complete.")
+        return
+    asked = state.get(f"facets:{src.spec}", False)
+    if len(ds) > FACTS_AUTO_RECORDS and not asked:
+        if side.button(
+            "Count facets",
+            key=state.widget_key("sel:count"),
+            help=f"Reads every one of the {len(ds):,} records once",
+        ):
+            state.put(f"facets:{src.spec}", True)
+            st.rerun()
+        return
+    import numpy as np
+
+    facts = services.facts(src)
+    picked = order if isinstance(order, np.ndarray) else np.arange(facts.total, dtype=np.int64)
+    counts = facet_counts(picked, facts, services.marks(src))
+    active = dict(sel.facets)
+    for group, title in FACET_GROUPS.items():
+        values = counts.get(group, [])
+        if group in active and active[group] not in dict(values):
+            values = [*values, (active[group], 0)]
+        if not values:
+            continue
+        shown = values[:_CLASS_PILLS]
+        number = dict(values)
+        state.set_widget_value(f"sel:facet:{group}", active.get(group))
+        options = [v for v, _ in shown]
+        if active.get(group) and active[group] not in options:
+            options.append(active[group])
+        side.pills(
+            title,
+            options,
+            selection_mode="single",
+            format_func=_facet_label(number),
+            key=state.widget_key(f"sel:facet:{group}"),
+            on_change=_on_facet,
+            args=(group,),
+            help=f"Counts in the current selection. Click one to narrow the selection to it;"
+            f" click it again to widen. {_help(group)}",
+        )
+        rest = [v for v, _ in values[_CLASS_PILLS:] if v not in options]
+        if rest:
+            side.caption(f"and {plural(len(rest), 'more class', 'more classes')}")
+
+
+def _facet_label(number: dict[str, int]) -> Callable[[str], str]:
+    return lambda v: f"{label_text(v)} · {number.get(v, 0):,}"
+
+
+def _help(group: str) -> str:
+    if group == "class":
+        return "A class is the box caption, “text (label)”; a record counts once per class."
+    if group == "status":
+        return "Intact: both CRCs check; recovered: found past damage; damaged: a CRC fails."
+    return "Review marks of this dataset (passed, flagged, or none yet)."

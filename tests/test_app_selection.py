@@ -1,0 +1,128 @@
+"""The sidebar's selection in the app: a facet click narrows the records table and the
+gallery, a link carries the selection and sort, a sort over the whole dataset orders the
+pages, the review state is a selection, and a bad link says what it ignored."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import codec
+from browser_app.edits import Journal
+from browser_app.sample_data import write_detection_checks
+from browser_app.selection import Selection, record_facts
+
+APP = str(Path(__file__).resolve().parents[1] / "browser_app" / "streamlit_app.py")
+N = 120
+
+
+@pytest.fixture(scope="module")
+def od(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("odsel")
+    write_detection_checks(root / "od.tfrecord", N)
+    return root
+
+
+def _app(
+    monkeypatch: pytest.MonkeyPatch, root: Path, params: dict[str, Any], page: str | None = None
+) -> AppTest:
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
+    at = AppTest.from_file(APP, default_timeout=90)
+    at.query_params["file"] = "od.tfrecord"
+    for k, v in params.items():
+        at.query_params[k] = v
+    at.run()
+    if page:
+        at.switch_page(f"ui/pages/{page}.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _table_records(at: AppTest) -> list[int]:
+    df = at.main.dataframe[0].value
+    return [int(x) for x in df["#"].tolist()]
+
+
+def _param(at: AppTest, name: str) -> list[str]:
+    value = at.query_params.get(name, [])
+    return [value] if isinstance(value, str) else list(value)
+
+
+def _facts(root: Path):  # type: ignore[no-untyped-def]
+    with codec.TFRecordDataset(str(root / "od.tfrecord")) as ds:
+        return record_facts(ds)
+
+
+def test_a_facet_click_narrows_the_table_and_goes_into_the_url(monkeypatch, od) -> None:  # type: ignore[no-untyped-def]
+    facts = _facts(od)
+    at = _app(monkeypatch, od, {"size": "100"})
+    classes = next(p for p in at.sidebar.button_group if p.label == "Class")
+    cls = "cat (1)"
+    assert any(o.startswith(cls) for o in classes.options)
+    classes.set_value(cls).run()
+    assert not at.exception
+    want = facts.classes[cls].tolist()
+    assert _table_records(at) == want[:100]
+    assert _param(at, "facet") == ["class:cat (1)"]
+    caption = " ".join(c.value for c in at.sidebar.caption)
+    assert f"{len(want):,} of {N:,} records selected" in caption
+    # The same link in a fresh session shows the same records, in the gallery too.
+    fresh = _app(monkeypatch, od, {"facet": "class:cat (1)", "size": "100"}, page="gallery")
+    tiles = [b.label.lstrip("\\") for b in fresh.main.button if b.label.lstrip("\\")[:1] == "#"]
+    assert [int(t.split()[0].lstrip("#")) for t in tiles] == want[:100]
+
+
+def test_sort_by_bytes_orders_every_page(monkeypatch, od) -> None:  # type: ignore[no-untyped-def]
+    facts = _facts(od)
+    at = _app(monkeypatch, od, {"sort": "-bytes", "size": "25"})
+    first = _table_records(at)
+    expected = sorted(range(N), key=lambda i: (-int(facts.nbytes[i]), i))
+    assert first == expected[:25]
+    next_button = next(b for b in at.main.button if b.label == "Next")
+    next_button.click().run()
+    assert _table_records(at) == expected[25:50]
+    assert _param(at, "sort") == ["-bytes"]
+
+
+def test_review_states_and_damage_are_selections(monkeypatch, od) -> None:  # type: ignore[no-untyped-def]
+    facts = _facts(od)
+    flagged = [3, 17, 40]
+    with codec.TFRecordDataset(str(od / "od.tfrecord")) as ds, Journal(ds) as j:
+        for r in flagged:
+            j.set_mark(r, "flagged", "look")
+        j.set_mark(5, "passed")
+    at = _app(monkeypatch, od, {"sel": "flagged"})
+    assert _table_records(at) == flagged
+    at = _app(monkeypatch, od, {"sel": "damaged", "size": "100"})
+    damaged = [i for i in range(N) if facts.status[i] == 2]
+    assert damaged and _table_records(at) == damaged
+    review = next(p for p in at.sidebar.button_group if p.label == "Review")
+    marked = {**dict.fromkeys(flagged, "flagged"), 5: "passed"}
+    counts = {"passed": 0, "flagged": 0, "unreviewed": 0}
+    for i in damaged:
+        counts[marked.get(i, "unreviewed")] += 1
+    assert review.options == [f"{k} · {n:,}" for k, n in counts.items() if n]
+
+
+def test_a_bad_link_says_what_it_ignored(monkeypatch, od) -> None:  # type: ignore[no-untyped-def]
+    at = _app(monkeypatch, od, {"sel": "everything", "sort": "shoe"})
+    warnings = " ".join(w.value for w in at.warning)
+    assert "sel=everything" in warnings.replace("\\", "") and "sort=shoe" in warnings
+    assert len(_table_records(at)) == 25  # every record, in file order
+
+
+def test_a_filter_that_cannot_run_falls_back_to_every_record(monkeypatch, od) -> None:  # type: ignore[no-untyped-def]
+    at = _app(monkeypatch, od, {"sel": "filter:no_such_feature > 1"})
+    errors = " ".join(e.value for e in at.sidebar.error)
+    assert "cannot run" in errors
+    at.run()
+    assert not at.exception
+    assert _param(at, "sel") == []
+    assert Selection.from_params(None, _param(at, "facet"), None)[0].base == "all"
