@@ -16,6 +16,7 @@ import codec
 from browser_app.edits import Journal
 from browser_app.sample_data import write_detection_checks
 from browser_app.selection import Selection, record_facts
+from codec.filters import run_filter
 
 APP = str(Path(__file__).resolve().parents[1] / "browser_app" / "streamlit_app.py")
 N = 120
@@ -126,3 +127,21 @@ def test_a_filter_that_cannot_run_falls_back_to_every_record(monkeypatch, od) ->
     assert not at.exception
     assert _param(at, "sel") == []
     assert Selection.from_params(None, _param(at, "facet"), None)[0].base == "all"
+
+
+def test_filter_results_show_pictures_and_open_in_the_gallery(monkeypatch, od) -> None:  # type: ignore[no-untyped-def]
+    expression = "any(image/object/class/label == 2)"
+    with codec.TFRecordDataset(str(od / "od.tfrecord")) as ds:
+        matches = run_filter(ds, expression).matches
+    at = _app(monkeypatch, od, {"size": "100"}, page="filter")
+    at.text_input(key="tfb:w:filter:expr").set_value(expression).run()
+    assert not at.exception
+    captions = [i.proto.imgs[0].caption.lstrip("\\") for i in at.main.image]
+    page = list(matches)[:100]
+    # Every match of the page with a picture is shown small, captioned with its number.
+    assert captions and all(int(c.split()[0].lstrip("#")) in page for c in captions)
+    next(b for b in at.main.button if b.label == "Open in gallery").click().run()
+    assert not at.exception
+    assert _param(at, "sel") == [f"filter:{expression}"]
+    tiles = [b.label.lstrip("\\") for b in at.main.button if b.label.lstrip("\\")[:1] == "#"]
+    assert [int(t.split()[0].lstrip("#")) for t in tiles] == list(matches)[:100]

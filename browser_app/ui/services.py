@@ -386,13 +386,20 @@ def _gallery(
 
 
 def gallery_items(
-    src: Source, start: int, stop: int, size: int = 160, boxes: bool = True
+    src: Source,
+    start: int,
+    stop: int,
+    size: int = 160,
+    boxes: bool = True,
+    *,
+    records: Sequence[int] | None = None,
 ) -> list[view.GalleryItem]:
     """The gallery's tiles of the records at positions ``start..stop`` of the current
     selection (record numbers when it is the whole file) with the pending edits applied
-    (edited pictures and labels, new records in place, deleted ones captioned as such)."""
+    (edited pictures and labels, new records in place, deleted ones captioned as such); or
+    of the given ``records``."""
     normalized = box_scale(src).normalized if boxes else None
-    span = _span(src, start, stop)
+    span = _span(src, start, stop) if records is None else tuple(int(r) for r in records)
     return _with_edits(
         src, span, lambda fp, pages: _gallery(src.key, span, size, boxes, normalized, fp, pages)
     )

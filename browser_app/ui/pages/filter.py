@@ -9,7 +9,8 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from browser_app.ui import frame, navigation, state
+from browser_app.selection import Selection
+from browser_app.ui import frame, navigation, services, state
 from browser_app.ui.source import Source
 from browser_app.view import match_rows, md_text, plural
 from codec.filters import FilterSyntaxError, UnknownFeatureError, compile_filter, run_filter
@@ -119,13 +120,33 @@ def _show(src: Source, result: state.FilterSelection) -> None:
     page = st.pagination(pages, key=state.widget_key("filter:page")) if pages > 1 else 1
     start = (max(1, int(page)) - 1) * size
     chunk = found[start : start + size]
+    _thumbnails(src, chunk)
     st.dataframe(pd.DataFrame(match_rows(src.dataset, chunk)), hide_index=True, width="stretch")
-    c = st.columns([2, 1, 2], vertical_alignment="bottom")
+    c = st.columns([2, 1, 1.6, 1.4, 2], vertical_alignment="bottom")
     pick = c[0].selectbox("Record", chunk, key=state.widget_key("filter:pick"))
     if c[1].button("Open", key=state.widget_key("filter:open"), icon=":material/open_in_new:"):
         state.set_record(int(pick))
         navigation.goto("records")
+    selected = Selection("filter", result["expression"])
     if c[2].button(
+        "Open in gallery",
+        key=state.widget_key("filter:gallery"),
+        icon=":material/photo_library:",
+        help="Make the matches the selection and page through their pictures",
+    ):
+        state.set_selection(selected, found[0])
+        navigation.goto("gallery")
+    if c[3].button(
+        "Select these",
+        key=state.widget_key("filter:select"),
+        icon=":material/checklist:",
+        help="Make the matches the selection of the records table, the gallery and the review"
+        " buttons (the sidebar shows it)",
+        disabled=state.selection() == selected,
+    ):
+        state.set_selection(selected, found[0])
+        st.rerun()
+    if c[4].button(
         f"Export these {len(found):,}",
         key=state.widget_key("filter:export"),
         icon=":material/download:",
@@ -137,6 +158,21 @@ def _show(src: Source, result: state.FilterSelection) -> None:
             "Selection handed to the export: it will offer these records.",
             icon=":material/check:",
         )
+
+
+def _thumbnails(src: Source, chunk: list[int]) -> None:
+    """The page's matches as small pictures (when the records have any), each captioned with
+    its record number."""
+    tiles = [t for t in services.gallery_items(src, 0, 0, size=96, records=chunk) if t.data]
+    if not tiles:
+        return
+    per_row = 12
+    with st.container(key="tfb-filter-thumbs"):
+        for row in range(0, len(tiles), per_row):
+            cols = st.columns(per_row)
+            for col, tile in zip(cols, tiles[row : row + per_row]):
+                if tile.data is not None:
+                    col.image(tile.data, caption=md_text(tile.caption), width="stretch")
 
 
 if __name__ == "__main__":
