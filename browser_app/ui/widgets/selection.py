@@ -114,8 +114,7 @@ def sidebar_selection(src: Source | None) -> None:
         sorts.append(sel.sort)
     state.set_widget_value("sel:sort", sel.sort)
     state.set_widget_value("sel:desc", sel.descending)
-    c = side.columns([3, 2], vertical_alignment="bottom")
-    c[0].selectbox(
+    side.selectbox(
         "Sort by",
         sorts,
         format_func=_sort_label,
@@ -123,7 +122,7 @@ def sidebar_selection(src: Source | None) -> None:
         on_change=_on_sort,
         help="Over the whole dataset; records without the value come last",
     )
-    c[1].toggle(
+    side.toggle(
         "Largest first",
         key=state.widget_key("sel:desc"),
         on_change=_on_sort,
