@@ -33,9 +33,11 @@ __all__ = [
     "RecordFacts",
     "Selection",
     "SpecError",
+    "between",
     "facet_counts",
     "feature_keys",
     "parse_record_spec",
+    "position",
     "record_facts",
     "resolve",
 ]
@@ -335,6 +337,40 @@ def resolve(
             k = np.where(np.isnan(k), np.inf, -k if sel.descending else k)
             picked = picked[np.argsort(k, kind="stable")]
     return picked.astype(np.int64, copy=False)
+
+
+def _in_file_order(order: np.ndarray) -> bool:
+    return bool(np.all(order[:-1] <= order[1:]))
+
+
+def position(order: np.ndarray, record: int) -> int:
+    """Where ``record`` stands in ``order``: its position; when the selection does not hold
+    it, the position of the first selected record after it in the file (the last position
+    when none is after it), or 0 for a sorted selection."""
+    hits = np.flatnonzero(order == record)
+    if hits.size:
+        return int(hits[0])
+    if not len(order) or not _in_file_order(order):
+        return 0
+    return min(int(np.searchsorted(order, record)), len(order) - 1)
+
+
+def between(order: np.ndarray, record: int) -> tuple[int | None, int | None]:
+    """The records before and after ``record`` in ``order``; None at either end. A record
+    ``order`` does not hold (just marked, in "unreviewed") has the neighbours of the place it
+    would have in a selection in file order, and the first record of a sorted one after it."""
+    hits = np.flatnonzero(order == record)
+    if hits.size:
+        before, after = int(hits[0]) - 1, int(hits[0]) + 1
+    elif len(order) and _in_file_order(order):
+        after = int(np.searchsorted(order, record))
+        before = after - 1
+    else:
+        before, after = -1, 0
+    return (
+        int(order[before]) if before >= 0 else None,
+        int(order[after]) if after < len(order) else None,
+    )
 
 
 def facet_counts(

@@ -17,6 +17,7 @@ from browser_app.selection import (
     FACET_GROUPS,
     UNREVIEWED,
     Selection,
+    between,
     facet_counts,
     feature_keys,
     record_facts,
@@ -198,3 +199,26 @@ def test_links_with_unknown_parts_say_so() -> None:
     sel, problems = Selection.from_params("nonsense", ["colour:red", "class:cat"], "-shoe")
     assert sel == Selection(facets=(("class", "cat"),))
     assert problems == ["sel=nonsense", "facet=colour:red", "sort=-shoe"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    order=st_.lists(st_.integers(0, 60), unique=True, max_size=30),
+    record=st_.integers(0, 60),
+    file_order=st_.booleans(),
+)
+def test_neighbours_in_a_selection(order, record, file_order) -> None:  # type: ignore[no-untyped-def]
+    if file_order:
+        order = sorted(order)
+    arr = np.asarray(order, np.int64)
+    before, after = between(arr, record)
+    if record in order:
+        i = order.index(record)
+        assert before == (order[i - 1] if i else None)
+        assert after == (order[i + 1] if i + 1 < len(order) else None)
+    elif order == sorted(order):
+        # A record the selection lost (just marked) steps to the selected records around it.
+        assert before == max((r for r in order if r < record), default=None)
+        assert after == min((r for r in order if r > record), default=None)
+    else:
+        assert after == (order[0] if order else None)

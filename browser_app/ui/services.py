@@ -26,7 +26,14 @@ from browser_app import view
 from browser_app.edits import Journal, RecordRef
 from browser_app.errors import AppError, JournalError
 from browser_app.paths import RootEntry, list_tfrecords
-from browser_app.selection import RecordFacts, Selection, feature_keys, record_facts, resolve
+from browser_app.selection import (
+    RecordFacts,
+    Selection,
+    between,
+    feature_keys,
+    record_facts,
+    resolve,
+)
 from browser_app.ui import state
 from codec.cache import FileIdentity
 from codec.errors import CodecError
@@ -46,6 +53,7 @@ __all__ = [
     "gallery_items",
     "list_files",
     "marks",
+    "neighbours",
     "open_dataset",
     "open_journal",
     "order",
@@ -279,6 +287,20 @@ def page_records(src: Source, start: int, stop: int) -> list[int] | None:
     the selection is the whole dataset in file order (positions are record numbers)."""
     got = order(src)
     return None if got is None else [int(r) for r in got[max(0, start) : stop]]
+
+
+def neighbours(src: Source, record: int) -> tuple[int | None, int | None]:
+    """The records before and after ``record`` in the current selection's order (in the
+    file when there is none); None at either end. A record the selection no longer holds
+    (just marked, in "unreviewed") has the neighbours of the place it had."""
+    got = order(src)
+    if got is None:
+        ds = src.dataset
+        last = ds.indexed - 1 if ds.index_complete else None
+        return (record - 1 if record > 0 else None), (
+            None if last is not None and record >= last else record + 1
+        )
+    return between(got, record)
 
 
 def _span(src: Source, start: int, stop: int) -> Span:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import streamlit as st
 
+from browser_app.selection import position
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
 from browser_app.view import plural
@@ -29,16 +30,6 @@ def _on_jump() -> None:
     value = state.widget_value("jump")
     if value is not None:
         state.set_record(int(value))
-
-
-def position(order: np.ndarray, record: int) -> int:
-    """Where ``record`` stands in ``order``: its position, or (when the selection does not
-    hold it) the position of the first selected record after it in the file, else 0."""
-    hits = np.flatnonzero(order == record)
-    if hits.size:
-        return int(hits[0])
-    later = np.flatnonzero(order > record)
-    return int(later[0]) if later.size and bool(np.all(order[:-1] <= order[1:])) else 0
 
 
 def _on_jump_selected(order: np.ndarray) -> None:

@@ -132,24 +132,26 @@ def render_marks(src: Source, ref: RecordRef) -> None:
             width=220,
         )
         if isinstance(ref, int):
+            before, after = services.neighbours(src, ref)
             row.button(
                 "Previous record",
                 key=state.widget_key(f"{base}:prev"),
                 icon=":material/keyboard_arrow_up:",
                 on_click=_go,
-                args=(ref - 1,),
-                disabled=ref <= 0,
+                args=(ref if before is None else before,),
+                disabled=before is None,
                 shortcut="K",
+                help="The previous record of the selection",
             )
-            last = src.dataset.indexed - 1 if src.dataset.index_complete else None
             row.button(
                 "Next record",
                 key=state.widget_key(f"{base}:next"),
                 icon=":material/keyboard_arrow_down:",
                 on_click=_go,
-                args=(ref + 1,),
-                disabled=last is not None and ref >= last,
+                args=(ref if after is None else after,),
+                disabled=after is None,
                 shortcut="J",
+                help="The next record of the selection",
             )
 
 
