@@ -17,6 +17,7 @@ from PIL import Image, ImageDraw
 
 from browser_app.ui import navigation, opening, state
 from browser_app.ui.widgets import journal, messages, picker, selection
+from browser_app.view import md_text
 
 __all__ = ["PAGES", "PageSpec", "main"]
 
@@ -121,6 +122,7 @@ def main() -> None:
     navigation.register(by_path)
     current = st.navigation(sections, position="sidebar")
     st.logo(LOGO, size="large", icon_image=ICON)
+    src = None
     try:
         picker.file_picker()
         src = opening.current_source()  # opens (or reports) what the session has open
@@ -128,14 +130,19 @@ def main() -> None:
         selection.sidebar_selection(src)  # which records the views go through; facets
     except Exception as exc:
         log.exception("sidebar failed")
-        st.sidebar.error(f"The file picker failed: {type(exc).__name__}: {exc}")
+        st.sidebar.error(f"The file picker failed: {type(exc).__name__}: {md_text(str(exc))}")
     messages.show_flashes()
     try:
         current.run()
     except Exception as exc:  # the last line of defence; Streamlit's reruns pass through
         log.exception("page %s failed", current.url_path)
         st.error(
-            f"This page could not be shown: {type(exc).__name__}: {exc}. The rest of the app"
-            " keeps working; the details are in the server log.",
+            f"This page could not be shown: {type(exc).__name__}: {md_text(str(exc))}. The rest"
+            " of the app keeps working; the details are in the server log.",
             icon=":material/error:",
         )
+    try:
+        selection.sidebar_facets(src)
+    except Exception:
+        log.exception("facets failed")
+        st.sidebar.error("The facets could not be counted; the details are in the server log.")

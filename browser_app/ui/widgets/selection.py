@@ -20,7 +20,7 @@ from codec.filters import FilterSyntaxError
 from codec.kinds import FLOAT, INT64
 from codec.schema.drift import findings
 
-__all__ = ["FACTS_AUTO_RECORDS", "sidebar_selection"]
+__all__ = ["FACTS_AUTO_RECORDS", "sidebar_facets", "sidebar_selection"]
 
 # Facets are counted without asking up to this many records (one pass reads every record).
 FACTS_AUTO_RECORDS = 50_000
@@ -162,10 +162,18 @@ def sidebar_selection(src: Source | None) -> None:
             on_click=_clear,
             icon=":material/close:",
         )
-    _facets(src, sel, order)
 
 
-def _facets(src: Source, sel: Selection, order: object) -> None:
+def sidebar_facets(src: Source | None) -> None:
+    """The facets of the current selection, under it in the sidebar. Drawn after the page,
+    so the first look at a file does not wait for the pass that counts them."""
+    if src is None or not len(src.dataset):
+        return
+    sel = state.selection()
+    try:
+        order = services.order(src)
+    except (CodecError, OSError):
+        return  # said above the facets already
     ds = src.dataset
     side = st.sidebar
     if not ds.index_complete:
