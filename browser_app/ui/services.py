@@ -277,9 +277,10 @@ def _gallery(
     normalized: bool | None,
     fingerprint: Fingerprint,
     _pages: _Pages,
+    hidden: frozenset[state.ClassKey] = frozenset(),
 ) -> list[view.GalleryItem]:
     return view.gallery_items(
-        _pages.page(start, stop), size=size, boxes=boxes, normalized=normalized
+        _pages.page(start, stop), size=size, boxes=boxes, normalized=normalized, hidden=hidden
     )
 
 
@@ -287,11 +288,15 @@ def gallery_items(
     src: Source, start: int, stop: int, size: int = 160, boxes: bool = True
 ) -> list[view.GalleryItem]:
     """The gallery's tiles of records ``start..stop`` with the pending edits applied (edited
-    pictures and labels, new records in place, deleted ones captioned as such)."""
+    pictures and labels, new records in place, deleted ones captioned as such), without the
+    boxes of the classes hidden on this source (:func:`state.hidden_classes`)."""
     normalized = box_scale(src).normalized if boxes else None
+    hidden = state.hidden_classes(src.spec)
     return _with_edits(
         src,
         start,
         stop,
-        lambda fp, pages: _gallery(src.key, start, stop, size, boxes, normalized, fp, pages),
+        lambda fp, pages: _gallery(
+            src.key, start, stop, size, boxes, normalized, fp, pages, hidden
+        ),
     )
