@@ -81,11 +81,13 @@ def pictures(
     pics: list[view.Picture],
     record: ex.Record | None = None,
     how: picture_view.BoxSettings | None = None,
+    number: int = 0,
 ) -> None:
     """Each picture at its stored bytes (JPEG/PNG as they are; drawn ones as PNG), a clear
     message in place of any that cannot be shown, and a warning under a picture whose boxes
-    have problems. With the ``record`` and ``how`` its boxes are drawn: a button to open
-    each picture in the full view, and the legend of classes under the picture with boxes."""
+    have problems. With the ``record`` (number ``number``) and ``how`` its boxes are drawn: a
+    button to open each picture in the full view, and the legend of classes under the
+    picture with boxes."""
     with st.container(key="tfb-pictures"):
         for p in pics:
             if p.error or p.data is None:
@@ -98,7 +100,7 @@ def pictures(
             caption = view.md_text(p.caption)  # Streamlit reads image captions as Markdown
             st.image(p.data, caption=caption, output_format=_st_format(p.format), width=width)
             if record is not None and how is not None:
-                picture_view.full_view_button(record, p, how)
+                picture_view.full_view_button(record, number, p, how)
                 picture_view.legend(how.spec, p.legend)
             if p.note:
                 st.warning(view.md_text(p.note), icon=":material/aspect_ratio:")
@@ -402,7 +404,7 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
             with head_r:
                 has_boxes = _BOXES_FEATURE in record.features
                 boxes_toggle("detail", disabled=not has_boxes)
-            pictures(pics, record, how)
+            pictures(pics, record, how, slot.index)
     if record.kind == SEQUENCE_EXAMPLE:
         _sequence(record)
     feature_values(record, slot.index)

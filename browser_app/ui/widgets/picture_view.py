@@ -102,7 +102,14 @@ def _pan(name: str, label: str) -> float:
     return value / 100
 
 
-@st.dialog("Full view", width="large")
+_OPEN = "fullview:open"  # the picture in the full view: (source, record, feature, index)
+
+
+def _close() -> None:
+    state.put(_OPEN, None)
+
+
+@st.dialog("Full view", width="large", on_dismiss=_close)
 def _full_view(record: ex.Record, feature: str, index: int, how: BoxSettings) -> None:
     choice = st.segmented_control(
         "Zoom",
@@ -152,15 +159,20 @@ def _full_view(record: ex.Record, feature: str, index: int, how: BoxSettings) ->
     )
 
 
-def full_view_button(record: ex.Record, pic: view.Picture, how: BoxSettings) -> None:
-    """A button under a picture that opens it in the full view."""
+def full_view_button(record: ex.Record, number: int, pic: view.Picture, how: BoxSettings) -> None:
+    """A button under picture ``pic`` of record ``number`` that opens it in the full view
+    (which stays open, across reruns, until it is closed or another record is shown)."""
     if pic.step is not None or pic.data is None:
         return
-    if st.button(
+    which = (how.spec, number, pic.feature, pic.index)
+    st.button(
         "Full view",
-        key=state.widget_key(f"fullview:open:{pic.feature}:{pic.index}"),
+        key=state.widget_key(f"fullview:button:{pic.feature}:{pic.index}"),
         icon=":material/zoom_in:",
         type="tertiary",
         help="Open the picture large, with zoom (fit, 100, 200, 400 %) and pan",
-    ):
+        on_click=state.put,
+        args=(_OPEN, which),
+    )
+    if state.get(_OPEN) == which:
         _full_view(record, pic.feature, pic.index, how)

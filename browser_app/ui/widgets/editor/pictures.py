@@ -340,6 +340,10 @@ def _box_table(src: Source, ref: RecordRef, rec: ex.Record, layout: detection.La
         )
         frame = _box_frame(rec, columns, layout.prefix)
         name = f"edit:boxes:table:{sid(src)}:{ref}:{state.edit_revision()}"
+        if (state.widget_value(name) or {}).get("edited_rows"):
+            # Edits that arrived without the table's callback (a rerun came first).
+            _on_boxes(src, ref, name, columns, layout.prefix)
+            st.rerun()
         st.data_editor(
             frame,
             key=state.widget_key(name),
