@@ -281,3 +281,67 @@ def test_pixel_boxes_are_said_to_be_misplaced(monkeypatch, tmp_path) -> None:
     assert "misplaced" not in _choice_texts(at)
     with journal_for(root, "px.tfrecord") as j:
         assert not j.changes()
+
+
+# -- in Chromium: the screenshots ------------------------------------------------------------
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_screenshots_of_legend_full_view_and_gallery(tmp_path: Path) -> None:
+    import random
+
+    from browser_support import ARTIFACTS, chromium, need_chromium, running_server
+    from playwright.sync_api import expect
+
+    from browser_app.sample_data import detection_payload
+
+    need_chromium()
+    rng = random.Random(3)
+    write_records(
+        str(tmp_path / "scenes.tfrecord"),
+        [detection_payload(rng, i, "jpeg", (640, 480)) for i in range(12)],
+    )
+    ARTIFACTS.mkdir(exist_ok=True)
+    loaded = (
+        "sel => { const i = document.querySelector(sel);"
+        " return i && i.complete && i.naturalWidth > 0 }"
+    )
+    args = [str(tmp_path / "scenes.tfrecord"), "--root", str(tmp_path)]
+    with running_server(args, tmp_path) as url, chromium() as browser:
+        page = browser.new_page(viewport={"width": 1440, "height": 1500})
+        page.goto(url + "/?file=scenes.tfrecord&record=1")
+        expect(page.get_by_role("heading", name="Record 1")).to_be_visible(timeout=60_000)
+        page.wait_for_function(loaded, arg=".st-key-tfb-pictures img", timeout=30_000)
+        legend = page.locator(".st-key-tfb-legend")
+        expect(legend.get_by_text("square (2) · 1 box")).to_be_visible()
+        page.locator(".st-key-tfb-pictures").scroll_into_view_if_needed()
+        page.screenshot(path=str(ARTIFACTS / "pictures-record-legend.png"))
+        # The full view at 200 %: the picture's middle, boxes in thin lines.
+        page.get_by_role("button", name="Full view").click()
+        dialog = page.get_by_role("dialog")
+        expect(dialog.get_by_text("the whole picture")).to_be_visible(timeout=15_000)
+        dialog.get_by_text("200 %", exact=True).click()
+        expect(dialog.get_by_text("200% · pixels")).to_be_visible(timeout=15_000)
+        page.wait_for_function(loaded, arg=".st-key-tfb-fullview img", timeout=30_000)
+        size = page.locator(".st-key-tfb-fullview img").evaluate(
+            "i => [i.naturalWidth, i.naturalHeight]"
+        )
+        assert size == list(P.FULL_VIEW)
+        page.screenshot(path=str(ARTIFACTS / "pictures-full-view-200.png"))
+        page.keyboard.press("Escape")
+        expect(dialog).to_have_count(0, timeout=15_000)
+        # Hide "square": the gallery's tiles lose their squares' boxes.
+        legend.get_by_text("square (2) · 1 box").click()
+        expect(
+            page.locator(".st-key-tfb-legend").get_by_role("button", name="Show all")
+        ).to_be_visible(timeout=15_000)
+        page.get_by_role("link", name="Gallery").click()
+        expect(page.locator(".st-key-tfb-gallery img")).to_have_count(12, timeout=60_000)
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.st-key-tfb-gallery img')]"
+            ".every(i => i.complete && i.naturalWidth > 0)",
+            timeout=30_000,
+        )
+        assert page.get_by_test_id("stException").count() == 0
+        page.screenshot(path=str(ARTIFACTS / "pictures-gallery-square-hidden.png"))
