@@ -7,13 +7,12 @@ the gallery with a class hidden."""
 from __future__ import annotations
 
 import io
-import sys
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from PIL import Image
 from streamlit.testing.v1 import AppTest
+from test_app_boxes import _app
 from test_app_edit import button, harness, journal_for, media, no_crash, png, root, texts
 
 from browser_app import view as V
@@ -61,16 +60,6 @@ def boxes_root(tmp_path: Path) -> Path:
     r.mkdir()
     write_records(str(r / "boxes.tfrecord"), [_payload(_objects(0.02 * i)) for i in range(4)])
     return r
-
-
-def _app(monkeypatch: pytest.MonkeyPatch, root: Path, **params: str) -> AppTest:
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
 
 
 def _record(root: Path, n: int) -> ex.Record:
