@@ -15,6 +15,7 @@ is kept, with its problems named, and drawn clipped and marked.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,9 +25,13 @@ from .kinds import BYTES, FLOAT, INT64
 
 __all__ = [
     "BBOX",
+    "CLASS_COLORS",
     "Box",
+    "ClassKey",
     "Layout",
     "RecordBoxes",
+    "class_caption",
+    "class_color",
     "coordinates",
     "decide_normalized",
     "layouts",
@@ -106,6 +111,55 @@ def decide_normalized(values: Iterable[float], share: float = NORMALIZED_SHARE) 
     return total == 0 or inside >= share * total
 
 
+ClassKey = tuple[str | None, int | None]
+"""A class of objects: ``(text, label)`` as a record stores them (either may be missing)."""
+
+# One colour per class: bright enough to read on dark pictures (a dark edge around each line
+# keeps them readable on light ones), far apart in hue and lightness, and none of them the
+# magenta that marks a box with a problem.
+CLASS_COLORS = (
+    "#ff3b30",  # red
+    "#ff9500",  # orange
+    "#ffcc00",  # yellow
+    "#34c759",  # green
+    "#00c7be",  # teal
+    "#5ac8fa",  # sky
+    "#007aff",  # blue
+    "#af52de",  # purple
+    "#a2845e",  # brown
+    "#b8e986",  # pale green
+    "#ff8a80",  # salmon
+    "#9ad0ff",  # pale blue
+    "#c8a2ff",  # lavender
+    "#ffe08a",  # pale yellow
+    "#2e8b57",  # sea green
+    "#5856d6",  # indigo
+    "#ffffff",  # white
+    "#8e8e93",  # grey
+)
+
+
+def class_caption(text: str | None, label: int | None) -> str:
+    """``"text (label)"``, or whichever of the two there is ("" for neither)."""
+    if text is not None and label is not None:
+        return f"{text} ({label})"
+    if text is not None:
+        return text
+    return "" if label is None else str(label)
+
+
+def class_color(key: ClassKey) -> str:
+    """The colour of a class, from the class alone (never from where it stands on a page),
+    so it is the same on every record, page and run: the label picks it when there is one
+    (classes whose labels differ by less than ``len(CLASS_COLORS)`` never share a colour),
+    else a digest of the text."""
+    text, label = key
+    if label is not None:
+        return CLASS_COLORS[label % len(CLASS_COLORS)]
+    digest = hashlib.blake2b((text or "").encode("utf-8", "surrogatepass"), digest_size=4)
+    return CLASS_COLORS[int.from_bytes(digest.digest(), "big") % len(CLASS_COLORS)]
+
+
 @dataclass(frozen=True)
 class Box:
     """One box as stored (``xmin``... may be anything, NaN included), with its class text and
@@ -123,11 +177,7 @@ class Box:
     @property
     def caption(self) -> str:
         """``"text (label)"``, or whichever of the two the record has."""
-        if self.text is not None and self.label is not None:
-            return f"{self.text} ({self.label})"
-        if self.text is not None:
-            return self.text
-        return "" if self.label is None else str(self.label)
+        return class_caption(self.text, self.label)
 
     def pixels(
         self, width: int, height: int, normalized: bool

@@ -23,19 +23,32 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFile, UnidentifiedImageError
+from PIL import Image, ImageDraw, ImageFile, ImageFont, UnidentifiedImageError
 
-from codec.detection import RecordBoxes, coordinates, decide_normalized, layouts, record_boxes
+from codec.detection import (
+    ClassKey,
+    RecordBoxes,
+    class_caption,
+    class_color,
+    coordinates,
+    decide_normalized,
+    layouts,
+    record_boxes,
+)
 from codec.errors import CodecError, ImageError
 from codec.example import Feature, Record
 from codec.tensor import describe_tensor, is_serialized_tensor, parse_tensor
 from codec.values import IMAGE_MAGIC, image_magic, image_size, sniff_image
 
 __all__ = [
+    "BAD_BOX_COLOR",
     "IMAGE_MAGIC",
     "Box",
     "ImageRef",
+    "box_color",
     "box_problems",
+    "caption_place",
+    "caption_size",
     "decode_image",
     "draw_boxes",
     "find_boxes",
@@ -400,11 +413,12 @@ class Box:
     @property
     def caption(self) -> str:
         """``"text (label)"``, or whichever of the two the record has."""
-        if self.text is not None and self.label is not None:
-            return f"{self.text} ({self.label})"
-        if self.text is not None:
-            return self.text
-        return "" if self.label is None else str(self.label)
+        return class_caption(self.text, self.label)
+
+    @property
+    def key(self) -> ClassKey:
+        """The box's class: ``(text, label)``."""
+        return (self.text, self.label)
 
 
 def _record_boxes(
@@ -484,13 +498,39 @@ def box_problems(
     return out
 
 
-_COLORS = ("#ff3b30", "#34c759", "#007aff", "#ff9500", "#af52de", "#5ac8fa", "#ffcc00")
-_BAD = "#ff00ff"  # boxes with a problem: drawn dashed in this colour, whatever their class
+BAD_BOX_COLOR = "#ff00ff"  # boxes with a problem: dashed in this colour, whatever their class
+_EDGE = "#000000"  # the thin edge around each line and caption: readable on light pictures
 
 
 def box_color(box: Box) -> str:
-    """The colour of a box: one per class label (or per box when there is no label)."""
-    return _COLORS[(box.label if box.label is not None else box.index) % len(_COLORS)]
+    """The colour a box is drawn in: its class's (:func:`codec.detection.class_color`), or
+    :data:`BAD_BOX_COLOR` when it has a problem."""
+    return BAD_BOX_COLOR if box.problems else class_color(box.key)
+
+
+def caption_size(width: int, height: int) -> int | None:
+    """The font size of box captions on a ``width`` × ``height`` picture: about a thirtieth
+    of its smaller side, 9 to 16 pixels; None (no captions) when a caption's band would take
+    more than an eighth of the picture."""
+    side = min(width, height)
+    size = min(16, max(9, side // 30))
+    return size if (size + 2) * 8 <= side else None
+
+
+def caption_place(
+    box: tuple[float, float, float, float], text: tuple[int, int], picture: tuple[int, int]
+) -> tuple[int, int, int, int]:
+    """Where a caption of ``text`` (width, height) goes for ``box`` (x0, y0, x1, y1) on a
+    ``picture`` (width, height): above the box when there is room, else just inside its top,
+    moved left as needed; always inside the picture (a caption wider than it is cut to it)."""
+    x0, y0 = box[0], box[1]
+    pw, ph = picture
+    tw, th = min(text[0], pw), min(text[1], ph)
+    top = int(y0) - th if y0 - th >= 0 else int(max(0.0, min(y0, ph - th)))
+    if top < 0 or top + th > ph:
+        top = max(0, ph - th)
+    left = int(min(max(0.0, x0), pw - tw))
+    return left, top, left + tw, top + th
 
 
 def _dashed_rectangle(
@@ -514,30 +554,57 @@ def _dashed_rectangle(
             )
 
 
-def draw_boxes(img: Image.Image, boxes: Sequence[Box], captions: bool = True) -> Image.Image:
-    """A copy of ``img`` (as RGB) with each drawable box drawn in its class colour and, with
-    ``captions``, labelled ``text (label)``. A box with a problem is drawn clipped, dashed, in
-    a colour of its own, and its caption starts with ``!``."""
+def _fit_text(font: Any, text: str, room: float) -> str:
+    """``text``, cut with "…" to fit ``room`` pixels."""
+    if font.getlength(text) <= room:
+        return text
+    while text and font.getlength(text + "…") > room:
+        text = text[:-1]
+    return text + "…" if text else ""
+
+
+def _ink(color: str) -> str:
+    """Black or white, whichever reads better on ``color``."""
+    r, g, b = (int(color[k : k + 2], 16) for k in (1, 3, 5))
+    return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#ffffff"
+
+
+def draw_boxes(
+    img: Image.Image,
+    boxes: Sequence[Box],
+    captions: bool = True,
+    *,
+    line_width: int | None = None,
+    text_size: int | None = None,
+) -> Image.Image:
+    """A copy of ``img`` (as RGB) with each drawable box drawn in its class colour
+    (:func:`box_color`) with a thin dark edge, and, with ``captions``, labelled
+    ``text (label)`` in a band inside the picture (:func:`caption_place`) whose font follows
+    the picture's size (:func:`caption_size`; ``text_size`` overrides it; tiny pictures get
+    none). A box with a problem is drawn clipped, dashed, in :data:`BAD_BOX_COLOR`, and its
+    caption starts with ``!``. ``line_width`` defaults to a hundredth of the smaller side."""
     out = img.convert("RGB")
     draw = ImageDraw.Draw(out)
-    width = max(1, round(min(out.size) / 100))
+    width = line_width or max(1, round(min(out.size) / 100))
+    size = text_size or caption_size(*out.size)
+    font = ImageFont.load_default(size=size) if captions and size else None
     for box in boxes:
         if not box.drawable:
             continue
         x0, x1 = sorted((box.xmin, box.xmax))
         y0, y1 = sorted((box.ymin, box.ymax))
+        color = box_color(box)
         if box.problems:
-            color = _BAD
             _dashed_rectangle(draw, (x0, y0, x1, y1), color, width)
         else:
-            color = box_color(box)
+            draw.rectangle([x0 - 1, y0 - 1, x1 + 1, y1 + 1], outline=_EDGE, width=width + 2)
             draw.rectangle([x0, y0, x1, y1], outline=color, width=width)
-        caption = box.caption
-        if box.problems:
-            caption = "! " + caption
-        if captions and caption.strip():
-            left, top, right, bottom = draw.textbbox((x0, y0), caption)
-            ty = max(0.0, y0 - (bottom - top) - 2)
-            draw.rectangle([x0, ty, x0 + (right - left) + 4, ty + (bottom - top) + 2], fill=color)
-            draw.text((x0 + 2, ty), caption, fill="white")
+        caption = ("! " if box.problems else "") + box.caption
+        if font is None or not caption.strip():
+            continue
+        caption = _fit_text(font, caption, out.width - 4)
+        right, bottom = font.getbbox(caption)[2:]
+        place = caption_place((x0, y0, x1, y1), (int(right) + 4, int(bottom) + 2), out.size)
+        draw.rectangle([place[0], place[1], place[2] - 1, place[3] - 1], fill=color)
+        draw.text((place[0] + 2, place[1]), caption, fill=_ink(color), font=font)
     return out

@@ -269,6 +269,7 @@ def test_replace_picture_checks_the_upload(monkeypatch, root):
     at = edit(at, {row_of(at, "image/filename"): "kept.jpg"})
     new = png(40, 30)
     at.file_uploader[0].set_value(("red.png", new, "image/png")).run()
+    button(at, "Keep the boxes").click().run()  # the picture has boxes: asked first
     no_crash(at)
     assert "Replaced picture image/encoded[0]" in texts(at.warning) + texts(at.success)
     # The declared size no longer matches: said so.

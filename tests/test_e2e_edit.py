@@ -140,6 +140,8 @@ def test_edit_replace_delete_export_and_reopen(
     page.locator(".st-key-tfb-editor-pictures input[type='file']").first.set_input_files(
         str(picture)
     )
+    # The picture has boxes: asked what becomes of them first.
+    page.get_by_role("button", name="Keep the boxes").click(timeout=15_000)
     expect(page.get_by_text("Replaced picture image/encoded[0]").first).to_be_visible(
         timeout=15_000
     )

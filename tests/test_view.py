@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import DATA, damaged_expectations
-from PIL import Image
+from PIL import Image, ImageColor
 
 import codec
 from browser_app import view as V
@@ -374,17 +374,19 @@ def test_new_record_without_label_is_captioned_by_its_id():
 # -- thumbnails ------------------------------------------------------------------------------
 
 
-def test_thumbnail_boxes_keep_their_label_colour_without_captions():
+def test_thumbnail_boxes_keep_their_class_colour_and_tiny_ones_have_no_caption():
     from browser_app.view import pictures
 
     img = Image.new("RGB", (60, 60), "black")
     box = codec.images.Box(10, 20, 40, 50, text="cat", label=1, index=0)
     plain = pictures._thumb_boxes(img, [box], 1.0, 1.0, captions=False)
-    captioned = pictures._thumb_boxes(img, [box], 1.0, 1.0, captions=True)
-    green = (0x34, 0xC7, 0x59)  # label 1's colour
-    assert plain.getpixel((10, 35)) == green and captioned.getpixel((10, 35)) == green
-    assert plain.getpixel((15, 15)) == (0, 0, 0)  # no caption above the box
-    assert captioned.getpixel((11, 15)) == green  # the caption's background
+    tiny = pictures._thumb_boxes(img, [box], 1.0, 1.0, captions=True)
+    colour = ImageColor.getrgb(codec.detection.class_color(("cat", 1)))
+    assert plain.getpixel((10, 35)) == colour and tiny.getpixel((10, 35)) == colour
+    assert tiny.tobytes() == plain.tobytes()  # 60 px: no room for a caption
+    big = Image.new("RGB", (300, 300), "black")
+    captioned = pictures._thumb_boxes(big, [box], 5.0, 5.0, captions=True)
+    assert captioned.getpixel((50, 97)) == colour  # the caption band, above the box
 
 
 # -- the Schema page's table and drift lines -------------------------------------------------

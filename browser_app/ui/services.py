@@ -403,8 +403,11 @@ def _gallery(
     normalized: bool | None,
     fingerprint: Fingerprint,
     _pages: _Pages,
+    hidden: frozenset[state.ClassKey] = frozenset(),
 ) -> list[view.GalleryItem]:
-    return view.gallery_items(_items(_pages, span), size=size, boxes=boxes, normalized=normalized)
+    return view.gallery_items(
+        _items(_pages, span), size=size, boxes=boxes, normalized=normalized, hidden=hidden
+    )
 
 
 def gallery_items(
@@ -419,9 +422,13 @@ def gallery_items(
     """The gallery's tiles of the records at positions ``start..stop`` of the current
     selection (record numbers when it is the whole file) with the pending edits applied
     (edited pictures and labels, new records in place, deleted ones captioned as such); or
-    of the given ``records``."""
+    of the given ``records``; without the boxes of the classes hidden on this source
+    (:func:`state.hidden_classes`)."""
     normalized = box_scale(src).normalized if boxes else None
+    hidden = state.hidden_classes(src.spec)
     span = _span(src, start, stop) if records is None else tuple(int(r) for r in records)
     return _with_edits(
-        src, span, lambda fp, pages: _gallery(src.key, span, size, boxes, normalized, fp, pages)
+        src,
+        span,
+        lambda fp, pages: _gallery(src.key, span, size, boxes, normalized, fp, pages, hidden),
     )

@@ -485,3 +485,27 @@ def edit_revision() -> int:
 
 def bump_edit_revision() -> None:
     put(_EDIT_REVISION, edit_revision() + 1)
+
+
+# -- classes of boxes left out of the drawing, per source ------------------------------------
+
+__all__ += ["hidden_classes", "set_class_shown", "show_all_classes"]
+
+ClassKey = tuple[str | None, int | None]  # a class of boxes: (text, label)
+
+
+def hidden_classes(spec: str) -> frozenset[ClassKey]:
+    """The classes of boxes hidden on the source ``spec`` in this session (record view,
+    full view and gallery)."""
+    value = get(f"hidden_classes:{spec}")
+    return value if isinstance(value, frozenset) else frozenset()
+
+
+def set_class_shown(spec: str, key: ClassKey, shown: bool) -> None:
+    """Show (or hide) the boxes of class ``key`` on the source ``spec``."""
+    now = hidden_classes(spec)
+    put(f"hidden_classes:{spec}", now - {key} if shown else now | {key})
+
+
+def show_all_classes(spec: str) -> None:
+    put(f"hidden_classes:{spec}", frozenset())

@@ -4,13 +4,14 @@ picture."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import codec
 from browser_app.edits.model import ADDED, DELETED, EDITED, EditedSlot
 from codec import example as ex
 from codec.dataset import DAMAGED, INTACT, RECOVERED
+from codec.detection import ClassKey
 
 from .pictures import thumbnail
 from .table import PageItem, as_edited_slot
@@ -77,7 +78,13 @@ def _caption(e: EditedSlot, what: str) -> str:
     return caption
 
 
-def _tile(e: EditedSlot, size: int, boxes: bool, normalized: bool | None) -> GalleryItem:
+def _tile(
+    e: EditedSlot,
+    size: int,
+    boxes: bool,
+    normalized: bool | None,
+    hidden: Iterable[ClassKey] = (),
+) -> GalleryItem:
     s = e.slot
     index = None if e.edit == ADDED else s.index
     if s.payload is None:
@@ -88,7 +95,7 @@ def _tile(e: EditedSlot, size: int, boxes: bool, normalized: bool | None) -> Gal
     caption = _caption(e, record_label(rec))
     status = s.status
     try:
-        t = thumbnail(rec, size, boxes, captions=True, normalized=normalized)
+        t = thumbnail(rec, size, boxes, captions=True, normalized=normalized, hidden=hidden)
     except codec.ImageError as exc:
         return GalleryItem(index, caption, None, "", f"Cannot show: {exc}", status)
     if t is None:
@@ -101,10 +108,12 @@ def gallery_items(
     size: int = 160,
     boxes: bool = True,
     normalized: bool | None = None,
+    hidden: Iterable[ClassKey] = (),
 ) -> list[GalleryItem]:
     """One tile per record of the page (skipped regions have none): a picture (boxes drawn
     with their class text when asked, read as the dataset's ``normalized`` decision), a
     caption with the record number, label and pending edit (``#3 · cat · ✎``,
-    ``#4 · dog · deleted``, ``new n1 · cat``), or the problem."""
+    ``#4 · dog · deleted``, ``new n1 · cat``), or the problem. The boxes of ``hidden``
+    classes are not drawn."""
     edited = (as_edited_slot(item) for item in items)
-    return [_tile(e, size, boxes, normalized) for e in edited if e.slot.index is not None]
+    return [_tile(e, size, boxes, normalized, hidden) for e in edited if e.slot.index is not None]

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import io
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -16,20 +17,28 @@ import codec
 from codec import detection
 from codec import example as ex
 from codec import images as im
+from codec.detection import ClassKey
 from codec.kinds import BYTES, INT64
-from codec.values import format_bytes
+from codec.values import format_bytes, image_size
 
 from .values import plural
 
 __all__ = [
     "BOX_SAMPLE",
     "BROKEN_PICTURE",
+    "FULL_VIEW",
+    "ZOOMS",
     "BoxScale",
+    "FullView",
+    "LegendEntry",
     "Picture",
     "Thumb",
     "boxes_normalized",
     "data_url",
+    "full_view",
+    "legend",
     "record_pictures",
+    "shown_boxes",
     "thumbnail",
 ]
 
@@ -42,6 +51,55 @@ BROKEN_PICTURE = "data:image/svg+xml;base64," + base64.b64encode(
 ).decode("ascii")
 
 _BOXES_PRESENT = "image/object/bbox/xmin"  # the Object Detection feature that means "boxes"
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    """One class of a picture's boxes: its ``key`` (``(text, label)``), ``caption``
+    (``text (label)``), ``color``, how many of its boxes can be drawn (``count``; ``bad`` of
+    them have a problem and are drawn dashed) and whether it is ``hidden``."""
+
+    key: ClassKey
+    caption: str
+    color: str
+    count: int
+    bad: int = 0
+    hidden: bool = False
+
+
+def _class_order(key: ClassKey) -> tuple[bool, int, bool, str]:
+    text, label = key
+    return (label is None, label or 0, text is None, text or "")
+
+
+def legend(boxes: Sequence[im.Box], hidden: Iterable[ClassKey] = ()) -> list[LegendEntry]:
+    """The classes of ``boxes``, by label then text, each with its colour and how many of its
+    boxes are drawn (boxes with no place to be drawn, a coordinate not a number, are left
+    out: they are named in the picture's box problems)."""
+    off = set(hidden)
+    counts: dict[ClassKey, list[int]] = {}
+    for b in boxes:
+        if b.drawable:
+            c = counts.setdefault(b.key, [0, 0])
+            c[0] += 1
+            c[1] += bool(b.problems)
+    return [
+        LegendEntry(
+            key,
+            detection.class_caption(*key) or "(no class)",
+            detection.class_color(key),
+            n,
+            bad,
+            key in off,
+        )
+        for key, (n, bad) in sorted(counts.items(), key=lambda kv: _class_order(kv[0]))
+    ]
+
+
+def shown_boxes(boxes: Sequence[im.Box], hidden: Iterable[ClassKey] = ()) -> list[im.Box]:
+    """The boxes drawn: those of the classes not ``hidden``."""
+    off = set(hidden)
+    return [b for b in boxes if b.key not in off] if off else list(boxes)
 
 
 @dataclass(frozen=True)
@@ -64,6 +122,7 @@ class Picture:
     boxes: int = 0
     step: int | None = None
     box_problems: tuple[str, ...] = ()
+    legend: tuple[LegendEntry, ...] = ()
 
 
 # -- how boxes are read: one decision per dataset ------------------------------------------
@@ -204,6 +263,7 @@ _SOURCE_WORDS = {"raw": "raw pixels", "tensor": "uint8 tensor"}
 class _BoxOptions:
     normalized: bool | None = None
     label_map: Mapping[int, str] | None = None
+    hidden: frozenset[ClassKey] = frozenset()
 
 
 def _picture(
@@ -227,13 +287,16 @@ def _picture(
         note = _size_note(record, ref, width, height)
     drawn = 0
     problems: list[str] = []
+    classes: list[LegendEntry] = []
     if with_boxes and img is not None and ref.step is None:
         found = im.find_boxes(
             record, width, height, normalized=how.normalized, label_map=how.label_map
         )
+        classes = legend(found, how.hidden)
+        shown = shown_boxes(found, how.hidden)
         if found:
-            img = im.draw_boxes(img, found)
-            drawn = len(found)
+            img = im.draw_boxes(img, shown)
+            drawn = sum(1 for b in shown if b.drawable)
         problems = im.box_problems(
             record, width, height, normalized=how.normalized, label_map=how.label_map
         )
@@ -245,8 +308,11 @@ def _picture(
     detail = f"{_SOURCE_WORDS.get(ref.source, ref.format.upper())} {width}×{height}"
     if ref.source == "encoded":
         detail += f", {format_bytes(len(ref.data))}"
-    if drawn:
+    if classes:
         detail += f", {plural(drawn, 'box', 'boxes')}"
+        hidden_boxes = sum(e.count for e in classes if e.hidden)
+        if hidden_boxes:
+            detail += f" ({plural(hidden_boxes, 'more box', 'more boxes')} hidden)"
     return Picture(
         feature=ref.feature,
         index=ref.index,
@@ -260,6 +326,7 @@ def _picture(
         boxes=drawn,
         step=ref.step,
         box_problems=tuple(problems),
+        legend=tuple(classes),
     )
 
 
@@ -271,17 +338,20 @@ def record_pictures(
     *,
     normalized: bool | None = None,
     label_map: Mapping[int, str] | None = None,
+    hidden: Iterable[ClassKey] = (),
 ) -> list[Picture]:
     """Every picture of a record (up to ``limit``), ready to show, then raw-pixel features
     whose declared size does not match (as messages).
 
     Encoded JPEG/PNG/GIF/WebP go out as they are stored; with ``boxes`` and Object Detection
     boxes present, the first picture is drawn with its boxes (a lossless PNG), bad boxes
-    clipped and marked, and what is wrong with them in ``box_problems``. ``normalized`` is
-    the dataset's decision (:func:`boxes_normalized`); ``label_map`` marks labels outside it."""
+    clipped and marked, and what is wrong with them in ``box_problems``; its ``legend`` lists
+    the classes, and the boxes of ``hidden`` classes are left out of the drawing.
+    ``normalized`` is the dataset's decision (:func:`boxes_normalized`); ``label_map`` marks
+    labels outside it."""
     refs = im.find_images(record)[:limit]
     with_boxes = boxes and _BOXES_PRESENT in record.features
-    how = _BoxOptions(normalized, label_map)
+    how = _BoxOptions(normalized, label_map, frozenset(hidden))
     pictures = [
         _picture(record, ref, with_boxes and n == 0, decode, how) for n, ref in enumerate(refs)
     ]
@@ -302,26 +372,31 @@ def _thumb_image(ref: im.ImageRef, size: int) -> tuple[Image.Image, tuple[int, i
     return img, full
 
 
-def _thumb_boxes(
-    img: Image.Image, boxes: Sequence[im.Box], sx: float, sy: float, captions: bool
-) -> Image.Image:
-    """Boxes on a small picture, scaled to it: thin outlines, class text only when asked
-    (small tiles have no room for it)."""
-    scaled = [
+def _moved(
+    boxes: Sequence[im.Box], scale: tuple[float, float], origin: tuple[float, float] = (0, 0)
+) -> list[im.Box]:
+    """``boxes`` in the pixels of a picture drawn at ``scale`` (x, y) from ``origin`` (a
+    point of the full picture)."""
+    (sx, sy), (ox, oy) = scale, origin
+    return [
         dataclasses.replace(
             b,
-            xmin=b.xmin * sx,
-            ymin=b.ymin * sy,
-            xmax=b.xmax * sx,
-            ymax=b.ymax * sy,
-            text=b.text if captions else None,
-            label=b.label if captions else None,
-            # Without its label a box keeps the colour the label gives it.
-            index=b.index if captions or b.label is None else b.label,
+            xmin=(b.xmin - ox) * sx,
+            ymin=(b.ymin - oy) * sy,
+            xmax=(b.xmax - ox) * sx,
+            ymax=(b.ymax - oy) * sy,
         )
         for b in boxes
     ]
-    return im.draw_boxes(img, scaled)
+
+
+def _thumb_boxes(
+    img: Image.Image, boxes: Sequence[im.Box], sx: float, sy: float, captions: bool
+) -> Image.Image:
+    """Boxes on a small picture, scaled to it: thin outlines in their class colours, class
+    text only when asked and when the picture has room for it
+    (:func:`codec.images.caption_size`)."""
+    return im.draw_boxes(img, _moved(boxes, (sx, sy)), captions)
 
 
 @dataclass(frozen=True)
@@ -342,10 +417,11 @@ def thumbnail(
     boxes: bool = True,
     captions: bool = False,
     normalized: bool | None = None,
+    hidden: Iterable[ClassKey] = (),
 ) -> Thumb | None:
     """A small picture of the record's first image, with its boxes drawn when asked (bad ones
-    marked, and counted); None when the record has no picture. ``normalized`` is the
-    dataset's decision (:func:`boxes_normalized`).
+    marked, and counted; those of ``hidden`` classes left out); None when the record has no
+    picture. ``normalized`` is the dataset's decision (:func:`boxes_normalized`).
     Raises :class:`codec.ImageError` when it cannot be decoded."""
     refs = im.find_images(record)
     if not refs:
@@ -354,7 +430,7 @@ def thumbnail(
     img, (fw, fh) = _thumb_image(ref, size)
     bad = 0
     if boxes and ref.step is None and _BOXES_PRESENT in record.features:
-        found = im.find_boxes(record, fw, fh, normalized=normalized)
+        found = shown_boxes(im.find_boxes(record, fw, fh, normalized=normalized), hidden)
         if found:
             img = _thumb_boxes(img, found, img.width / fw, img.height / fh, captions)
             bad = sum(1 for b in found if b.problems)
@@ -368,3 +444,122 @@ def thumbnail(
         img.save(out, format="JPEG", quality=85)
         mime = "image/jpeg"
     return Thumb(out.getvalue(), mime, fw, fh, bad)
+
+
+# -- the full view: zoom and pan -----------------------------------------------------------
+
+ZOOMS = {"Fit": None, "100 %": 1.0, "200 %": 2.0, "400 %": 4.0}
+"""The full view's zoom levels: ``None`` fits the whole picture in the view."""
+
+FULL_VIEW = (1000, 640)  # the full view's size in screen pixels: what is drawn is never larger
+_VIEW_LINE = 2  # box lines in the full view, at every zoom
+_VIEW_TEXT = 14  # caption font size in the full view
+
+
+@dataclass(frozen=True)
+class FullView:
+    """A part of a picture drawn at ``zoom`` with its boxes: ``data`` (PNG) shows the
+    picture's ``region`` (x0, y0, x1, y1 in its own pixels) of a ``width`` × ``height``
+    picture; ``boxes`` boxes are drawn on it. ``error`` replaces it when the picture cannot
+    be shown."""
+
+    data: bytes | None
+    width: int = 0
+    height: int = 0
+    zoom: float = 1.0
+    region: tuple[int, int, int, int] = (0, 0, 0, 0)
+    boxes: int = 0
+    error: str | None = None
+
+    @property
+    def whole(self) -> bool:
+        """Whether the whole picture is in view (nothing to pan)."""
+        return self.region == (0, 0, self.width, self.height)
+
+
+def _full_size(ref: im.ImageRef) -> tuple[int, int] | None:
+    if ref.source != "encoded":
+        return ref.width, ref.height
+    header = image_size(ref.data)
+    return (header[1], header[2]) if header is not None and header[1] and header[2] else None
+
+
+def _region(
+    size: tuple[int, int], zoom: float, center: tuple[float, float], view: tuple[int, int]
+) -> tuple[int, int, int, int]:
+    """The part of a picture of ``size`` that a ``view`` shows at ``zoom`` around ``center``
+    (fractions of the picture), kept inside the picture, in whole pixels."""
+    out = []
+    for full, room, c in zip(size, view, center):
+        span = min(full, max(1, math.ceil(room / zoom)))
+        start = round(min(max(c * full - span / 2, 0), full - span))
+        out.append((start, start + span))
+    (x0, x1), (y0, y1) = out
+    return x0, y0, x1, y1
+
+
+def _region_image(
+    ref: im.ImageRef, size: tuple[int, int], zoom: float, region: tuple[int, int, int, int]
+) -> Image.Image:
+    """The pixels of ``region`` at ``zoom``: a reduced decode (JPEGs in draft mode) below
+    100 %, the full picture cut to the region above; never more than the view holds."""
+    x0, y0, x1, y1 = region
+    out_size = (max(1, round((x1 - x0) * zoom)), max(1, round((y1 - y0) * zoom)))
+    if zoom < 1 and ref.source == "encoded":
+        img, _full = im.thumbnail_image(ref.data, max(1, math.ceil(max(size) * zoom)))
+        k = img.width / size[0]
+        part = img.crop((round(x0 * k), round(y0 * k), round(x1 * k), round(y1 * k)))
+    else:
+        part = ref.image().crop(region)
+    resample = Image.Resampling.NEAREST if zoom >= 2 else Image.Resampling.LANCZOS
+    return part if part.size == out_size else part.resize(out_size, resample)
+
+
+def full_view(
+    record: ex.Record,
+    feature: str,
+    index: int = 0,
+    zoom: float | None = None,
+    center: tuple[float, float] = (0.5, 0.5),
+    *,
+    view: tuple[int, int] = FULL_VIEW,
+    boxes: bool = True,
+    normalized: bool | None = None,
+    label_map: Mapping[int, str] | None = None,
+    hidden: Iterable[ClassKey] = (),
+) -> FullView:
+    """Picture ``feature[index]`` of ``record`` as a ``view`` (width, height) shows it:
+    whole (``zoom`` None: fitted, small pictures enlarged) or at ``zoom`` (1 = 100 %)
+    around ``center`` (fractions of the picture), with its boxes (those of ``hidden``
+    classes left out) drawn at that scale in thin lines. What is drawn is never larger than
+    the view, whatever the picture's size (within the decode limits of
+    :mod:`codec.images`)."""
+    where = (feature, index, None)
+    ref = next((r for r in im.find_images(record) if (r.feature, r.index, r.step) == where), None)
+    if ref is None:
+        return FullView(None, error=f"This record has no picture {feature}[{index}].")
+    try:
+        size = _full_size(ref)
+        if size is None:
+            size = ref.image().size
+        fit = min(view[0] / size[0], view[1] / size[1])
+        scale = fit if zoom is None else zoom
+        region = _region(size, scale, center, view)
+        img = _region_image(ref, size, scale, region)
+    except codec.ImageError as exc:
+        return FullView(None, error=f"Cannot show this picture: {exc}")
+    drawn = 0
+    if boxes and _BOXES_PRESENT in record.features:
+        found = im.find_boxes(record, size[0], size[1], normalized=normalized, label_map=label_map)
+        x0, y0, x1, y1 = region
+        seen = [
+            b
+            for b in shown_boxes(found, hidden)
+            if b.drawable and b.xmax >= x0 and b.xmin <= x1 and b.ymax >= y0 and b.ymin <= y1
+        ]
+        sx, sy = img.width / (x1 - x0), img.height / (y1 - y0)
+        img = im.draw_boxes(
+            img, _moved(seen, (sx, sy), (x0, y0)), line_width=_VIEW_LINE, text_size=_VIEW_TEXT
+        )
+        drawn = len(seen)
+    return FullView(_png(img), size[0], size[1], scale, region, drawn)

@@ -17,6 +17,7 @@ from browser_app import view
 from browser_app.edits import FEATURE_LISTS
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
+from browser_app.ui.widgets import picture_view
 from codec import example as ex
 from codec.kinds import BYTES, RAW, SEQUENCE_EXAMPLE
 from codec.tensor import MAX_BYTES
@@ -76,10 +77,17 @@ def _box_warning(p: view.Picture) -> None:
     )
 
 
-def pictures(pics: list[view.Picture]) -> None:
+def pictures(
+    pics: list[view.Picture],
+    record: ex.Record | None = None,
+    how: picture_view.BoxSettings | None = None,
+    number: int = 0,
+) -> None:
     """Each picture at its stored bytes (JPEG/PNG as they are; drawn ones as PNG), a clear
     message in place of any that cannot be shown, and a warning under a picture whose boxes
-    have problems."""
+    have problems. With the ``record`` (number ``number``) and ``how`` its boxes are drawn: a
+    button to open each picture in the full view, and the legend of classes under the
+    picture with boxes."""
     with st.container(key="tfb-pictures"):
         for p in pics:
             if p.error or p.data is None:
@@ -91,6 +99,9 @@ def pictures(pics: list[view.Picture]) -> None:
             width: Any = "stretch" if p.width < 480 else "content"
             caption = view.md_text(p.caption)  # Streamlit reads image captions as Markdown
             st.image(p.data, caption=caption, output_format=_st_format(p.format), width=width)
+            if record is not None and how is not None:
+                picture_view.full_view_button(record, number, p, how)
+                picture_view.legend(how.spec, p.legend)
             if p.note:
                 st.warning(view.md_text(p.note), icon=":material/aspect_ratio:")
             if p.box_problems:
@@ -361,11 +372,18 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
         _raw(slot.payload, slot.index)
         return
     chosen = state.label_map(src.spec)
+    how = picture_view.BoxSettings(
+        src.spec,
+        services.box_scale(src).normalized,
+        chosen[1].names if chosen else None,
+        boxes,
+    )
     pics = view.record_pictures(
         record,
         boxes=boxes,
-        normalized=services.box_scale(src).normalized,
-        label_map=chosen[1].names if chosen else None,
+        normalized=how.normalized,
+        label_map=how.label_map,
+        hidden=state.hidden_classes(src.spec),
     )
     kind = "SequenceExample" if record.kind == SEQUENCE_EXAMPLE else "Example"
     if pics:
@@ -386,7 +404,7 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
             with head_r:
                 has_boxes = _BOXES_FEATURE in record.features
                 boxes_toggle("detail", disabled=not has_boxes)
-            pictures(pics)
+            pictures(pics, record, how, slot.index)
     if record.kind == SEQUENCE_EXAMPLE:
         _sequence(record)
     feature_values(record, slot.index)

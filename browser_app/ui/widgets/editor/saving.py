@@ -99,9 +99,9 @@ def set_notes(src: Source, ref: RecordRef, key: Key, notes: list[str]) -> None:
 # -- messages at the top of the editor ------------------------------------------------------
 
 
-def say(src: Source, kind: str, text: str, undo: int | None = None) -> None:
+def say(src: Source, kind: str, text: str, undo: int | tuple[int, ...] | None = None) -> None:
     """A message for the top of the editor (shown on the next run), with an Undo button for
-    the change ``undo``."""
+    the change ``undo`` (or for a group of changes made as one, undone together)."""
     msgs = list(state.get(f"edit:msgs:{sid(src)}", []))
     msgs.append((kind, text, undo))
     state.put(f"edit:msgs:{sid(src)}", msgs[-_MESSAGES_KEPT:])
@@ -112,7 +112,8 @@ def show_messages(src: Source, j: Journal) -> None:
     msgs = list(state.get(f"edit:msgs:{sid(src)}", []))
     state.put(f"edit:msgs:{sid(src)}", [])
     for n, (kind, text, change_id) in enumerate(msgs):
-        if change_id is not None and not j.is_undone(change_id):
+        group = change_id if isinstance(change_id, tuple) else (change_id,)
+        if change_id is not None and not all(j.is_undone(c) for c in group):
             c = st.columns([6, 1], vertical_alignment="center")
             with c[0]:
                 messages.show(kind, text)
@@ -127,11 +128,15 @@ def show_messages(src: Source, j: Journal) -> None:
             messages.show(kind, text)
 
 
-def undo(src: Source, change_id: int) -> None:
-    """Undo a change (and the later ones built on it), saying how many were undone."""
-    ids = journal.act(
-        src, lambda j: j.undo(change_id), lambda why: say(src, "error", f"Could not undo: {why}")
-    )
+def undo(src: Source, change_id: int | tuple[int, ...]) -> None:
+    """Undo a change (or a group of them, last first) and the later ones built on it, saying
+    how many were undone."""
+    group = change_id if isinstance(change_id, tuple) else (change_id,)
+
+    def run(j: Journal) -> list[int]:
+        return [i for c in reversed(group) if not j.is_undone(c) for i in j.undo(c)]
+
+    ids = journal.act(src, run, lambda why: say(src, "error", f"Could not undo: {why}"))
     if ids is not None:
         say(src, "info", f"Undone ({plural(len(ids), 'change')}).")
 
