@@ -138,7 +138,7 @@ def test_pictures_that_cannot_be_converted_are_named_and_exit_1(
     out = io.StringIO()
     assert cli_export._report(report, out) == 1
     assert capsys.readouterr().err == "skipped: record 1: image/encoded[0]: not a picture\n"
-    assert out.getvalue().startswith("wrote 1 images from 2 records to pics (images)")
+    assert out.getvalue().startswith("wrote 1 image from 2 records to pics (images)")
 
 
 def test_existing_shards_are_replaced_like_a_single_file(tmp_path: Path) -> None:

@@ -695,7 +695,7 @@ def test_pictures_that_cannot_be_converted_are_not_damage(
     assert (first.record, first.index) == (0, 0)
     assert first.describe() == f"record 0: {first.feature}[0]: raw pixels: cannot be shown"
     assert not report.ok and report.left_out() == [p.describe() for p in report.unconverted]
-    assert "8 damaged record(s) or region(s) skipped" in report.summary()  # as it always said
+    assert "8 damaged records or regions skipped" in report.summary()
 
 
 def test_a_file_a_dataset_or_paths(tmp_path: Path) -> None:

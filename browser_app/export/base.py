@@ -15,7 +15,7 @@ from typing import Literal, TypedDict
 
 from browser_app.edits import RecordRef
 from codec.framing import Problem
-from codec.values import format_bytes
+from codec.values import format_bytes, plural
 
 __all__ = [
     "CSV",
@@ -178,8 +178,8 @@ class ExportReport:
     def summary(self) -> str:
         """One sentence: what was written where, how, and what was left out."""
         where = self.outputs[0] if len(self.outputs) == 1 else f"{len(self.outputs)} files"
-        what = f"{self.images:,} images from " if self.format == IMAGES else ""
-        parts = [f"wrote {what}{self.records:,} records to {where} ({self.format})"]
+        what = f"{plural(self.images, 'image')} from " if self.format == IMAGES else ""
+        parts = [f"wrote {what}{plural(self.records, 'record')} to {where} ({self.format})"]
         detail = []
         if self.copied:
             how = "copied byte for byte" if self.format == TFRECORD else "unchanged"
@@ -197,13 +197,14 @@ class ExportReport:
         if self.inexact:
             why = "; ".join(f"{why}: {n:,}" for why, n in sorted(self.inexact.items()))
             total = sum(self.inexact.values())
-            parts.append(
-                f"{total:,} record{'s' if total != 1 else ''} not exactly as in the source ({why})"
-            )
+            parts.append(f"{plural(total, 'record')} not exactly as in the source ({why})")
         if not self.ok:
             # The sentence has always counted unconverted pictures with the damage.
             left_out = len(self.skipped) + len(self.unconverted)
-            parts.append(f"{left_out} damaged record(s) or region(s) skipped")
+            parts.append(
+                plural(left_out, "damaged record or region", "damaged records or regions")
+                + " skipped"
+            )
         if self.formulas:
             parts.append(self.formulas.describe())
         if self.verified:
@@ -211,9 +212,8 @@ class ExportReport:
         if self.backup:
             parts.append(f"the previous file is kept as {self.backup}")
         if self.cleaned:
-            files = "file" if self.cleaned == 1 else "files"
+            files = plural(self.cleaned, "leftover temporary file")
             parts.append(
-                f"removed {self.cleaned:,} leftover temporary {files} of an interrupted export"
-                f" ({format_bytes(self.cleaned_bytes)})"
+                f"removed {files} of an interrupted export ({format_bytes(self.cleaned_bytes)})"
             )
         return ", ".join(parts)

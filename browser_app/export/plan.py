@@ -22,6 +22,7 @@ from codec.errors import CorruptRecordError
 from codec.example import Record
 from codec.framing import Problem
 from codec.kinds import DATA_CRC
+from codec.values import plural
 
 __all__ = ["ExportSource", "Plan"]
 
@@ -91,7 +92,8 @@ class Plan:
                 if r < 0:
                     r += self.source_total
                 if not 0 <= r < self.source_total:
-                    raise ExportError(f"record {r} is out of range ({self.source_total} records)")
+                    have = plural(self.source_total, "record")
+                    raise ExportError(f"record {r} is out of range ({have})")
             wanted.add(r)
         if self.journal is None:
             bad = [r for r in wanted if isinstance(r, str)]

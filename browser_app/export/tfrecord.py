@@ -23,6 +23,7 @@ from browser_app.export.staging import Check, Job
 from codec.errors import CodecError
 from codec.framing import encode_record
 from codec.kinds import COMPRESSIONS, GZIP, NO_COMPRESSION, ZLIB, Compression
+from codec.values import plural
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -106,7 +107,7 @@ def check_tfrecord(compression: str) -> Check:
                 raise ExportError(f"{shown}: the written file cannot be read back: {exc}") from exc
         if not rep.ok or rep.records != expected:
             what = "; ".join(p.describe() for p in rep.problems[:3]) or (
-                f"{rep.records} records read back, {expected} written"
+                f"{plural(rep.records, 'record')} read back, {expected:,} written"
             )
             raise ExportError(f"{shown}: verification of the written file failed: {what}")
 

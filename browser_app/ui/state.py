@@ -54,6 +54,7 @@ __all__ = [
     "put",
     "recent",
     "record",
+    "reset_widget",
     "schema_result",
     "set_export_outcome",
     "set_filter_selection",
@@ -71,7 +72,7 @@ __all__ = [
     "widget_value",
 ]
 
-PAGE_SIZES = (10, 25, 50, 100)
+PAGE_SIZES = (10, 25, 50, 100, 200)
 DEFAULT_PAGE_SIZE = 25
 UPLOAD_PREFIX = "upload:"
 _RECENT_MAX = 8
@@ -144,6 +145,13 @@ def widget_value(name: str, default: Any = None) -> Any:
 def set_widget_value(name: str, value: Any) -> None:
     """Set a widget's value before it is drawn (or from a callback)."""
     st.session_state[widget_key(name)] = value
+
+
+def reset_widget(name: str) -> None:
+    """Forget a widget's value, so it starts again from its default when next drawn. Use this,
+    not :func:`set_widget_value`, for a widget that always has a default (``st.pagination``):
+    Streamlit logs a warning with a stack trace when such a widget's value is also set."""
+    st.session_state.pop(widget_key(name), None)
 
 
 FlashKind = Literal["error", "warning", "info", "success"]
