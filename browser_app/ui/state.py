@@ -55,12 +55,14 @@ __all__ = [
     "recent",
     "record",
     "reset_widget",
+    "review_id_feature",
     "schema_result",
     "set_export_outcome",
     "set_filter_selection",
     "set_label_map",
     "set_page_size",
     "set_record",
+    "set_review_id_feature",
     "set_schema_result",
     "set_show_boxes",
     "set_source",
@@ -440,6 +442,20 @@ def label_map(spec: str) -> tuple[str, LabelMap] | None:
 def set_label_map(spec: str, name: str | None, value: LabelMap | None) -> None:
     """Use ``value`` (read from ``name``) as the label map of ``spec``; None forgets it."""
     put(f"label_map:{spec}", None if value is None or name is None else (name, value))
+
+
+def review_id_feature(spec: str) -> str | None:
+    """The feature the review report identifies records of the source ``spec`` by, as picked
+    in this session; None for the usual choice (``image/source_id``, else
+    ``image/filename``)."""
+    value = get(f"review:id:{spec}")
+    return value if isinstance(value, str) and value else None
+
+
+def set_review_id_feature(spec: str, name: str | None) -> None:
+    """Identify the records of ``spec`` in the review report by ``name`` (None: the usual
+    choice)."""
+    put(f"review:id:{spec}", name or None)
 
 
 def edit_revision() -> int:
