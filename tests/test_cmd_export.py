@@ -157,5 +157,5 @@ def test_existing_shards_are_replaced_like_a_single_file(tmp_path: Path) -> None
     assert got == _payloads(DATA / "basic.tfrecord")
     assert other.read_bytes() == b"two shards"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [other.name, *(Path(n).name for n in names)]
+        [other.name, *(Path(n).name for n in names), Path(E.index_map_path(dst)).name]
     )

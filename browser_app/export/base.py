@@ -52,12 +52,14 @@ class ExportOptions(TypedDict, total=False):
     ``selection``: the records to export (global indices, new records' ids; default: all, in
     the edited dataset's order); ``include_added``: records added after a selected record
     come with it (default true); ``verify``: read the outputs back before they are moved into
-    place (default true); ``progress``: see :data:`Progress`."""
+    place (default true); ``progress``: see :data:`Progress`; ``index_map``: write the old →
+    new index map beside the output (default true; see :mod:`browser_app.export.index_map`)."""
 
     selection: Iterable[RecordRef] | None
     include_added: bool
     verify: bool
     progress: Progress | None
+    index_map: bool
 
 
 @dataclass(frozen=True)
@@ -136,8 +138,10 @@ class ExportReport:
     pictures the images export could not convert. ``inexact`` counts records whose bytes the
     output cannot give back exactly, by reason (``{"a NaN's sign or payload": 3}``).
     ``formulas`` (CSV) counts the text cells a spreadsheet would run as formulas.
-    ``cleaned`` counts the temporary outputs and lock files that killed exports had left in
-    the destination's folder and that this one removed first, ``cleaned_bytes`` their size."""
+    ``index_map`` is the file that maps every source record to its place in the output
+    (or says why it is not there). ``cleaned`` counts the temporary outputs and lock files
+    that killed exports had left in the destination's folder and that this one removed
+    first, ``cleaned_bytes`` their size."""
 
     format: ExportFormat
     outputs: list[str] = field(default_factory=list)
@@ -158,6 +162,7 @@ class ExportReport:
     cleaned: int = 0  # temporary outputs (and locks) of killed exports removed beforehand
     cleaned_bytes: int = 0  # their size
     formulas: FormulaCells | None = None  # CSV only
+    index_map: str | None = None  # where every record went (see export.index_map)
 
     @property
     def ok(self) -> bool:
@@ -209,6 +214,8 @@ class ExportReport:
             parts.append(self.formulas.describe())
         if self.verified:
             parts.append("verified")
+        if self.index_map:
+            parts.append(f"where each record went is in {self.index_map}")
         if self.backup:
             parts.append(f"the previous file is kept as {self.backup}")
         if self.cleaned:

@@ -67,6 +67,9 @@ class Plan:
         self.source_total = len(self.dataset)
         self.whole = selection is None
         self.deleted = 0
+        # What records() did: the records written, in order, and the damaged ones skipped.
+        self.written: list[RecordRef] = []
+        self.damaged: dict[RecordRef, Problem] = {}
         self._items: list[tuple[int, RecordRef]] | None = None
         if selection is not None:
             self._items = self._select(selection, include_added)
@@ -141,15 +144,20 @@ class Plan:
 
     def records(self, report: ExportReport) -> Iterator[tuple[int, RecordRef, bytes]]:
         """``(position, ref, payload)`` of every record to write, counting into ``report``
-        (damaged source records go to its ``skipped``)."""
+        (damaged source records go to its ``skipped``) and noting each record in ``written``
+        (in order) or ``damaged``: those of the last pass, for a format that reads the
+        records twice."""
+        self.written, self.damaged = [], {}
         for pos, ref in self.items():
             payload, how, problem = self.payload(ref)
             if payload is None:
                 if problem is not None:
                     report.skipped.append(problem)
+                    self.damaged[ref] = problem
                 continue
             setattr(report, how, getattr(report, how) + 1)
             report.records += 1
+            self.written.append(ref)
             yield pos, ref, payload
 
     def decoded(self, report: ExportReport) -> Iterator[tuple[int, Record]]:

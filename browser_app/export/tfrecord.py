@@ -154,7 +154,7 @@ class TFRecordExporter(Exporter):
         for n, out in enumerate(outputs):
             last = n == len(outputs) - 1
             mine = payloads if last else itertools.islice(payloads, max(0, bounds[n + 1] - done))
-            out.expected = write_tfrecord(out.tmp, comp, mine)
+            out.expected = out.records = write_tfrecord(out.tmp, comp, mine)
             done += out.expected
         job.tick("write", done)
         job.report.outputs = dsts
