@@ -21,6 +21,7 @@ from .errors import CorruptRecordError, LimitError, ReaderClosedError
 from .framing import OVERHEAD, Problem
 from .kinds import DATA_CRC
 from .reader import TFRecordFile, VerifyReport
+from .values import plural
 
 _SHARD_AT = re.compile(r"^(?P<base>.+)@(?P<n>\d+)$")
 _GLOB_CHARS = re.compile(r"[*?\[]")
@@ -227,7 +228,7 @@ class TFRecordDataset(Sequence[bytes]):
             if i - base < f.indexed:
                 return k, i - base
             base += f.indexed
-        raise IndexError(f"record index {i} out of range ({base} records)")
+        raise IndexError(f"record index {i} out of range ({plural(base, 'record')})")
 
     def global_index(self, file_number: int, local: int) -> int:
         """The global number of record ``local`` of file ``file_number`` (indexing the files

@@ -24,6 +24,7 @@ from typing import Any
 from .errors import LimitError
 from .framing import Problem
 from .kinds import COMPRESSION, GZIP, Compression
+from .values import plural
 
 __all__ = ["IN_STEP", "OUT_STEP", "InflateResult", "inflate"]
 
@@ -74,10 +75,6 @@ def _longest_good_prefix(saved: Any, piece: bytes) -> int:
 def _reason(exc: zlib.error) -> str:
     text = str(exc)
     return text.split(": ", 1)[1] if ": " in text else text
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 def inflate(
@@ -150,7 +147,7 @@ def inflate(
                 # length behind it.
                 after -= 4 if compression == GZIP and "data" in reason else 0
                 unread = (
-                    f"; the {_plural(after, 'byte')} after the trailer are not read"
+                    f"; the {plural(after, 'byte')} after the trailer are not read"
                     if after > 0
                     else ""
                 )
@@ -160,7 +157,7 @@ def inflate(
                     f" each record's own CRC tells whether it is intact{unread}"
                 )
             else:
-                lost = f"the {_plural(after, 'compressed byte')} after it cannot be inflated; "
+                lost = f"the {plural(after, 'compressed byte')} after it cannot be inflated; "
                 problem(
                     f"the {name} stream is damaged at compressed byte {failed_at:,} ({reason}):"
                     f" {lost if after > 0 else ''}the {result.inflated:,} bytes inflated"
@@ -189,7 +186,7 @@ def inflate(
                     else "not read"
                 )
                 problem(
-                    f"{_plural(trailing, 'byte')} after the end of the ZLIB stream (from"
+                    f"{plural(trailing, 'byte')} after the end of the ZLIB stream (from"
                     f" compressed byte {end:,}) are {what}: a ZLIB file holds one stream, as"
                     " TensorFlow reads it"
                 )
@@ -205,7 +202,7 @@ def inflate(
             trailing = size - end
             verb = "is" if trailing == 1 else "are"
             problem(
-                f"{_plural(trailing, 'byte')} after the end of the GZIP stream (from compressed"
+                f"{plural(trailing, 'byte')} after the end of the GZIP stream (from compressed"
                 f" byte {end:,}) {verb} not a GZIP member: no records there; TensorFlow reads"
                 " the records before them"
             )

@@ -39,6 +39,7 @@ from .framing import (
 )
 from .kinds import COMPRESSION, COMPRESSIONS, DATA_CRC, NO_COMPRESSION, Compression
 from .sources import ByteSource, MmapSource
+from .values import plural
 
 _ZLIB_HEADERS = {b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda"}
 _U32 = struct.Struct("<I")
@@ -373,11 +374,13 @@ class TFRecordFile(Sequence[bytes]):
             self.build_index()
             i += len(self._offsets)
             if i < 0:
-                raise IndexError(f"record index out of range ({len(self._offsets)} records)")
+                have = plural(len(self._offsets), "record")
+                raise IndexError(f"record index out of range ({have})")
         else:
             self._ensure(i + 1)
             if i >= len(self._offsets):
-                raise IndexError(f"record index {i} out of range ({len(self._offsets)} records)")
+                have = plural(len(self._offsets), "record")
+                raise IndexError(f"record index {i} out of range ({have})")
         return i
 
     def span(self, i: int) -> tuple[int, int]:
@@ -617,7 +620,7 @@ class TFRecordFile(Sequence[bytes]):
             pass
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else f"{self.indexed} records indexed"
+        state = "closed" if self._closed else f"{plural(self.indexed, 'record')} indexed"
         return f"<TFRecordFile {self.path!r} {self.compression} {state}>"
 
 

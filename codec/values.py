@@ -25,6 +25,7 @@ __all__ = [
     "image_magic",
     "image_size",
     "is_text",
+    "plural",
     "sniff_image",
 ]
 
@@ -118,6 +119,12 @@ def is_text(b: bytes) -> bool:
     except UnicodeDecodeError:
         return False
     return True
+
+
+def plural(n: int, word: str, words: str | None = None) -> str:
+    """``"1 record"``, ``"1,234 records"``; ``words`` for an irregular plural, or for a
+    phrase whose verb follows the count (``plural(n, "record fails", "records fail")``)."""
+    return f"{n:,} {word if n == 1 else (words or word + 's')}"
 
 
 def format_bytes(n: int | None) -> str:

@@ -138,7 +138,7 @@ def test_pictures_that_cannot_be_converted_are_named_and_exit_1(
     out = io.StringIO()
     assert cli_export._report(report, out) == 1
     assert capsys.readouterr().err == "skipped: record 1: image/encoded[0]: not a picture\n"
-    assert out.getvalue().startswith("wrote 1 images from 2 records to pics (images)")
+    assert out.getvalue().startswith("wrote 1 image from 2 records to pics (images)")
 
 
 def test_existing_shards_are_replaced_like_a_single_file(tmp_path: Path) -> None:
@@ -157,5 +157,5 @@ def test_existing_shards_are_replaced_like_a_single_file(tmp_path: Path) -> None
     assert got == _payloads(DATA / "basic.tfrecord")
     assert other.read_bytes() == b"two shards"
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
-        [other.name, *(Path(n).name for n in names)]
+        [other.name, *(Path(n).name for n in names), Path(E.index_map_path(dst)).name]
     )

@@ -55,7 +55,9 @@ def _copy(tmp_path: Path, name: str) -> Path:
 
 
 def _listing(folder: Path) -> list[str]:
-    return sorted(p.name for p in folder.iterdir())
+    """The outputs in ``folder``, without the index maps beside them (test_export_mapping
+    checks those)."""
+    return sorted(p.name for p in folder.iterdir() if not p.name.endswith(E.INDEX_MAP_SUFFIX))
 
 
 # -- TFRecord ----------------------------------------------------------------------------------
@@ -313,7 +315,8 @@ def test_progress_reports_write_and_verify(tmp_path: Path) -> None:
         tmp_path / "o.tfrecord",
         progress=lambda s, d, t: seen.append((s, d, t)),
     )
-    assert ("write", 64, 64) in seen and seen[-1] == ("verify", 1, 1)
+    # Two outputs are verified: the file and its index map.
+    assert ("write", 64, 64) in seen and seen[-1] == ("verify", 2, 2)
 
 
 # -- JSON Lines ---------------------------------------------------------------------------------
@@ -607,8 +610,11 @@ def test_export_dispatches_through_the_registry(
 
     monkeypatch.setitem(registry.EXPORTERS, "csv", Recording)
     dst = tmp_path / "t.csv"
-    report = E.export(str(DATA / "basic.tfrecord"), dst, flag=True, selection=[1, 2])
-    assert calls == [(str(dst), 2, True)]  # the format's option to it, the selection to the plan
+    report = E.export(
+        str(DATA / "basic.tfrecord"), dst, flag=True, selection=[1, 2], index_map=False
+    )
+    # The format's option to it; the selection to the plan; index_map to the run.
+    assert calls == [(str(dst), 2, True)]
     assert report.format == "csv" and report.outputs == [str(dst)] and not report.verified
     assert _listing(tmp_path) == []  # it wrote nothing, and nothing was staged
 
@@ -695,7 +701,7 @@ def test_pictures_that_cannot_be_converted_are_not_damage(
     assert (first.record, first.index) == (0, 0)
     assert first.describe() == f"record 0: {first.feature}[0]: raw pixels: cannot be shown"
     assert not report.ok and report.left_out() == [p.describe() for p in report.unconverted]
-    assert "8 damaged record(s) or region(s) skipped" in report.summary()  # as it always said
+    assert "8 damaged records or regions skipped" in report.summary()
 
 
 def test_a_file_a_dataset_or_paths(tmp_path: Path) -> None:
@@ -857,7 +863,11 @@ def test_output_paths_are_the_files_an_export_writes(
     assert len(paths) == count
     report = E.export(str(DATA / "images_png.tfrecord"), dst, **options)
     assert report.outputs == paths
-    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(os.path.basename(p) for p in paths)
+    assert report.index_map == E.index_map_path(dst)
+    written = [*paths, report.index_map]
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        os.path.basename(p) for p in written
+    )
 
 
 def test_output_paths_check_the_options() -> None:

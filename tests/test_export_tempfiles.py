@@ -235,11 +235,15 @@ def test_the_command_line_says_what_it_cleaned(tmp_path: Path) -> None:
     src = _source(tmp_path, 50)
     dead = Child(tmp_path, "dead", src, tmp_path / "out.jsonl", "jsonl", "verify")
     dead.kill()
-    size = sum(p.stat().st_size for p in tmp_path.iterdir() if is_ours(p.name))
+    left = [p for p in tmp_path.iterdir() if is_ours(p.name)]
+    size = sum(p.stat().st_size for p in left)
     stdout = io.StringIO()
     args = build_parser().parse_args(["export", str(src), str(tmp_path / "out.jsonl")])
     assert run_command(args.handler, args, stdout) == 0
-    said = f"removed 2 leftover temporary files of an interrupted export ({format_bytes(size)})"
+    said = (
+        f"removed {len(left)} leftover temporary files of an interrupted export"
+        f" ({format_bytes(size)})"
+    )
     assert said in stdout.getvalue()
     assert _ours(tmp_path) == set()
 

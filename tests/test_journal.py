@@ -878,7 +878,7 @@ def test_review_progress_and_report(basic: Path) -> None:
             (new, "passed", "", True, False),
         ]
         text = review.report_csv(rows).decode()
-        assert text.splitlines()[0] == "record,status,comment,time,file,edited,deleted"
+        assert text.splitlines()[0] == ",".join(review.REPORT_FIELDS)
         assert '3,flagged,"blurry, dark",' in text
         doc = json.loads(review.report_json(j, rows, "basic"))
         assert (doc["source"], doc["records"], doc["reviewed"], doc["flagged"]) == (

@@ -78,6 +78,12 @@ def register(sub: Subcommands) -> None:
         " (default: exact values, and a warning)",
     )
     p.add_argument("--no-verify", action="store_true", help="skip reading the output back")
+    p.add_argument(
+        "--no-index-map",
+        action="store_true",
+        help="do not write DST.index-map.csv, which says where every source record went"
+        " (file and index in the output, or why it was left out)",
+    )
     p.set_defaults(handler=cmd_export)
 
     p = sub.add_parser(
@@ -147,7 +153,8 @@ def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
         if args.journal:
             journal = _open_journal(args.journal, dataset)
         options: dict[str, object] = {
-            "selection": records_option(args.records, len(dataset)) if args.records else None
+            "selection": records_option(args.records, len(dataset)) if args.records else None,
+            "index_map": not args.no_index_map,
         }
         if fmt == TFRECORD:
             options.update(compression=args.compression, shards=args.shards)

@@ -20,7 +20,7 @@ from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
 from browser_app.view.text import format_record_text, hex_preview
 from codec import example
 from codec.kinds import DATA_CRC, RAW, RECORD_KINDS
-from codec.values import format_bytes
+from codec.values import format_bytes, plural
 
 if TYPE_CHECKING:
     from browser_app.cli.inputs import Subcommands
@@ -55,10 +55,6 @@ def register(sub: Subcommands) -> None:
     add_input(p)
     p.add_argument("--out", help="file (one input) or folder; default: PATH.idx beside it")
     p.set_defaults(handler=cmd_index)
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
 
 
 # -- info --------------------------------------------------------------------------------
@@ -103,13 +99,13 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
                     else ""
                 )
                 state = (
-                    f"{_plural(r['problems'], 'problem')},"
+                    f"{plural(r['problems'], 'problem')},"
                     f" {r['skipped_bytes']:,} bytes skipped{recovered} (run verify for details)"
                 )
-            out.write(f"{r['path']}: {r['records']:,} records, {size}; {state}\n")
+            out.write(f"{r['path']}: {plural(r['records'], 'record')}, {size}; {state}\n")
         if len(rows) > 1:
             total = sum(r["records"] for r in rows)
-            out.write(f"total: {total:,} records in {len(rows)} files\n")
+            out.write(f"total: {plural(total, 'record')} in {len(rows)} files\n")
     return EXIT_DAMAGED if damaged else EXIT_OK
 
 
@@ -143,12 +139,12 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
                     else ""
                 )
                 extra = (
-                    f"{recovered}, {_plural(r.damaged, 'damaged record')},"
-                    f" {_plural(len(r.problems), 'problem')},"
+                    f"{recovered}, {plural(r.damaged, 'damaged record')},"
+                    f" {plural(len(r.problems), 'problem')},"
                     f" {r.skipped_bytes:,} bytes skipped"
                 )
             out.write(
-                f"{verdict} {r.path}: {r.records:,} intact records{extra}"
+                f"{verdict} {r.path}: {plural(r.records, 'intact record')}{extra}"
                 f" ({format_bytes(r.bytes)}, {r.compression})\n"
             )
         if len(reports) > 1:
@@ -157,8 +153,9 @@ def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
             found_after = sum(r.recovered for r in reports)
             more = f", {found_after:,} recovered" if found_after else ""
             out.write(
-                f"{'OK' if ok else 'DAMAGED'}: {len(reports)} files, {total:,} intact records"
-                f"{more}, {_plural(bad, 'damaged file')}\n"
+                f"{'OK' if ok else 'DAMAGED'}: {len(reports)} files,"
+                f" {plural(total, 'intact record')}"
+                f"{more}, {plural(bad, 'damaged file')}\n"
             )
     return EXIT_OK if ok else EXIT_DAMAGED
 
@@ -264,7 +261,7 @@ def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
                 target = f.path + ".idx"
             f.write_text_index(target)
             damaged |= bool(f.problems)
-            out.write(f"{target}: {len(f):,} records\n")
+            out.write(f"{target}: {plural(len(f), 'record')}\n")
             for p in f.problems:
                 sys.stderr.write(p.describe() + "\n")
     return EXIT_DAMAGED if damaged else EXIT_OK

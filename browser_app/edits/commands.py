@@ -50,6 +50,7 @@ from codec import images
 from codec.errors import CodecError, EncodeError
 from codec.example import Feature, Record
 from codec.kinds import BYTES, FEATURE_TYPES, INT64, NONE, RAW, SEQUENCE_EXAMPLE
+from codec.values import plural
 
 __all__ = [
     "Edit",
@@ -152,7 +153,7 @@ def _feature_list(rec: Record, record: RecordRef, name: str) -> list[Feature]:
 
 def _step(steps: list[Feature], name: str, step: int) -> Feature:
     if not 0 <= step < len(steps):
-        raise EditError(f"feature list {name!r} has no step {step} ({len(steps)} steps)")
+        raise EditError(f"feature list {name!r} has no step {step} ({plural(len(steps), 'step')})")
     return steps[step]
 
 
@@ -199,7 +200,9 @@ def _check_index(feat: Feature, index: int, name: str) -> None:
     if feat.type == NONE:
         raise EditError(f"feature {name!r} has no type; give it one with convert_feature")
     if not 0 <= index <= len(feat.values):
-        raise EditError(f"feature {name!r} has no value {index} ({len(feat.values)} values)")
+        raise EditError(
+            f"feature {name!r} has no value {index} ({plural(len(feat.values), 'value')})"
+        )
 
 
 def _with_value(feat: Feature, index: int, value: Value) -> list[Value]:

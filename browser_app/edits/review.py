@@ -17,18 +17,38 @@ from browser_app.edits.journal import Journal
 from browser_app.edits.model import FLAGGED, PASSED, MarkStatus, RecordRef, sort_refs
 from browser_app.errors import AppError
 from codec.errors import CodecError
+from codec.example import Feature, Record
+from codec.values import format_float
 
 __all__ = [
+    "ID_FEATURES",
     "REPORT_FIELDS",
     "ReportRow",
     "ReviewProgress",
+    "id_text",
+    "identity",
+    "marked_features",
     "progress",
     "report_csv",
     "report_json",
     "report_rows",
 ]
 
-REPORT_FIELDS = ("record", "status", "comment", "time", "file", "edited", "deleted")
+REPORT_FIELDS = (
+    "record",
+    "status",
+    "comment",
+    "time",
+    "file",
+    "local_index",
+    "id_feature",
+    "id",
+    "edited",
+    "deleted",
+)
+# The features that name a record in the Object Detection API's layout, first found first.
+ID_FEATURES = ("image/source_id", "image/filename")
+_ID_CHARS = 200  # characters of an identifying value the report keeps
 
 
 class ReviewProgress(NamedTuple):
@@ -42,13 +62,19 @@ class ReviewProgress(NamedTuple):
 
 
 class ReportRow(TypedDict):
-    """One mark in the review report."""
+    """One mark in the review report: the record's number in the dataset, the mark, where the
+    record comes from (``file`` and ``local_index``, its position in that file; empty and
+    ``None`` for a new record) and what identifies it (``id`` is the value of the feature
+    ``id_feature``; both empty when the record has none of them)."""
 
     record: RecordRef
     status: MarkStatus
     comment: str
     time: str
     file: str
+    local_index: int | None
+    id_feature: str
+    id: str
     edited: bool
     deleted: bool
 
@@ -73,28 +99,85 @@ def progress(journal: Journal) -> ReviewProgress:
     return ReviewProgress(len(live), total, passed, flagged)
 
 
-def report_rows(journal: Journal, file_name: Callable[[str], str] = str) -> list[ReportRow]:
+def id_text(feature: Feature) -> str:
+    """A feature's values as one line of text for a report: text as text (bytes that are not
+    UTF-8 as ``\\xNN`` escapes), numbers as written, several values joined by ``"; "``; at
+    most a couple of hundred characters."""
+    parts: list[str] = []
+    for v in feature.values:
+        if isinstance(v, bytes):
+            parts.append(v.decode("utf-8", errors="backslashreplace"))
+        elif isinstance(v, float):
+            parts.append(format_float(v))
+        else:
+            parts.append(str(v))
+    text = "; ".join(parts)
+    return text if len(text) <= _ID_CHARS else text[: _ID_CHARS - 1] + "…"
+
+
+def _record(journal: Journal, ref: RecordRef) -> Record | None:
+    try:
+        rec = journal.effective_record(ref)
+        return rec if rec is not None else journal.source_record(ref)
+    except (AppError, CodecError, IndexError, KeyError):
+        return None  # a damaged record, or one that is not there any more
+
+
+def identity(record: Record | None, chosen: str | None = None) -> tuple[str, str]:
+    """``(feature name, value as text)`` that identifies ``record``: the feature ``chosen``
+    when given, else ``image/source_id``, else ``image/filename``; ``("", "")`` when the
+    record has none of them (or cannot be read)."""
+    if record is None:
+        return "", ""
+    for name in (chosen,) if chosen else ID_FEATURES:
+        feature = record.features.get(name) if name else None
+        if feature is not None and feature.values:
+            return name or "", id_text(feature)
+    return "", ""
+
+
+def marked_features(journal: Journal, limit: int = 200) -> list[str]:
+    """The names of the features of the marked records (of the first ``limit`` of them),
+    sorted: what a person may pick to identify records in the report."""
+    names: set[str] = set()
+    for ref in sort_refs(journal.marks())[:limit]:
+        rec = _record(journal, ref)
+        if rec is not None:
+            names.update(rec.features)
+    return sorted(names)
+
+
+def report_rows(
+    journal: Journal,
+    file_name: Callable[[str], str] = str,
+    id_feature: str | None = None,
+) -> list[ReportRow]:
     """One row per mark, in record order: record, status, comment, time (local, ISO 8601),
-    the source file (named by ``file_name``; empty for a new record), and whether the record
-    is edited or deleted."""
+    the source file (named by ``file_name``; empty for a new record) and the record's index
+    in it, what identifies the record (:func:`identity`: ``id_feature`` when given, else
+    ``image/source_id`` or ``image/filename``), and whether the record is edited or
+    deleted."""
     marks = journal.marks()
     rows: list[ReportRow] = []
     for r in sort_refs(marks):
         m = marks[r]
-        where = ""
+        found: tuple[str, int] | None = None
         if isinstance(r, int):
             try:
                 found = journal.locate(r)
             except (IndexError, CodecError):
                 found = None
-            where = file_name(found[0]) if found is not None else ""
+        name, value = identity(_record(journal, r), id_feature)
         rows.append(
             {
                 "record": r,
                 "status": m.status,
                 "comment": m.comment,
                 "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(m.timestamp)),
-                "file": where,
+                "file": file_name(found[0]) if found is not None else "",
+                "local_index": found[1] if found is not None else None,
+                "id_feature": name,
+                "id": value,
                 "edited": journal.is_touched(r),
                 "deleted": journal.is_deleted(r),
             }

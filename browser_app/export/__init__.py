@@ -25,6 +25,7 @@ from browser_app.export.base import (
 )
 from browser_app.export.exporter import Exporter
 from browser_app.export.images import export_images, image_file_name
+from browser_app.export.index_map import INDEX_MAP_SUFFIX, index_map_path
 from browser_app.export.jsonl import export_jsonl, import_jsonl
 from browser_app.export.plan import ExportSource
 from browser_app.export.registry import (
@@ -44,6 +45,7 @@ __all__ = [
     "COMPRESSIONS",
     "EXPORTERS",
     "FORMATS",
+    "INDEX_MAP_SUFFIX",
     "ExportError",
     "ExportFormat",
     "ExportReport",
@@ -62,6 +64,7 @@ __all__ = [
     "format_for_path",
     "image_file_name",
     "import_jsonl",
+    "index_map_path",
     "output_paths",
     "shard_names",
 ]

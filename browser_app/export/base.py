@@ -15,7 +15,7 @@ from typing import Literal, TypedDict
 
 from browser_app.edits import RecordRef
 from codec.framing import Problem
-from codec.values import format_bytes
+from codec.values import format_bytes, plural
 
 __all__ = [
     "CSV",
@@ -52,12 +52,14 @@ class ExportOptions(TypedDict, total=False):
     ``selection``: the records to export (global indices, new records' ids; default: all, in
     the edited dataset's order); ``include_added``: records added after a selected record
     come with it (default true); ``verify``: read the outputs back before they are moved into
-    place (default true); ``progress``: see :data:`Progress`."""
+    place (default true); ``progress``: see :data:`Progress`; ``index_map``: write the old →
+    new index map beside the output (default true; see :mod:`browser_app.export.index_map`)."""
 
     selection: Iterable[RecordRef] | None
     include_added: bool
     verify: bool
     progress: Progress | None
+    index_map: bool
 
 
 @dataclass(frozen=True)
@@ -136,8 +138,10 @@ class ExportReport:
     pictures the images export could not convert. ``inexact`` counts records whose bytes the
     output cannot give back exactly, by reason (``{"a NaN's sign or payload": 3}``).
     ``formulas`` (CSV) counts the text cells a spreadsheet would run as formulas.
-    ``cleaned`` counts the temporary outputs and lock files that killed exports had left in
-    the destination's folder and that this one removed first, ``cleaned_bytes`` their size."""
+    ``index_map`` is the file that maps every source record to its place in the output
+    (or says why it is not there). ``cleaned`` counts the temporary outputs and lock files
+    that killed exports had left in the destination's folder and that this one removed
+    first, ``cleaned_bytes`` their size."""
 
     format: ExportFormat
     outputs: list[str] = field(default_factory=list)
@@ -158,6 +162,7 @@ class ExportReport:
     cleaned: int = 0  # temporary outputs (and locks) of killed exports removed beforehand
     cleaned_bytes: int = 0  # their size
     formulas: FormulaCells | None = None  # CSV only
+    index_map: str | None = None  # where every record went (see export.index_map)
 
     @property
     def ok(self) -> bool:
@@ -178,8 +183,8 @@ class ExportReport:
     def summary(self) -> str:
         """One sentence: what was written where, how, and what was left out."""
         where = self.outputs[0] if len(self.outputs) == 1 else f"{len(self.outputs)} files"
-        what = f"{self.images:,} images from " if self.format == IMAGES else ""
-        parts = [f"wrote {what}{self.records:,} records to {where} ({self.format})"]
+        what = f"{plural(self.images, 'image')} from " if self.format == IMAGES else ""
+        parts = [f"wrote {what}{plural(self.records, 'record')} to {where} ({self.format})"]
         detail = []
         if self.copied:
             how = "copied byte for byte" if self.format == TFRECORD else "unchanged"
@@ -197,23 +202,25 @@ class ExportReport:
         if self.inexact:
             why = "; ".join(f"{why}: {n:,}" for why, n in sorted(self.inexact.items()))
             total = sum(self.inexact.values())
-            parts.append(
-                f"{total:,} record{'s' if total != 1 else ''} not exactly as in the source ({why})"
-            )
+            parts.append(f"{plural(total, 'record')} not exactly as in the source ({why})")
         if not self.ok:
             # The sentence has always counted unconverted pictures with the damage.
             left_out = len(self.skipped) + len(self.unconverted)
-            parts.append(f"{left_out} damaged record(s) or region(s) skipped")
+            parts.append(
+                plural(left_out, "damaged record or region", "damaged records or regions")
+                + " skipped"
+            )
         if self.formulas:
             parts.append(self.formulas.describe())
         if self.verified:
             parts.append("verified")
+        if self.index_map:
+            parts.append(f"where each record went is in {self.index_map}")
         if self.backup:
             parts.append(f"the previous file is kept as {self.backup}")
         if self.cleaned:
-            files = "file" if self.cleaned == 1 else "files"
+            files = plural(self.cleaned, "leftover temporary file")
             parts.append(
-                f"removed {self.cleaned:,} leftover temporary {files} of an interrupted export"
-                f" ({format_bytes(self.cleaned_bytes)})"
+                f"removed {files} of an interrupted export ({format_bytes(self.cleaned_bytes)})"
             )
         return ", ".join(parts)

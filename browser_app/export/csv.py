@@ -40,6 +40,7 @@ from browser_app.export.table import (
     json_list,
 )
 from codec.kinds import BYTES, FLOAT, INT64
+from codec.values import plural
 
 __all__ = ["FORMULA_START", "CsvExporter", "neutralized", "runs_as_formula"]
 
@@ -172,7 +173,9 @@ class CsvExporter(TableExporter):
                 rows = 0
                 for row in reader:
                     if len(row) != len(titles):
-                        raise ValueError(f"row {rows + 1} has {len(row)} cells, not {len(titles)}")
+                        raise ValueError(
+                            f"row {rows + 1} has {plural(len(row), 'cell')}, not {len(titles)}"
+                        )
                     rows += 1
                     for k, text in enumerate(row):
                         values[k] += text != ""  # an empty cell is a missing value

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, ClassVar
 
 from browser_app.errors import ExportError
 from browser_app.export.base import ExportFormat, ExportOptions, ExportReport
+from browser_app.export.index_map import index_map_path, write_index_map
 from browser_app.export.plan import ExportSource
 from browser_app.export.staging import Job, exporting
 
@@ -46,6 +47,11 @@ class Exporter(ABC):
         (a sharded output names each shard)."""
         return [self.dst]
 
+    def index_map_path(self, job: Job) -> str:
+        """Where the export's index map goes: beside the destination (for shards, beside
+        the name theirs are made from; over the source, beside the source)."""
+        return index_map_path(self.destination or job.report.outputs[0])
+
     @abstractmethod
     def write(self, job: Job) -> None:
         """Write the job's planned records to files the job staged (see
@@ -55,7 +61,18 @@ class Exporter(ABC):
 
 
 def run(exporter: Exporter, source: ExportSource, **options: Unpack[ExportOptions]) -> ExportReport:
-    """Export ``source`` with ``exporter`` (see :func:`~browser_app.export.staging.exporting`)."""
-    with exporting(source, exporter.name, **options) as job:
+    """Export ``source`` with ``exporter`` (see :func:`~browser_app.export.staging.exporting`),
+    with its index map beside it unless ``index_map`` is false."""
+    with_map = options.pop("index_map", True)
+    with exporting(
+        source,
+        exporter.name,
+        selection=options.get("selection"),
+        include_added=options.get("include_added", True),
+        verify=options.get("verify", True),
+        progress=options.get("progress"),
+    ) as job:
         exporter.write(job)
+        if with_map:
+            write_index_map(job, exporter.index_map_path(job))
     return job.report

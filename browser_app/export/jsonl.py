@@ -26,6 +26,7 @@ from browser_app.export.tfrecord import check_tfrecord, resolve_compression, wri
 from codec import example as ex
 from codec.errors import CodecError
 from codec.kinds import EXAMPLE, FLOAT, RECORD_KINDS, RecordKind
+from codec.values import plural
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -42,7 +43,7 @@ def _check_lines(path: str, expected: int, shown: str) -> None:
             except ValueError as exc:
                 raise ExportError(f"{shown}: line {n} of the written file is not JSON") from exc
     if n != expected:
-        raise ExportError(f"{shown}: {n} lines read back, {expected} written")
+        raise ExportError(f"{shown}: {plural(n, 'line')} read back, {expected:,} written")
 
 
 class JsonLinesExporter(Exporter):

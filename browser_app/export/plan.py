@@ -22,6 +22,7 @@ from codec.errors import CorruptRecordError
 from codec.example import Record
 from codec.framing import Problem
 from codec.kinds import DATA_CRC
+from codec.values import plural
 
 __all__ = ["ExportSource", "Plan"]
 
@@ -66,6 +67,9 @@ class Plan:
         self.source_total = len(self.dataset)
         self.whole = selection is None
         self.deleted = 0
+        # What records() did: the records written, in order, and the damaged ones skipped.
+        self.written: list[RecordRef] = []
+        self.damaged: dict[RecordRef, Problem] = {}
         self._items: list[tuple[int, RecordRef]] | None = None
         if selection is not None:
             self._items = self._select(selection, include_added)
@@ -91,7 +95,8 @@ class Plan:
                 if r < 0:
                     r += self.source_total
                 if not 0 <= r < self.source_total:
-                    raise ExportError(f"record {r} is out of range ({self.source_total} records)")
+                    have = plural(self.source_total, "record")
+                    raise ExportError(f"record {r} is out of range ({have})")
             wanted.add(r)
         if self.journal is None:
             bad = [r for r in wanted if isinstance(r, str)]
@@ -139,15 +144,20 @@ class Plan:
 
     def records(self, report: ExportReport) -> Iterator[tuple[int, RecordRef, bytes]]:
         """``(position, ref, payload)`` of every record to write, counting into ``report``
-        (damaged source records go to its ``skipped``)."""
+        (damaged source records go to its ``skipped``) and noting each record in ``written``
+        (in order) or ``damaged``: those of the last pass, for a format that reads the
+        records twice."""
+        self.written, self.damaged = [], {}
         for pos, ref in self.items():
             payload, how, problem = self.payload(ref)
             if payload is None:
                 if problem is not None:
                     report.skipped.append(problem)
+                    self.damaged[ref] = problem
                 continue
             setattr(report, how, getattr(report, how) + 1)
             report.records += 1
+            self.written.append(ref)
             yield pos, ref, payload
 
     def decoded(self, report: ExportReport) -> Iterator[tuple[int, Record]]:

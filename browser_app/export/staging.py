@@ -64,12 +64,15 @@ S = TypeVar("S", bound="Stage")
 @dataclass
 class Output:
     """One staged output: ``tmp`` is written now and becomes ``dst`` on commit; ``check``
-    reads it back, expecting ``expected`` (set it once written)."""
+    reads it back, expecting ``expected`` (set it once written). When the records are split
+    over several outputs (shards), ``records`` says how many of them, in order, this one
+    holds."""
 
     tmp: str
     dst: str
     check: Check
     expected: int = 0
+    records: int | None = None  # of the plan's records, in order, when they are split
 
 
 class Stage:
@@ -213,9 +216,10 @@ class Stage:
         self.outputs = []
 
     def _commit_keeping_backup(self) -> str:
-        """Keep the one output's destination as a backup (a hard link when possible), then
-        move the output over it in one rename. Returns the backup's path."""
-        (out,) = self.outputs
+        """Keep the first output's destination (the source) as a backup (a hard link when
+        possible), then move the outputs into place, the first over it in one rename.
+        Returns the backup's path."""
+        out = self.outputs[0]
         src = out.dst
         backup = f"{src}.bak"
         if os.path.lexists(backup):

@@ -37,7 +37,7 @@ from browser_app.export.exporter import Exporter
 from browser_app.export.staging import Job
 from codec.example import Record
 from codec.kinds import BYTES, INT64, NONE, RAW, FeatureType
-from codec.values import format_float
+from codec.values import format_float, plural
 
 __all__ = [
     "Cell",
@@ -274,7 +274,9 @@ class TableExporter(Exporter):
                 + (f" (missing: {', '.join(lost[:5])})" if lost else "")
             )
         if got.rows != written.rows:
-            raise ExportError(f"{shown}: {got.rows} rows read back, {written.rows} written")
+            raise ExportError(
+                f"{shown}: {plural(got.rows, 'row')} read back, {written.rows:,} written"
+            )
         if written.cells is not None and got.cells != written.cells:
             raise ExportError(f"{shown}: the cells read back are not the cells written")
         if not got.rows:
@@ -282,5 +284,6 @@ class TableExporter(Exporter):
         for title, have, wrote in zip(written.titles or [], got.values, written.values):
             if have != wrote:
                 raise ExportError(
-                    f"{shown}: column {title!r} holds {have:,} values read back, {wrote:,} written"
+                    f"{shown}: column {title!r} holds {plural(have, 'value')} read back,"
+                    f" {wrote:,} written"
                 )

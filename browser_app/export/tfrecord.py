@@ -23,6 +23,7 @@ from browser_app.export.staging import Check, Job
 from codec.errors import CodecError
 from codec.framing import encode_record
 from codec.kinds import COMPRESSIONS, GZIP, NO_COMPRESSION, ZLIB, Compression
+from codec.values import plural
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -106,7 +107,7 @@ def check_tfrecord(compression: str) -> Check:
                 raise ExportError(f"{shown}: the written file cannot be read back: {exc}") from exc
         if not rep.ok or rep.records != expected:
             what = "; ".join(p.describe() for p in rep.problems[:3]) or (
-                f"{rep.records} records read back, {expected} written"
+                f"{plural(rep.records, 'record')} read back, {expected:,} written"
             )
             raise ExportError(f"{shown}: verification of the written file failed: {what}")
 
@@ -153,7 +154,7 @@ class TFRecordExporter(Exporter):
         for n, out in enumerate(outputs):
             last = n == len(outputs) - 1
             mine = payloads if last else itertools.islice(payloads, max(0, bounds[n + 1] - done))
-            out.expected = write_tfrecord(out.tmp, comp, mine)
+            out.expected = out.records = write_tfrecord(out.tmp, comp, mine)
             done += out.expected
         job.tick("write", done)
         job.report.outputs = dsts

@@ -55,6 +55,8 @@ __all__ = [
     "put",
     "recent",
     "record",
+    "reset_widget",
+    "review_id_feature",
     "schema_result",
     "selection",
     "set_export_outcome",
@@ -62,6 +64,7 @@ __all__ = [
     "set_label_map",
     "set_page_size",
     "set_record",
+    "set_review_id_feature",
     "set_schema_result",
     "set_selection",
     "set_show_boxes",
@@ -74,7 +77,7 @@ __all__ = [
     "widget_value",
 ]
 
-PAGE_SIZES = (10, 25, 50, 100)
+PAGE_SIZES = (10, 25, 50, 100, 200)
 DEFAULT_PAGE_SIZE = 25
 UPLOAD_PREFIX = "upload:"
 _RECENT_MAX = 8
@@ -152,6 +155,13 @@ def widget_value(name: str, default: Any = None) -> Any:
 def set_widget_value(name: str, value: Any) -> None:
     """Set a widget's value before it is drawn (or from a callback)."""
     st.session_state[widget_key(name)] = value
+
+
+def reset_widget(name: str) -> None:
+    """Forget a widget's value, so it starts again from its default when next drawn. Use this,
+    not :func:`set_widget_value`, for a widget that always has a default (``st.pagination``):
+    Streamlit logs a warning with a stack trace when such a widget's value is also set."""
+    st.session_state.pop(widget_key(name), None)
 
 
 FlashKind = Literal["error", "warning", "info", "success"]
@@ -475,6 +485,20 @@ def label_map(spec: str) -> tuple[str, LabelMap] | None:
 def set_label_map(spec: str, name: str | None, value: LabelMap | None) -> None:
     """Use ``value`` (read from ``name``) as the label map of ``spec``; None forgets it."""
     put(f"label_map:{spec}", None if value is None or name is None else (name, value))
+
+
+def review_id_feature(spec: str) -> str | None:
+    """The feature the review report identifies records of the source ``spec`` by, as picked
+    in this session; None for the usual choice (``image/source_id``, else
+    ``image/filename``)."""
+    value = get(f"review:id:{spec}")
+    return value if isinstance(value, str) and value else None
+
+
+def set_review_id_feature(spec: str, name: str | None) -> None:
+    """Identify the records of ``spec`` in the review report by ``name`` (None: the usual
+    choice)."""
+    put(f"review:id:{spec}", name or None)
 
 
 def edit_revision() -> int:

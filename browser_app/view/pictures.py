@@ -145,7 +145,9 @@ class BoxScale:
         if self.normalized is None:
             return "no boxes in the first records"
         how = "normalised (0–1)" if self.normalized else "pixels"
-        sample = f"first {self.records:,} records, a sample" if self.sampled else "every record"
+        sample = (
+            f"first {plural(self.records, 'record')}, a sample" if self.sampled else "every record"
+        )
         return f"box coordinates read as {how}, decided from {sample}"
 
 

@@ -12,7 +12,7 @@ from codec.example import Feature, Record, classify_bytes
 from codec.kinds import RAW, SEQUENCE_EXAMPLE
 from codec.schema import findings
 from codec.tensor import describe_tensor
-from codec.values import format_float
+from codec.values import format_float, plural
 
 __all__ = ["format_record_text", "format_schema", "hex_preview"]
 
@@ -65,7 +65,7 @@ def format_record_text(record: Record) -> str:
         if not record.feature_lists:
             lines.append("  (none)")
         for name, steps in record.feature_lists.items():
-            lines.append(f"  {name} ({len(steps)} steps):")
+            lines.append(f"  {name} ({plural(len(steps), 'step')}):")
             for i, f in enumerate(steps[:_TEXT_LIMIT]):
                 lines.append(f"    {_feature_text(f'[{i}]', f)}")
             if len(steps) > _TEXT_LIMIT:
@@ -106,10 +106,10 @@ def _feature_lines(name: str, d: Mapping[str, Any], records: int, label: str = "
     if steps:
         lines.append(
             f"  steps: min {_num(d['min_steps'])}, mean {_num(d['mean_steps'])},"
-            f" max {_num(d['max_steps'])} (in {present:,} records)"
+            f" max {_num(d['max_steps'])} (in {plural(present, 'record')})"
         )
     else:
-        lines.append(f"  present in {present:,} of {records:,} records")
+        lines.append(f"  present in {present:,} of {plural(records, 'record')}")
     lines.append(
         f"  values per {'step' if steps else 'record'}: min {_num(d['min_len'])},"
         f" mean {_num(d['mean_len'])}, max {_num(d['max_len'])}"
@@ -150,17 +150,17 @@ def format_schema(doc: Mapping[str, Any]) -> str:
     summary, one block per feature and feature list, then the drift, one line per
     :func:`codec.schema.findings` sentence with the record numbers involved."""
     records = doc["records"]
-    what = f"{records:,} records"
+    what = plural(records, "record")
     if doc.get("sampled"):
         of = doc["sample"]["of"]
-        what = f"SAMPLE of {records:,} of {of:,} records (not every record)"
+        what = f"SAMPLE of {records:,} of {plural(of, 'record')} (not every record)"
     kinds = ", ".join(f"{k} {v:,}" for k, v in doc["kinds"].items())
     lines = [what + (f" ({kinds})" if kinds else "")]
     if len(doc.get("files", [])) > 1:
         lines.append(f"{len(doc['files'])} files")
     if doc["damaged"] or doc["problems"]:
         damaged = doc["damaged"]
-        fail = "1 record fails its CRC" if damaged == 1 else f"{damaged:,} records fail their CRC"
+        fail = plural(damaged, "record fails its CRC", "records fail their CRC")
         lines.append(
             f"DAMAGED: {fail}"
             + (f" ({_record_numbers(doc['damaged_records'], damaged)})" if damaged else "")

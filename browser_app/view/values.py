@@ -14,7 +14,7 @@ from codec import example as ex
 from codec import images as im
 from codec.kinds import FLOAT
 from codec.tensor import MAX_BYTES, describe_tensor, parse_tensor, tensor_bytes
-from codec.values import format_bytes, format_float
+from codec.values import format_bytes, format_float, plural
 
 __all__ = [
     "PREVIEW_VALUES",
@@ -35,11 +35,6 @@ PREVIEW_VALUES = 8  # values shown in a table cell before "…"
 
 Scalar = int | float | bytes
 """One value of a feature: ``int`` (int64), ``float`` or ``bytes``."""
-
-
-def plural(n: int, word: str, words: str | None = None) -> str:
-    """``"1 record"``, ``"1,234 records"``; ``words`` for an irregular plural."""
-    return f"{n:,} {word if n == 1 else (words or word + 's')}"
 
 
 _MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]<>$:~|&])")

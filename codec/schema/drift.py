@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from ..values import plural
+
 __all__ = ["CHECKS", "Finding", "findings"]
 
 Check = Literal[
@@ -33,7 +35,7 @@ CHECKS: tuple[Check, ...] = get_args(Check)
 
 
 def _records(n: int) -> str:
-    return f"{n:,} record{'s' if n != 1 else ''}"
+    return plural(n, "record")
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,8 @@ def findings(doc: Mapping[str, Any]) -> list[Finding]:
             Finding(
                 "damaged",
                 "",
-                f"{_records(n)} fail their CRC and are left out of every figure",
+                plural(n, "record fails its CRC and is", "records fail their CRC and are")
+                + " left out of every figure",
                 n,
                 list(doc.get("damaged_records", [])),
             )

@@ -70,7 +70,7 @@ def _run(src: Source, text: str, limit: int) -> state.FilterSelection | None:
         "complete": len(found) <= limit,
     }
     state.set_filter_selection(result)
-    state.set_widget_value("filter:page", 1)
+    state.reset_widget("filter:page")
     return result
 
 

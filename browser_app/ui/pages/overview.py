@@ -198,7 +198,10 @@ def _features(summary: dict[str, Any], sampled: bool) -> None:
     n = summary["records"]
     if not feats:
         if summary["kinds"].get(RAW):
-            st.caption(f"The records are raw bytes (not Examples): no features. ({n} records seen)")
+            st.caption(
+                "The records are raw bytes (not Examples): no features."
+                f" ({plural(n, 'record')} seen)"
+            )
         else:
             st.caption("No features in the records seen so far.")
         return

@@ -44,7 +44,8 @@ def render() -> None:
     m[4].metric("Damaged records", f"{doc['damaged']:,}")
     if doc["damaged"]:
         st.error(
-            f"{plural(doc['damaged'], 'record')} fail their CRC and are not counted:"
+            plural(doc["damaged"], "record fails its CRC and is", "records fail their CRC and are")
+            + " not counted:"
             f" {record_links(doc['damaged_records'], doc['damaged'], link)}",
             icon=":material/broken_image:",
         )

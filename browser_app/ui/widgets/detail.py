@@ -21,7 +21,7 @@ from browser_app.ui.widgets import picture_view
 from codec import example as ex
 from codec.kinds import BYTES, RAW, SEQUENCE_EXAMPLE
 from codec.tensor import MAX_BYTES
-from codec.values import format_bytes
+from codec.values import format_bytes, plural
 
 __all__ = ["boxes_toggle", "feature_table", "feature_values", "pictures", "record_detail"]
 
@@ -248,7 +248,8 @@ def feature_values(record: ex.Record, index: int) -> None:
     if len(names) > FEATURES_PER_PAGE:
         pages = -(-len(names) // FEATURES_PER_PAGE)
         st.caption(
-            f"{len(names):,} features have more values than the table shows:"
+            f"{plural(len(names), 'feature has', 'features have')} more values than the table"
+            " shows:"
             f" {FEATURES_PER_PAGE} per page."
         )
         page = st.pagination(pages, key=state.widget_key(f"values:page:{index}"))

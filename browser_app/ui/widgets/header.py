@@ -72,7 +72,8 @@ def index_progress(src: Source) -> None:
             st.rerun(scope="app")
         st.progress(
             min(1.0, ds.index_progress),
-            text=f"Indexing… {ds.indexed:,} records so far ({ds.index_progress:.0%} of the file)",
+            text=f"Indexing… {plural(ds.indexed, 'record')} so far"
+            f" ({ds.index_progress:.0%} of the file)",
         )
 
     _tick()

@@ -10,7 +10,7 @@ import streamlit as st
 from browser_app.errors import InputError
 from browser_app.paths import is_pattern, relative_inside
 from browser_app.ui import opening, services, state
-from browser_app.view import file_options, md_text
+from browser_app.view import file_options, md_text, plural
 from codec.values import format_bytes
 
 __all__ = ["file_picker"]
@@ -122,7 +122,9 @@ def file_picker() -> None:
         format_func=lambda s: labels.get(s, s),
         key=state.widget_key("pick"),
         index=None,
-        placeholder=("No TFRecord files found" if not options else f"{len(entries)} files…"),
+        placeholder=(
+            "No TFRecord files found" if not options else f"{plural(len(entries), 'file')}…"
+        ),
         on_change=_on_pick,
     )
     if truncated:

@@ -12,11 +12,18 @@ from __future__ import annotations
 import streamlit as st
 
 from browser_app.edits import FLAGGED, PASSED, Journal, MarkStatus, RecordRef
-from browser_app.edits.review import progress, report_csv, report_json, report_rows
+from browser_app.edits.review import (
+    ID_FEATURES,
+    marked_features,
+    progress,
+    report_csv,
+    report_json,
+    report_rows,
+)
 from browser_app.errors import AppError
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
-from browser_app.view import md_text
+from browser_app.view import label_text, md_text
 from codec.errors import CodecError
 
 __all__ = ["render_marks", "render_report", "tile_mark"]
@@ -203,20 +210,69 @@ def tile_mark(src: Source, ref: RecordRef, j: Journal | None = None) -> None:
 # -- the report ----------------------------------------------------------------------------
 
 
+_AUTO_ID = ""  # the identifying-feature choice meaning "image/source_id, else image/filename"
+_AUTO_LABEL = " or ".join(ID_FEATURES) + " (the first found)"
+
+
+def _on_id_feature(src: Source, widget: str) -> None:
+    state.set_review_id_feature(src.spec, str(state.widget_value(widget) or "") or None)
+
+
+def _id_feature(src: Source, j: Journal) -> str | None:
+    """The identifying feature picked for this dataset (remembered in the session), with the
+    picker to change it."""
+    chosen = state.review_id_feature(src.spec)
+    options = [_AUTO_ID, *marked_features(j)]
+    if chosen and chosen not in options:
+        options.append(chosen)
+    widget = f"review:id:{_sid(src)}"
+    state.set_widget_value(widget, chosen or _AUTO_ID)
+    st.selectbox(
+        "Identify records by",
+        options,
+        key=state.widget_key(widget),
+        format_func=lambda name: (
+            " or ".join(ID_FEATURES) + " (the first found)"
+            if name == _AUTO_ID
+            else label_text(name)
+        ),
+        on_change=_on_id_feature,
+        args=(src, widget),
+        help="The feature whose value the report gives for every mark, beside the file and"
+        " the record's index in it. Remembered for this dataset.",
+        width=420,
+    )
+    return chosen
+
+
 def render_report(src: Source, j: Journal) -> None:
-    """Review progress, the marks as a table, and the report as CSV / JSON downloads."""
+    """Review progress, the marks as a table (file, index in the file and an identifying
+    feature for each), and the report as CSV / JSON downloads."""
     done, total, _p, _f = progress(j)
     st.progress(min(1.0, done / total) if total else 0.0, text=progress_line(j))
-    rows = report_rows(j, src.rel)
-    if not rows:
+    if not j.marks():
         st.info(
             "No review marks yet. Mark records passed or flagged from the Records page (keys"
             " P and F) or under the pictures of the Gallery.",
             icon=":material/fact_check:",
         )
         return
+    rows = report_rows(j, src.rel, _id_feature(src, j))
     st.dataframe(
-        [{k: v for k, v in r.items() if k != "deleted"} for r in rows],
+        [
+            {
+                "record": str(r["record"]),
+                "status": r["status"],
+                "comment": r["comment"],
+                "file": r["file"],
+                "index in file": r["local_index"],
+                "identified by": r["id_feature"],
+                "id": r["id"],
+                "time": r["time"],
+                "edited": r["edited"],
+            }
+            for r in rows
+        ],
         hide_index=True,
         width="stretch",
         height=min(len(rows), 12) * 35 + 38,

@@ -13,7 +13,7 @@ import streamlit as st
 
 from browser_app.ui import state
 from browser_app.ui.source import Source
-from browser_app.view import SchemaResult, md_text, schema_result
+from browser_app.view import SchemaResult, md_text, plural, schema_result
 from codec.errors import DecodeError
 from codec.labelmap import (
     MAX_LABEL_MAP_BYTES,
@@ -111,7 +111,7 @@ def label_map_choice(src: Source, where: str) -> None:
     if chosen is not None:
         st.caption(
             f"Labels are checked against **{md_text(chosen[0])}**"
-            f" ({len(chosen[1].names):,} classes)."
+            f" ({plural(len(chosen[1].names), 'class', 'classes')})."
         )
 
 
@@ -150,7 +150,7 @@ def ensure(src: Source, where: str) -> SchemaResult | None:
             key=state.widget_key(f"{where}:sample"),
             disabled=not use_sample,
         )
-        what = f"a sample of {int(n):,} records" if use_sample else "every record"
+        what = f"a sample of {plural(int(n), 'record')}" if use_sample else "every record"
         if total is None:
             st.caption("The record count is still being established.")
         clicked = c[2].button(
@@ -166,7 +166,8 @@ def sample_note(result: SchemaResult) -> None:
     doc = result.schema
     if doc.get("sampled"):
         st.warning(
-            f"A **sample** of {doc['sample']['records']:,} of {doc['sample']['of']:,} records:"
+            f"A **sample** of {doc['sample']['records']:,} of"
+            f" {plural(doc['sample']['of'], 'record')}:"
             " figures describe the sample, not every record.",
             icon=":material/science:",
         )
