@@ -78,7 +78,7 @@ OD_SHARDS = 4
 GALLERY_PAGE = 100
 RECORDS_PAGE = 25
 # The gallery's densest tile size, as the tile size control names it.
-DENSE_TILES = "Small"
+DENSE_TILES = "Dense"
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -151,6 +151,15 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _die_with_parent() -> None:
+    """In the launcher, before it starts: be killed when this process dies, even by a signal
+    that skips its clean-up (the launcher takes its server with it)."""
+    if sys.platform == "linux":
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+
+
 def _stop_group(proc: subprocess.Popen[bytes]) -> None:
     """Stop the launcher and everything it started (its own process group)."""
     if proc.poll() is None:
@@ -190,6 +199,7 @@ def app_server(root: Path, paths: list[str] | None = None) -> Iterator[str]:
                 stderr=subprocess.STDOUT,
                 env=env,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
         try:
             deadline = time.monotonic() + 60
@@ -443,6 +453,7 @@ def save_edit(page: Any, value: int) -> float:
     """Editor: type ``value`` into the first int64 value cell (image/height) and press Enter;
     settled when the table shows it and the pending change is counted."""
     grid = page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
+    grid.get_by_test_id("glide-cell-0-0").wait_for(state="attached")
     rows = grid.locator("[data-testid^='glide-cell-0-']").all_text_contents()
     row = next(i for i, name in enumerate(rows) if name.strip() == "image/height")
     grid.scroll_into_view_if_needed()
@@ -524,50 +535,68 @@ def measure(data: UiData, runs: int = RUNS, only: set[str] | None = None) -> lis
 
     out: list[Result] = []
     with app_server(data.root) as url:
-        if want("gallery"):
-            with browser_page() as page:
-                open_gallery(page, url, data.jpegs)
-                times = _repeat(lambda _i: gallery_next_page(page), runs)
-                out.append(Result("gallery: next page of 100 thumbnails", times, "<= 0.5 s", 0.5))
-        if want("dense"):
-            with browser_page() as page:
-                open_gallery(page, url, data.jpegs, GALLERY_PAGE * 50)
-                dense_tiles(page)
-                times = _repeat(lambda _i: gallery_screenful(page), runs)
-                count = visible_pictures(page)
-                _shot(page, "bench-ui-dense.png")
-                out.append(
-                    Result(
-                        "gallery: one screenful of small tiles",
-                        times,
-                        "<= 0.3 s",
-                        0.3,
-                        count=count,
-                        count_goal=48,
-                    )
-                )
-        if want("review"):
-            with browser_page() as page:
-                open_record(page, url, data.od, 0)
-                times = _repeat(lambda _i: review_step(page), runs)
-                out.append(Result("review: mark (P) and next record (J)", times, "<= 0.25 s", 0.25))
-        if want("records"):
-            with browser_page() as page:
-                open_record(page, url, data.od, 0)
-                times = _repeat(lambda _i: records_next_page(page), runs)
-                out.append(Result("records: next page of 25", times, "<= 0.25 s", 0.25))
-        if want("select"):
-            with browser_page() as page:
-                open_record(page, url, data.od, 0)
-                times = _repeat(lambda i: select_row(page, 2 + (i + 1) % 8), runs)
-                out.append(Result("records table: select a row", times, "<= 0.3 s", 0.3))
-        if want("edit"):
-            with browser_page() as page:
-                open_record(page, url, data.od, 3)
-                _edit_mode(page)
-                times = _repeat(lambda i: save_edit(page, 50 + i + 2), runs)
-                out.append(Result("editor: save a value edit", times, "<= 0.4 s", 0.4))
+        for key, step in STEPS.items():
+            if not want(key):
+                continue
+            try:
+                with browser_page() as page:
+                    out.append(step(page, url, data, runs))
+            except Exception as exc:  # one broken step must not hide the others' figures
+                print(f"ui step {key} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
     return out
+
+
+def _gallery_step(page: Any, url: str, data: UiData, runs: int) -> Result:
+    open_gallery(page, url, data.jpegs)
+    times = _repeat(lambda _i: gallery_next_page(page), runs)
+    return Result("gallery: next page of 100 thumbnails", times, "<= 0.5 s", 0.5)
+
+
+def _dense_step(page: Any, url: str, data: UiData, runs: int) -> Result:
+    open_gallery(page, url, data.jpegs, GALLERY_PAGE * 50)
+    dense_tiles(page)
+    times = _repeat(lambda _i: gallery_screenful(page), runs)
+    count = visible_pictures(page)
+    _shot(page, "bench-ui-dense.png")
+    return Result(
+        "gallery: one screenful of small tiles", times, "<= 0.3 s", 0.3, count=count, count_goal=48
+    )
+
+
+def _review_step(page: Any, url: str, data: UiData, runs: int) -> Result:
+    open_record(page, url, data.od, 0)
+    times = _repeat(lambda _i: review_step(page), runs)
+    return Result("review: mark (P) and next record (J)", times, "<= 0.25 s", 0.25)
+
+
+def _records_step(page: Any, url: str, data: UiData, runs: int) -> Result:
+    open_record(page, url, data.od, 0)
+    times = _repeat(lambda _i: records_next_page(page), runs)
+    return Result("records: next page of 25", times, "<= 0.25 s", 0.25)
+
+
+def _select_step(page: Any, url: str, data: UiData, runs: int) -> Result:
+    open_record(page, url, data.od, 0)
+    times = _repeat(lambda i: select_row(page, 2 + (i + 1) % 8), runs)
+    return Result("records table: select a row", times, "<= 0.3 s", 0.3)
+
+
+def _edit_step(page: Any, url: str, data: UiData, runs: int) -> Result:
+    open_record(page, url, data.od, 3)
+    _edit_mode(page)
+    times = _repeat(lambda i: save_edit(page, 50 + i + 2), runs)
+    return Result("editor: save a value edit", times, "<= 0.4 s", 0.4)
+
+
+# Each step: a fresh page, opened where the step starts, then the action timed ``runs`` times.
+STEPS: dict[str, Callable[[Any, str, UiData, int], Result]] = {
+    "gallery": _gallery_step,
+    "dense": _dense_step,
+    "review": _review_step,
+    "records": _records_step,
+    "select": _select_step,
+    "edit": _edit_step,
+}
 
 
 def _shot(page: Any, name: str) -> None:
@@ -576,7 +605,19 @@ def _shot(page: Any, name: str) -> None:
     page.screenshot(path=str(folder / name))
 
 
+def _exit_on_term() -> None:
+    """SIGTERM and SIGHUP end the benchmark like Ctrl+C, so the server and the browser are
+    stopped on the way out."""
+
+    def stop(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
+
+
 def run(quick: bool = False) -> list[Row]:
+    _exit_on_term()
     data = make_data(quick)
     rows: list[Row] = []
     for r in measure(data, runs=5 if quick else RUNS):
@@ -590,6 +631,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=RUNS)
     parser.add_argument("--only", help="steps: gallery,dense,review,records,select,edit")
     args = parser.parse_args(argv)
+    _exit_on_term()
     data = make_data(args.quick)
     only = set(args.only.split(",")) if args.only else None
     rows: list[Row] = []

@@ -26,9 +26,12 @@ def _on_jump() -> None:
         state.set_record(int(value))
 
 
-def pager(src: Source, where: str = "records") -> tuple[int, int, int | None]:
+def pager(
+    src: Source, where: str = "records", compact: bool = False
+) -> tuple[int, int, int | None]:
     """First/previous/next/last, page size and "go to record". Returns ``(start, stop,
-    total)``; ``total`` is None while the index is still being built."""
+    total)``; ``total`` is None while the index is still being built. ``compact``: the
+    navigation buttons and the "Records a–b" line only (a second pager below a long page)."""
     ds = src.dataset
     total = ds.indexed if ds.index_complete else None
     size = state.page_size()
@@ -43,7 +46,8 @@ def pager(src: Source, where: str = "records") -> tuple[int, int, int | None]:
     stop = start + size if total is None else min(start + size, total)
     known = ds.indexed
     last_start = ((total - 1) // size) * size if total else 0
-    c = st.columns([1.05, 1.25, 2.2, 1.05, 1.05, 1.2, 1.5], vertical_alignment="bottom")
+    widths = [1.05, 1.25, 2.2, 1.05, 1.05] + ([2.7] if compact else [1.2, 1.5])
+    c = st.columns(widths, vertical_alignment="bottom")
     c[0].button(
         "First",
         key=state.widget_key(f"{where}:first"),
@@ -68,7 +72,9 @@ def pager(src: Source, where: str = "records") -> tuple[int, int, int | None]:
         shown_stop = stop if total is not None else min(stop, max(known, stop))
         of = f"{total:,}" if total is not None else f"{known:,}+"
         label = f"Records <b>{start:,}–{max(start, shown_stop - 1):,}</b> of {of}"
-    c[2].html(f"<div style='text-align:center;padding-bottom:0.55rem'>{label}</div>")
+    c[2].html(
+        f"<div style='text-align:center;padding-bottom:0.55rem;white-space:nowrap'>{label}</div>"
+    )
     has_next = (total is None and known > stop) or (total is not None and stop < total)
     if total is None and known <= stop:
         has_next = True  # unknown yet: try the next page; it may be empty
@@ -93,6 +99,8 @@ def pager(src: Source, where: str = "records") -> tuple[int, int, int | None]:
         width="stretch",
         help=None if total is not None else "Available once the whole file is indexed",
     )
+    if compact:
+        return start, stop, total
     state.set_widget_value("page_size", size)
     c[5].selectbox(
         "Per page",
