@@ -3,6 +3,7 @@
 python -m benchmarks            # full sizes (generates files under benchmarks/data/)
 python -m benchmarks --quick    # small sizes, for a quick look
 python -m benchmarks --only records,messages
+python -m benchmarks --only ui       # the app in headless Chromium (needs Debian's chromium)
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import time
 
 from benchmarks.common import Row, table
 
-MODULES = ["records", "messages", "app", "schema", "export", "hostile"]
+MODULES = ["records", "messages", "app", "schema", "export", "hostile", "ui"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -46,13 +46,17 @@ def _on_jump_selected(order: np.ndarray) -> None:
         )
 
 
-def pager(src: Source, where: str = "records") -> tuple[int, int, int | None]:
+def pager(
+    src: Source, where: str = "records", compact: bool = False
+) -> tuple[int, int, int | None]:
     """First/previous/next/last, page size and "go to record". Returns ``(start, stop,
     total)``: positions in the current selection's order when there is one (``total`` its
-    size), else record numbers; ``total`` is None while the index is still being built."""
+    size), else record numbers; ``total`` is None while the index is still being built.
+    ``compact``: the navigation buttons and the "Records a–b" line only (a second pager
+    below a long page)."""
     got = services.order(src)
     if got is not None:
-        return _selected(got, where)
+        return _selected(got, where, compact)
     ds = src.dataset
     total = ds.indexed if ds.index_complete else None
     size = state.page_size()
@@ -67,7 +71,8 @@ def pager(src: Source, where: str = "records") -> tuple[int, int, int | None]:
     stop = start + size if total is None else min(start + size, total)
     known = ds.indexed
     last_start = ((total - 1) // size) * size if total else 0
-    c = st.columns([1.05, 1.25, 2.2, 1.05, 1.05, 1.2, 1.5], vertical_alignment="bottom")
+    widths = [1.05, 1.25, 2.2, 1.05, 1.05] + ([2.7] if compact else [1.2, 1.5])
+    c = st.columns(widths, vertical_alignment="bottom")
     c[0].button(
         "First",
         key=state.widget_key(f"{where}:first"),
@@ -92,7 +97,9 @@ def pager(src: Source, where: str = "records") -> tuple[int, int, int | None]:
         shown_stop = stop if total is not None else min(stop, max(known, stop))
         of = f"{total:,}" if total is not None else f"{known:,}+"
         label = f"Records <b>{start:,}–{max(start, shown_stop - 1):,}</b> of {of}"
-    c[2].html(f"<div style='text-align:center;padding-bottom:0.55rem'>{label}</div>")
+    c[2].html(
+        f"<div style='text-align:center;padding-bottom:0.55rem;white-space:nowrap'>{label}</div>"
+    )
     has_next = (total is None and known > stop) or (total is not None and stop < total)
     if total is None and known <= stop:
         has_next = True  # unknown yet: try the next page; it may be empty
@@ -117,6 +124,8 @@ def pager(src: Source, where: str = "records") -> tuple[int, int, int | None]:
         width="stretch",
         help=None if total is not None else "Available once the whole file is indexed",
     )
+    if compact:
+        return start, stop, total
     state.set_widget_value("page_size", size)
     c[5].selectbox(
         "Per page",
@@ -137,7 +146,7 @@ def pager(src: Source, where: str = "records") -> tuple[int, int, int | None]:
     return start, stop, total
 
 
-def _selected(order: np.ndarray, where: str) -> tuple[int, int, int | None]:
+def _selected(order: np.ndarray, where: str, compact: bool) -> tuple[int, int, int | None]:
     """The pager over a selection: positions ``start..stop`` of ``order``."""
     total = len(order)
     size = state.page_size()
@@ -149,7 +158,8 @@ def _selected(order: np.ndarray, where: str) -> tuple[int, int, int | None]:
     def at(p: int) -> int:
         return int(order[min(max(p, 0), total - 1)]) if total else 0
 
-    c = st.columns([1.05, 1.25, 2.2, 1.05, 1.05, 1.2, 1.5], vertical_alignment="bottom")
+    widths = [1.05, 1.25, 2.2, 1.05, 1.05] + ([2.7] if compact else [1.2, 1.5])
+    c = st.columns(widths, vertical_alignment="bottom")
     buttons = (
         (c[0], "First", "first", ":material/first_page:", start == 0, 0),
         (c[1], "Previous", "prev", ":material/chevron_left:", start == 0, start - size),
@@ -186,6 +196,8 @@ def _selected(order: np.ndarray, where: str) -> tuple[int, int, int | None]:
             args=(at(target),),
             width="stretch",
         )
+    if compact:
+        return start, stop, total
     state.set_widget_value("page_size", size)
     c[5].selectbox(
         "Per page", state.PAGE_SIZES, key=state.widget_key("page_size"), on_change=_on_size

@@ -26,7 +26,7 @@ from browser_app.ui.source import Source
 from browser_app.view import label_text, md_text
 from codec.errors import CodecError
 
-__all__ = ["render_marks", "render_report", "tile_mark"]
+__all__ = ["render_marks", "render_report", "set_mark", "tile_mark"]
 
 ICONS: dict[MarkStatus, str] = {PASSED: "✓", FLAGGED: "⚑"}
 LABELS: dict[MarkStatus, str] = {PASSED: "Passed", FLAGGED: "Flagged"}
@@ -162,17 +162,19 @@ def render_marks(src: Source, ref: RecordRef) -> None:
             )
 
 
+def set_mark(src: Source, ref: RecordRef, status: str | None) -> None:
+    """Mark ``ref`` passed or flagged (None clears it), keeping its comment."""
+    _set(src, ref, status, None)
+
+
 def _on_tile(src: Source, ref: RecordRef, widget: str) -> None:
     value = state.widget_value(widget)
-    _set(src, ref, str(value) if value else None, None)
-
-
-def _on_tile_comment(src: Source, ref: RecordRef, widget: str) -> None:
-    _on_comment(src, ref, widget)
+    set_mark(src, ref, str(value) if value else None)
 
 
 def tile_mark(src: Source, ref: RecordRef, j: Journal | None = None) -> None:
-    """A compact mark control under a gallery tile: passed / flagged, and a comment."""
+    """A compact mark control under a gallery tile: passed / flagged (the gallery's focus
+    bar has the comment)."""
     j = j or services.shared_journal(src)
     if j is None:
         return
@@ -180,31 +182,16 @@ def tile_mark(src: Source, ref: RecordRef, j: Journal | None = None) -> None:
     rev = state.edit_revision()
     widget = f"review:tile:{_sid(src)}:{ref}:{rev}"
     state.set_widget_value(widget, mark.status if mark else None)
-    c = st.columns([3, 1], vertical_alignment="center", gap="small")
-    with c[0]:
-        st.segmented_control(
-            f"Review record {ref}",
-            list(ICONS),
-            key=state.widget_key(widget),
-            format_func=lambda s: ICONS[s],
-            on_change=_on_tile,
-            args=(src, ref, widget),
-            label_visibility="collapsed",
-        )
-    with c[1].popover(
-        "",
-        icon=":material/chat:" if not (mark and mark.comment) else ":material/mark_chat_read:",
-        help=md_text(mark.comment) if mark and mark.comment else "Comment",
-    ):
-        cw = f"review:tilec:{_sid(src)}:{ref}:{rev}"
-        if state.widget_value(cw) is None:
-            state.set_widget_value(cw, mark.comment if mark else "")
-        st.text_input(
-            f"Comment on record {ref} (Enter saves)",
-            key=state.widget_key(cw),
-            on_change=_on_tile_comment,
-            args=(src, ref, cw),
-        )
+    st.segmented_control(
+        f"Review record {ref}",
+        list(ICONS),
+        key=state.widget_key(widget),
+        format_func=lambda s: ICONS[s],
+        on_change=_on_tile,
+        args=(src, ref, widget),
+        label_visibility="collapsed",
+        width="stretch",
+    )
 
 
 # -- the report ----------------------------------------------------------------------------
