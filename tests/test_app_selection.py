@@ -4,6 +4,7 @@ pages, the review state is a selection, and a bad link says what it ignored."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,14 @@ def _table_records(at: AppTest) -> list[int]:
     return [int(x) for x in df["#"].tolist()]
 
 
+TILE = re.compile(r"#(\d+) ·")
+
+
+def _tiles(at: AppTest) -> list[int]:
+    """The gallery's tiles, by the record number in their captions (badges may come first)."""
+    return [int(m.group(1)) for b in at.main.button if (m := TILE.search(b.label))]
+
+
 def _param(at: AppTest, name: str) -> list[str]:
     value = at.query_params.get(name, [])
     return [value] if isinstance(value, str) else list(value)
@@ -76,8 +85,7 @@ def test_a_facet_click_narrows_the_table_and_goes_into_the_url(monkeypatch, od) 
     assert f"{len(want):,} of {N:,} records selected" in caption
     # The same link in a fresh session shows the same records, in the gallery too.
     fresh = _app(monkeypatch, od, {"facet": "class:cat (1)", "size": "100"}, page="gallery")
-    tiles = [b.label.lstrip("\\") for b in fresh.main.button if b.label.lstrip("\\")[:1] == "#"]
-    assert [int(t.split()[0].lstrip("#")) for t in tiles] == want[:100]
+    assert _tiles(fresh) == want[:100]
 
 
 def test_sort_by_bytes_orders_every_page(monkeypatch, od) -> None:  # type: ignore[no-untyped-def]
@@ -143,5 +151,21 @@ def test_filter_results_show_pictures_and_open_in_the_gallery(monkeypatch, od) -
     next(b for b in at.main.button if b.label == "Open in gallery").click().run()
     assert not at.exception
     assert _param(at, "sel") == [f"filter:{expression}"]
-    tiles = [b.label.lstrip("\\") for b in at.main.button if b.label.lstrip("\\")[:1] == "#"]
-    assert [int(t.split()[0].lstrip("#")) for t in tiles] == list(matches)[:100]
+    assert _tiles(at) == list(matches)[:100]
+
+
+def test_gallery_keys_page_through_the_selection(monkeypatch, od) -> None:  # type: ignore[no-untyped-def]
+    facts = _facts(od)
+    want = facts.classes["cat (1)"].tolist()
+    at = _app(monkeypatch, od, {"facet": "class:cat (1)", "size": "10"}, page="gallery")
+    assert _tiles(at) == want[:10]
+    next(b for b in at.main.button if b.label == "Next page (N)").click().run()
+    assert _tiles(at) == want[10:20]
+    assert _param(at, "record") == [str(want[10])]
+    # Moving the focus back past the first tile goes to the last tile of the previous page.
+    next(b for b in at.main.button if b.label == "Previous tile (K)").click().run()
+    assert _tiles(at) == want[:10]
+    assert _param(at, "record") == [str(want[9])]
+    # And forward past the last tile, to the first of the next page.
+    next(b for b in at.main.button if b.label == "Next tile (J)").click().run()
+    assert _param(at, "record") == [str(want[10])]

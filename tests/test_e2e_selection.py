@@ -20,7 +20,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 N = 160
 CLASS = "dog (2)"
-TILE = re.compile(r"^#(\d+) ·")
+TILE = re.compile(r"#(\d+) ·")
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def _tiles(page, count: int) -> list[int]:  # type: ignore[no-untyped-def]
     for _ in range(120):
         texts = page.locator(".st-key-tfb-gallery button").all_inner_texts()
         # A tile's caption may be read twice (the button and its tooltip): keep the first.
-        got = list(dict.fromkeys(int(m.group(1)) for t in texts if (m := TILE.match(t.strip()))))
+        got = list(dict.fromkeys(int(m.group(1)) for t in texts if (m := TILE.search(t))))
         if len(got) >= count:
             break
         page.wait_for_timeout(500)

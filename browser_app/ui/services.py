@@ -59,6 +59,7 @@ __all__ = [
     "order",
     "page_records",
     "page_view",
+    "record_at",
     "shared_journal",
     "should_auto_verify",
     "usual_types",
@@ -301,6 +302,15 @@ def neighbours(src: Source, record: int) -> tuple[int | None, int | None]:
             None if last is not None and record >= last else record + 1
         )
     return between(got, record)
+
+
+def record_at(src: Source, position: int) -> int:
+    """The record at ``position`` of the current selection (clamped to it; the record number
+    itself when the selection is the whole file): where a page starting there begins."""
+    got = order(src)
+    if got is None:
+        return max(0, position)
+    return int(got[min(max(position, 0), len(got) - 1)]) if len(got) else 0
 
 
 def _span(src: Source, start: int, stop: int) -> Span:

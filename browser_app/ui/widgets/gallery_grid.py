@@ -133,12 +133,16 @@ def move_target(
     return target, 0
 
 
-def _move(records: tuple[int | None, ...], current: int | None, step: int, start: int) -> None:
+def _move(
+    src: Source, records: tuple[int | None, ...], current: int | None, step: int, start: int
+) -> None:
+    """Move the focus; off the page, to the first tile of the next page or the last of the
+    previous one (positions in the selection)."""
     pos, overflow = move_target(records, current, step)
     if overflow > 0:
-        state.set_record(start + len(records))
-    elif overflow < 0:
-        state.set_record(max(0, start - 1))
+        state.set_record(services.record_at(src, start + len(records)))
+    elif overflow < 0 and start > 0:
+        state.set_record(services.record_at(src, start - 1))
     elif pos is not None:
         target = records[pos]
         if target is not None:
@@ -150,8 +154,8 @@ def _mark(src: Source, record: int | None, status: str) -> None:
         review.set_mark(src, record, status)
 
 
-def _page(start: int) -> None:
-    state.set_record(max(0, start))
+def _page(src: Source, start: int) -> None:
+    state.set_record(services.record_at(src, start))
 
 
 def _focused(items: Sequence[GalleryItem]) -> int | None:
@@ -210,7 +214,7 @@ def focus_bar(src: Source, items: Sequence[GalleryItem], start: int, per_row: in
                 name,
                 key=state.widget_key(f"gallery:key:{key}"),
                 on_click=_move,
-                args=(records, focused, step, start),
+                args=(src, records, focused, step, start),
                 shortcut=key,
             )
         size = state.page_size()
@@ -218,14 +222,14 @@ def focus_bar(src: Source, items: Sequence[GalleryItem], start: int, per_row: in
             "Next page (N)",
             key=state.widget_key("gallery:key:N"),
             on_click=_page,
-            args=(start + size,),
+            args=(src, start + size),
             shortcut="N",
         )
         st.button(
             "Previous page (B)",
             key=state.widget_key("gallery:key:B"),
             on_click=_page,
-            args=(start - size,),
+            args=(src, max(0, start - size)),
             shortcut="B",
             disabled=start == 0,
         )
