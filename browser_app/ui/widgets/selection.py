@@ -229,7 +229,10 @@ def _facet_label(number: dict[str, int]) -> Callable[[str], str]:
 
 def _help(group: str) -> str:
     if group == "class":
-        return "A class is the box caption, “text (label)”; a record counts once per class."
+        return (
+            "A class is the box caption, “text (label)”; a record counts once per class."
+            " Classes are counted as the files have them: pending edits are not counted."
+        )
     if group == "status":
         return "Intact: both CRCs check; recovered: found past damage; damaged: a CRC fails."
     return "Review marks of this dataset (passed, flagged, or none yet)."
