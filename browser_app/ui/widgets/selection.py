@@ -154,7 +154,9 @@ def sidebar_selection(src: Source | None) -> None:
         note = f"{count:,} of {plural(total, 'record') if total is not None else '…'} selected"
         if finding_total is not None and finding_total > count:
             note += f" (the schema lists the first {count:,} of {finding_total:,})"
-        side.caption(note)
+        if not sel.narrowed:
+            note = f"Every record, sorted by {sel.sort_words().lower()}"
+        side.caption(md_text(note))
     if sel.narrowed or sel.sort:
         side.button(
             "Clear selection",
