@@ -7,6 +7,7 @@ the gallery with a class hidden."""
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -70,7 +71,12 @@ def _record(root: Path, n: int) -> ex.Record:
 
 
 def _switches(at: AppTest) -> dict[str, object]:
-    return {c.label: c for c in at.main.checkbox if (c.key or "").startswith("tfb:w:class:")}
+    """The class switches by label as a reader sees it (Markdown escapes undone)."""
+    return {
+        re.sub(r"\\(.)", r"\1", c.label): c
+        for c in at.main.checkbox
+        if (c.key or "").startswith("tfb:w:class:")
+    }
 
 
 def _shown(data: bytes) -> bytes:

@@ -78,7 +78,7 @@ def legend(spec: str, entries: tuple[LegendEntry, ...]) -> None:
             if entry.bad:
                 count += f", {entry.bad} with a problem"
             box.checkbox(
-                f"{view.label_text(entry.caption)} · {count}",
+                f"{view.md_text(entry.caption)} · {count}",
                 key=state.widget_key(name),
                 on_change=_on_class,
                 args=(spec, entry.key, name),

@@ -29,7 +29,7 @@ from browser_app.ui.widgets.editor.saving import (
     set_rejected,
     sid,
 )
-from browser_app.view import label_text, md_text, plural
+from browser_app.view import md_text, plural
 from codec import detection
 from codec import example as ex
 from codec.errors import CodecError
@@ -330,7 +330,7 @@ def _box_table(src: Source, ref: RecordRef, rec: ex.Record, layout: detection.La
     columns = _box_columns(rec, layout)
     with st.container(key="tfb-editor-boxes"):
         head, close = st.columns([5, 1], vertical_alignment="center")
-        head.markdown(f"**Boxes** · {label_text(layout.prefix)}bbox/* · one row per box")
+        head.markdown(f"**Boxes** · {md_text(layout.prefix)}bbox/\\* · one row per box")
         close.button(
             "Close",
             key=state.widget_key(f"edit:boxes:close:{sid(src)}:{ref}"),
