@@ -1,5 +1,6 @@
-"""The app follows the browser's light or dark preference: no fixed theme anywhere, and the
-colours of its own (row tints, the logo's name) read on both."""
+"""In Chromium: the app follows the browser's light or dark preference (no fixed theme
+anywhere; its own colours, row tints and the logo's name, read on both), and the filter help
+shows its backquoted example as code."""
 
 from __future__ import annotations
 
@@ -61,3 +62,20 @@ def test_the_page_follows_the_browser(server: str, scheme: str) -> None:
         assert background < 60 and text > 150, (background, text)
     else:
         assert background > 200 and text < 100, (background, text)
+
+
+def test_the_filter_help_keeps_the_backquoted_name_in_its_code_span(server: str) -> None:
+    """The help's example of a name in backquotes is shown as code, backquotes and all, in
+    the tooltip and in the examples under the box."""
+    with chromium() as browser:
+        page = browser.new_page(viewport={"width": 1400, "height": 900})
+        page.goto(server + "/filter")
+        page.get_by_text("Examples:").wait_for(timeout=30_000)
+        examples = page.get_by_test_id("stCaptionContainer").filter(has_text="Examples:")
+        codes = examples.locator("code").all_inner_texts()
+        assert "image/height > 50 or `my feature` != 'x'" in codes, codes
+        page.get_by_role("button", name="Help for Filter expression").hover()
+        tip = page.get_by_test_id("stTooltipContent")
+        tip.wait_for(timeout=10_000)
+        assert "`my feature`" in tip.locator("code").all_inner_texts()
+        page.close()
