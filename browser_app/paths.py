@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 import codec
 from browser_app.errors import PathRefused
+from codec.cache import default_cache_dir
 
 __all__ = [
     "PathRefused",
@@ -31,6 +32,16 @@ __all__ = [
 
 _PATTERN = re.compile(r"[*?\[]|@\d+$")
 _SKIP_DIRS = {".git", "__pycache__", "node_modules", ".venv", "venv", ".mypy_cache", ".cache"}
+
+
+def _cache_real() -> str:
+    """The real path of the app's cache folder (indexes, inflated copies, journals,
+    uploads): never listed or expanded as data, even when it lies under the root."""
+    return os.path.realpath(default_cache_dir())
+
+
+def _in_cache(real: str, cache: str) -> bool:
+    return real == cache or real.startswith(cache.rstrip(os.sep) + os.sep)
 
 
 def _real_root(root: str | os.PathLike[str]) -> str:
@@ -126,12 +137,20 @@ def expand_inside(
     resolve_inside(real_root, head)
     out = []
     skipped = []
+    cache = _cache_real()
+    # A folder or pattern never takes in the app's own cache files; a path into the cache,
+    # given on purpose, still opens.
+    own = _in_cache(os.path.realpath(head), cache)
     for f in codec.expand_paths([absolute]):
         real = os.path.realpath(f)
+        if not own and _in_cache(real, cache):
+            continue
         if _inside(real, real_root):
             out.append(real)
         else:
             skipped.append(_shown(f, real_root))
+    if not out and not skipped:
+        raise FileNotFoundError(f"{text}: it names only the app's own cache files")
     if skipped and not out:
         raise PathRefused(
             f"{text}: every file it names leads outside the root folder through a symlink"
@@ -155,6 +174,7 @@ class RootEntry:
 
 
 def _walk(real_root: str, max_depth: int) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    cache = _cache_real()
     stack: list[tuple[str, int]] = [(real_root, 0)]
     while stack:
         folder, depth = stack.pop()
@@ -169,7 +189,11 @@ def _walk(real_root: str, max_depth: int) -> Iterator[tuple[str, os.DirEntry[str
                 continue
             try:
                 if e.is_dir(follow_symlinks=False):
-                    if depth < max_depth and e.name not in _SKIP_DIRS:
+                    if (
+                        depth < max_depth
+                        and e.name not in _SKIP_DIRS
+                        and not _in_cache(os.path.realpath(e.path), cache)
+                    ):
                         subdirs.append((e.path, depth + 1))
                     continue
             except OSError:
@@ -191,7 +215,8 @@ def list_tfrecords(
 
     Returns ``(entries, truncated)``: at most ``limit`` entries, and at most ``max_visits``
     directory entries looked at (a huge tree is cut short, not walked for minutes). Symlinks
-    leading outside the root are left out; hidden folders and tool folders are not walked."""
+    leading outside the root are left out; hidden folders, tool folders and the app's own
+    cache folder are not walked."""
     real_root = _real_root(root)
     q = query.strip().lower()
     glob_q = any(c in q for c in "*?[")

@@ -1,12 +1,22 @@
 """Shared fixtures: golden data from TensorFlow 2.21 (tests/data, see its README) and an
-isolated cache directory for every test."""
+isolated cache directory for every test; and a check, when the session ends, that the tests
+left no process behind (a Streamlit server, a launcher, Chromium)."""
 
 from __future__ import annotations
 
 import json
+import os
+import re
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from codec.values import plural
 
 DATA = Path(__file__).parent / "data"
 EXPECTED = DATA / "expected"
@@ -47,3 +57,72 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 @pytest.fixture
 def data_dir() -> Path:
     return DATA
+
+
+# -- no process left behind ----------------------------------------------------------------------
+
+# Every process this test run starts inherits this mark in its environment (so do orphans
+# whose parent died), which is how the end-of-session check finds them, and only them.
+RUN_MARK = "TFRECORD_BROWSER_TEST_RUN"
+WATCHED = re.compile(r"streamlit|browser_app|chrom(e|ium)|playwright|headless_shell")
+GRACE = 10.0  # seconds a process stopped by its fixture may take to exit
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    os.environ.setdefault(RUN_MARK, f"{os.getpid()}-{uuid.uuid4().hex[:12]}")
+
+
+def leftover_processes() -> Iterator[tuple[int, str]]:
+    """``(pid, command line)`` of the live processes this test run started (by their mark)
+    that are servers, launchers or browsers."""
+    mark = f"{RUN_MARK}={os.environ.get(RUN_MARK, '')}".encode()
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            with open(f"/proc/{name}/environ", "rb") as f:
+                if mark not in f.read().split(b"\0"):
+                    continue
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()
+        except OSError:
+            continue  # gone, or not ours to read
+        if cmd and WATCHED.search(cmd):
+            yield int(name), cmd
+
+
+def _stop(pids: list[int]) -> None:
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+            except OSError:
+                pass
+        deadline = time.monotonic() + 3
+        while time.monotonic() < deadline and any(os.path.exists(f"/proc/{p}") for p in pids):
+            time.sleep(0.1)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run, loudly, when a server or browser it started is still alive (after a
+    grace period for those being stopped), and stop them."""
+    if not sys.platform.startswith("linux") or not os.path.isdir("/proc"):
+        return
+    deadline = time.monotonic() + GRACE
+    left = list(leftover_processes())
+    while left and time.monotonic() < deadline:
+        time.sleep(0.2)
+        left = list(leftover_processes())
+    if not left:
+        return
+    _stop([pid for pid, _ in left])
+    lines = "\n".join(f"  {pid}: {cmd[:200]}" for pid, cmd in left)
+    what = plural(len(left), "process", "processes")
+    message = f"\nThe tests left {what} running (now stopped):\n{lines}\n"
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None:
+        reporter.write_line(message, red=True, bold=True)
+    else:
+        sys.stderr.write(message)
+    if session.exitstatus == pytest.ExitCode.OK:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

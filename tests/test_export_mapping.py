@@ -14,6 +14,7 @@ import pytest
 from conftest import DATA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
+from test_app_edit import harness, no_crash, root, texts  # noqa: F401  (root: a fixture)
 from test_cmd_export import run as run_cli
 
 import codec
@@ -22,6 +23,7 @@ from browser_app.edits import Journal
 from browser_app.errors import ExportError
 from browser_app.export import index_map
 from codec.example import encode_example
+from codec.values import plural
 from codec.writer import TFRecordWriter
 
 
@@ -178,3 +180,59 @@ def test_the_command_line_names_the_map_and_can_leave_it_out(tmp_path: Path) -> 
     )
     assert code == 0 and "index-map" not in out
     assert not (tmp_path / "b.tfrecord.index-map.csv").exists()
+
+
+# -- the Export page: what it will write and leave out, before Export is pressed --------------
+
+
+def _captions(at) -> str:  # type: ignore[no-untyped-def]
+    """The captions as a reader sees them: no Markdown escapes, no code-span fences."""
+    return texts(at.main.caption).replace("`", "")
+
+
+def test_the_export_page_names_every_output_and_the_map_first(monkeypatch, root):  # noqa: F811
+    at = harness(monkeypatch, root, "detection.tfrecord", 0, page="export")
+    no_crash(at)
+    assert (
+        "Writes exports/detection-edited.tfrecord, and where each record went in"
+        " exports/detection-edited.tfrecord.index-map.csv" in _captions(at)
+    )
+    for n in (3, 12):
+        at.number_input(key="tfb:w:export:shards").set_value(n).run()
+        no_crash(at)
+        names = [f"exports/detection-edited-{k:05d}-of-{n:05d}.tfrecord" for k in range(n)]
+        shown = _captions(at) + "\n" + "\n".join(str(c.value) for c in at.main.code)
+        assert all(name in shown for name in names), shown
+        assert f"Writes {n} files" in shown
+    assert not (root / "exports").exists()  # nothing written yet
+    at.button(key="tfb:w:export:go").click().run()
+    no_crash(at)
+    assert "detection-edited.tfrecord.index-map.csv" in texts(at.success)
+    assert len(_read_map(root / "exports" / "detection-edited.tfrecord.index-map.csv")) > 0
+
+
+def test_the_export_page_lists_the_damaged_records_it_leaves_out(monkeypatch, root):  # noqa: F811
+    at = harness(monkeypatch, root, "damaged.tfrecord", 0, page="export")
+    no_crash(at)
+    with codec.TFRecordFile(str(root / "damaged.tfrecord")) as f:
+        f.verify()  # finds every data CRC
+        bad = [i for i in range(len(f)) if f.is_damaged(i) is not None]
+    assert bad
+    (warned,) = [w.value for w in at.main.warning if "leaves out" in w.value]
+    assert f"leaves out {plural(len(bad), 'damaged record')}" in warned
+    for r in bad:
+        assert f"[{r}](./?file=damaged.tfrecord&record={r})" in warned
+    # A selection without them leaves none out (and no damaged region: it is not whole).
+    keep = next(i for i in range(5) if i not in bad)
+    at.radio(key="tfb:w:export:selection").set_value("Records by number").run()
+    at.text_input(key="tfb:w:export:range").input(str(keep)).run()
+    no_crash(at)
+    assert not [w for w in at.main.warning if "leaves out" in w.value]
+    # Deleting a damaged record: the export leaves it out as deleted, not as damaged.
+    at.text_input(key="tfb:w:export:range").input(str(bad[0])).run()
+    assert [w for w in at.main.warning if "leaves out" in w.value]
+    with Journal(str(root / "damaged.tfrecord")) as j:
+        j.delete_record(bad[0])
+    at = harness(monkeypatch, root, "damaged.tfrecord", 0, page="export")
+    (warned,) = [w.value for w in at.main.warning if "leaves out" in w.value]
+    assert f"record={bad[0]})" not in warned

@@ -111,7 +111,10 @@ def test_int64_rejects_non_numbers(text: str) -> None:
 def test_float_notes_inexact_values_and_keeps_exact_ones_quiet() -> None:
     exact = check_value("float", "0.5")
     assert exact.value == 0.5 and exact.note is None
-    inexact = check_value("float", "0.1")
+    # 0.1 is how float32(0.1) is written: typed back, it is what the app shows, no note.
+    shown = check_value("float", "0.1")
+    assert shown.value == float(np.float32(0.1)) and shown.note is None
+    inexact = check_value("float", "0.1000000001")  # more digits than float32 holds
     assert inexact.value == float(np.float32(0.1))
     assert inexact.note is not None and "not exactly representable" in inexact.note
     big = check_value("float", "16777217")  # 2**24 + 1
@@ -167,7 +170,7 @@ def test_unknown_type_is_refused() -> None:
 def test_parse_values_lists() -> None:
     assert parse_values("int64", "1, 2 3\n4") == ([1, 2, 3, 4], [])
     assert parse_values("int64", "") == ([], [])
-    values, notes = parse_values("float", "0.5,0.1")
+    values, notes = parse_values("float", "0.5,0.1000000001")
     assert values == [0.5, float(np.float32(0.1))] and len(notes) == 1 and "value 1" in notes[0]
     assert parse_values("bytes", "a, b\nhex:00\n") == ([b"a, b", b"\x00"], [])
     with pytest.raises(ValueParseError, match="value 2"):
@@ -410,7 +413,7 @@ def test_changes_carry_schema_warnings(tmp_path: Path) -> None:
 
 def test_journal_is_replayed_after_a_restart(basic: Path) -> None:
     with Journal(str(basic)) as j:
-        j.set_value(0, "feature3", 0, "0.1")
+        j.set_value(0, "feature3", 0, "0.1000000001")
         j.set_feature(1, "feature3", Feature("float", [math.nan, -0.0, 1e-45]))
         j.set_value(2, "feature1", 0, str(2**62))
         j.set_value(2, "feature2", 0, "hex:00ff")

@@ -4,6 +4,7 @@ stops the server first, and a launcher killed outright takes the server with it.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,9 +25,19 @@ def _answers(url: str) -> bool:
         return False
 
 
-def _start(port: int) -> subprocess.Popen[bytes]:
+def _start(port: int, *extra: str, prefix: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "browser_app", "view", "--no-browser", "--port", str(port)],
+        [
+            *prefix,
+            sys.executable,
+            "-m",
+            "browser_app",
+            "view",
+            "--no-browser",
+            "--port",
+            str(port),
+            *extra,
+        ],
         cwd=REPO,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -38,15 +49,58 @@ def _start(port: int) -> subprocess.Popen[bytes]:
     return proc
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
+def _servers_of(port: int) -> list[int]:
+    """The Streamlit servers (by process id) started for ``port``, alive or not yet reaped."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")
+            with open(f"/proc/{name}/stat", "rb") as f:
+                zombie = f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+        except OSError:
+            continue
+        if b"streamlit" in cmd and str(port).encode() in cmd and not zombie:
+            found.append(int(name))
+    return found
+
+
+def _gone(port: int, sig: str) -> None:
+    """The server for ``port`` answers no more and its process has ended."""
+    deadline = time.monotonic() + 20
+    while _answers(f"http://127.0.0.1:{port}") or _servers_of(port):
+        assert time.monotonic() < deadline, f"the server outlived its launcher after {sig}"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGKILL])
 def test_the_server_goes_with_the_launcher(sig: signal.Signals) -> None:
     port = free_port()
     proc = _start(port)
+    assert _servers_of(port)
     os.kill(proc.pid, sig)
     proc.wait(30)
-    deadline = time.monotonic() + 20
-    while _answers(f"http://127.0.0.1:{port}"):
-        assert time.monotonic() < deadline, f"the server outlived its launcher after {sig.name}"
-        time.sleep(0.2)
+    _gone(port, sig.name)
     if sig != signal.SIGKILL:
         assert proc.returncode == 0
+
+
+def test_listening_on_every_interface_the_server_still_goes_with_it() -> None:
+    port = free_port()
+    proc = _start(port, "--host", "0.0.0.0")
+    os.kill(proc.pid, signal.SIGTERM)
+    proc.wait(30)
+    _gone(port, "SIGTERM with --host 0.0.0.0")
+    assert proc.returncode == 0
+
+
+@pytest.mark.skipif(shutil.which("timeout") is None, reason="needs coreutils' timeout")
+def test_timeout_stops_the_launcher_and_its_server() -> None:
+    """``timeout 20 tfrecord-browser view``: when time is up, timeout sends SIGTERM."""
+    port = free_port()
+    proc = _start(port, prefix=("timeout", "20"))
+    proc.wait(60)
+    assert proc.returncode == 124  # timeout's "time ran out"
+    _gone(port, "timeout's SIGTERM")

@@ -43,6 +43,8 @@ __all__ = [
 # The entry file Streamlit runs. The command line starts the app by this path (a new
 # process), never by importing it, so cli/ does not depend on the Streamlit side.
 APP = Path(__file__).resolve().parent.parent / "streamlit_app.py"
+LIGHT_ACCENT = "#2563eb"  # the accent colour on a light page
+DARK_ACCENT = "#60a5fa"  # the same blue, lighter, on a dark page
 _WILDCARD_HOSTS = {"0.0.0.0", "::", ""}
 
 
@@ -142,8 +144,12 @@ def server_command(
         "--server.maxUploadSize",
         "200",
         # Blue accents: red is kept for damage, so a selected row never looks like an error.
-        "--theme.primaryColor",
-        "#2563eb",
+        # Set per light and dark theme (a plain theme.primaryColor would make one custom
+        # light theme), so the app still follows the browser's light or dark preference.
+        "--theme.light.primaryColor",
+        LIGHT_ACCENT,
+        "--theme.dark.primaryColor",
+        DARK_ACCENT,
     ]
     for name in allowed_hosts(host):
         cmd += ["--server.allowedHosts", name]

@@ -121,7 +121,9 @@ def _parse_float(text: str) -> ParsedValue:
             FLOAT, text, f"beyond float32's range (magnitude at most {_FLOAT32_MAX:.8g})"
         )
     note = None
-    if Decimal(f) != exact:
+    # No note for the text this app writes for a float32 (its shortest round-trip text, as
+    # an unchanged list is typed back): only a value float32 cannot hold is worth one.
+    if Decimal(f) != exact and Decimal(format_float(f)) != exact:
         note = f"{s} is not exactly representable as float32; stored as {f!r}"
         if f == 0.0 and exact != 0:
             note = f"{s} is too small for float32; stored as {format_float(f)}"

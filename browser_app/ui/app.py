@@ -30,9 +30,11 @@ _GLYPH = (
 )
 LOGO = (
     '<svg xmlns="http://www.w3.org/2000/svg" width="230" height="36" viewBox="0 0 230 36">'
+    # The name is dark on a light page and light on a dark one, as the browser prefers.
+    "<style>text{fill:#1f2937}@media (prefers-color-scheme:dark){text{fill:#e5e7eb}}</style>"
     + _GLYPH
     + '<text x="38" y="25" font-family="Source Sans Pro, Helvetica, Arial, sans-serif"'
-    ' font-size="20" font-weight="600" fill="#1f2937">TFRecord Browser</text></svg>'
+    ' font-size="20" font-weight="600">TFRecord Browser</text></svg>'
 )
 ICON = (
     '<svg xmlns="http://www.w3.org/2000/svg" width="32" height="36" viewBox="0 0 32 36">'

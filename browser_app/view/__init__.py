@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from .cells import cell_text, parse_bytes_cell
 from .changes import diff_rows, part_preview
-from .export import ExportOutcome, export_outcome
+from .export import DamageLeftOut, ExportOutcome, damage_left_out, export_outcome
 from .files import file_options
 from .gallery import GalleryItem, gallery_items, record_label
 from .pictures import (
@@ -84,6 +84,7 @@ __all__ = [
     "SAMPLE_BYTES",
     "BoxScale",
     "Cell",
+    "DamageLeftOut",
     "ExportOutcome",
     "FeatureRow",
     "GalleryItem",
@@ -98,6 +99,7 @@ __all__ = [
     "as_edited_slot",
     "boxes_normalized",
     "cell_text",
+    "damage_left_out",
     "data_url",
     "diff_rows",
     "export_outcome",

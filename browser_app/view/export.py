@@ -3,12 +3,17 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
+import codec
 from browser_app.export.base import TFRECORD, ExportReport
 from browser_app.paths import relative_to_root
+from codec.kinds import DATA_CRC
 
-__all__ = ["ExportOutcome", "export_outcome"]
+__all__ = ["DamageLeftOut", "ExportOutcome", "damage_left_out", "export_outcome"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +36,7 @@ class ExportOutcome:
     backup: str | None
     seconds: float
     formula_warning: str | None = None
+    index_map: str | None = None  # relative to the root, as the summary says it
 
     @property
     def ok(self) -> bool:
@@ -54,6 +60,10 @@ def export_outcome(report: ExportReport, root: str, source: str) -> ExportOutcom
     summary = report.summary()
     for p in report.outputs:
         summary = summary.replace(p, relative_to_root(root, p))
+    index_map = None
+    if report.index_map:
+        index_map = relative_to_root(root, report.index_map)
+        summary = summary.replace(report.index_map, index_map)
     backup = None
     if report.backup:
         backup = relative_to_root(root, report.backup)
@@ -70,4 +80,46 @@ def export_outcome(report: ExportReport, root: str, source: str) -> ExportOutcom
         backup=backup,
         seconds=report.seconds,
         formula_warning=report.formula_warning(),
+        index_map=index_map,
     )
+
+
+@dataclass(frozen=True)
+class DamageLeftOut:
+    """The damage an export is about to leave out: ``records`` the global numbers of the
+    damaged records among those it writes (in order), ``regions`` how many damaged stretches
+    that are not records (bad headers, truncation) a whole-dataset export skips."""
+
+    records: tuple[int, ...]
+    regions: int
+
+    def __bool__(self) -> bool:
+        return bool(self.records or self.regions)
+
+
+def damage_left_out(
+    dataset: codec.TFRecordDataset,
+    problems: Iterable[Mapping[str, Any]],
+    selection: Iterable[int] | None = None,
+    is_deleted: Callable[[int], bool] = lambda _r: False,
+) -> DamageLeftOut:
+    """Which of ``problems`` (plain data, as :func:`~browser_app.view.problem_dict` gives)
+    an export of ``selection`` (``None``: every record) leaves out: the damaged records it
+    would write, unless ``is_deleted`` says a pending edit deletes them anyway, and, for a
+    whole export, the damaged regions."""
+    wanted = None if selection is None else set(selection)
+    files = {os.path.realpath(f.path): k for k, f in enumerate(dataset.files)}
+    records: set[int] = set()
+    regions = 0
+    for p in problems:
+        if p.get("kind") != DATA_CRC:
+            regions += 1
+            continue
+        k = files.get(os.path.realpath(str(p.get("path") or "")))
+        if p.get("offset") is None or k is None:
+            continue
+        local = dataset.files[k].record_at(int(p["offset"]))
+        g = None if local is None else dataset.global_index(k, local)
+        if g is not None and (wanted is None or g in wanted) and not is_deleted(g):
+            records.add(g)
+    return DamageLeftOut(tuple(sorted(records)), regions if wanted is None else 0)

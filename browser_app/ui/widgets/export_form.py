@@ -24,9 +24,20 @@ from browser_app.export import COMPRESSIONS, ExportFormat, Progress
 from browser_app.export.base import CSV, IMAGES, JSON, JSONL, PARQUET, TFRECORD
 from browser_app.paths import relative_to_root, resolve_inside
 from browser_app.selection import parse_record_spec
-from browser_app.ui import navigation, state
+from browser_app.ui import navigation, services, state
 from browser_app.ui.source import Source
-from browser_app.view import ExportOutcome, export_outcome, md_text, plural
+from browser_app.ui.widgets.schema import record_link
+from browser_app.view import (
+    ExportOutcome,
+    damage_left_out,
+    export_outcome,
+    label_text,
+    md_code,
+    md_text,
+    plural,
+    problem_dict,
+    record_links,
+)
 from codec.errors import CodecError
 from codec.kinds import NO_COMPRESSION
 from codec.values import format_bytes
@@ -39,6 +50,7 @@ DOWNLOAD_LIMIT = 32 << 20  # exports up to this size get a download button
 ALL, RANGE, FILTERED = "All records", "Records by number", "The filter's result"
 _REPORT_OUTPUTS_SHOWN = 8
 _LEFT_OUT_SHOWN = 10
+_PREVIEW_SHOWN = 8  # output names listed in a line; more go into an expander
 
 
 def _format() -> str:
@@ -255,6 +267,7 @@ def form(src: Source, j: Journal | None, pending: int) -> None:
     elif how == ALL and j is not None and pending:
         st.caption("Deleted records are left out; new records are written in place.")
     _destination_input(src)
+    _preview(src, j)
     if st.button(
         "Export",
         key=state.widget_key("export:go"),
@@ -319,6 +332,93 @@ def _destination_input(src: Source) -> None:
         "It exists: replace it" if len(existing) == 1 else "They exist: replace them",
         key=state.widget_key("export:overwrite"),
     )
+
+
+# -- before it runs: the names it writes, the damage it leaves out -----------------------------
+
+
+def _planned_outputs(src: Source) -> tuple[list[str], str] | None:
+    """``(outputs, index map)``, real paths, of an export as the form stands; None when the
+    form cannot be exported as it is (the Export button then says why)."""
+    text = str(state.widget_value("export:dest") or "").strip()
+    if not text:
+        return None
+    fmt = _format()
+    try:
+        dst = _destination(src, text)
+        return export.output_paths(dst, format=fmt, **_options(fmt)), export.index_map_path(dst)
+    except AppError:
+        return None
+
+
+def _preview(src: Source, j: Journal | None) -> None:
+    """What the export will write (every output's name, and its index map) and the damaged
+    records it will leave out, before Export is pressed."""
+    planned = _planned_outputs(src)
+    if planned is not None:
+        outputs, index_map = planned
+        names = [relative_to_root(src.root, p) for p in outputs]
+        map_name = md_code(relative_to_root(src.root, index_map))
+        if len(names) == 1:
+            st.caption(f"Writes {md_code(names[0])}, and where each record went in {map_name}.")
+        elif len(names) <= _PREVIEW_SHOWN:
+            st.caption(
+                f"Writes {plural(len(names), 'file')}: "
+                + ", ".join(md_code(n) for n in names)
+                + f"; and where each record went in {map_name}."
+            )
+        else:
+            st.caption(
+                f"Writes {plural(len(names), 'file')}, {md_code(names[0])} to"
+                f" {md_code(names[-1])}; and where each record went in {map_name}."
+            )
+            with st.expander(f"Every output's name ({len(names):,})"):
+                st.code("\n".join(label_text(n) for n in names), language=None)
+    _damage_preview(src, j)
+
+
+def _damage_preview(src: Source, j: Journal | None) -> None:
+    """The damaged records (and regions) the export will leave out, with links to them."""
+    how = str(state.widget_value("export:selection") or ALL)
+    records, err = _selection(src, how)
+    if err is not None:
+        return
+    # The Overview page's full CRC check, under the same session key.
+    checked = services.should_auto_verify(src) or bool(state.get(f"verified:{src.spec}"))
+    try:
+        if checked:
+            problems = [p for r in services.verify(src) for p in r["problems"]]
+        else:
+            problems = [problem_dict(p) for p in src.dataset.problems]
+        left = damage_left_out(
+            src.dataset,
+            problems,
+            records,
+            (lambda r: j.is_deleted(r)) if j is not None else (lambda _r: False),
+        )
+    except (AppError, CodecError, OSError) as exc:
+        st.caption(f"The damage it would leave out cannot be listed: {md_text(str(exc))}")
+        return
+    found = "" if checked else " found so far (every CRC is checked as the export reads)"
+    parts = []
+    if left.records:
+        n = len(left.records)
+        parts.append(
+            f"{plural(n, 'damaged record')}{found}: "
+            + record_links(list(left.records), n, record_link(src))
+        )
+    if left.regions:
+        parts.append(
+            plural(left.regions, "damaged region that holds", "damaged regions that hold")
+            + " no whole record"
+        )
+    if parts:
+        st.warning(
+            "This export leaves out " + ", and ".join(parts) + ".",
+            icon=":material/broken_image:",
+        )
+    elif not checked:
+        st.caption("No damaged record found so far; every CRC is checked as the export reads.")
 
 
 # -- the report ------------------------------------------------------------------------------

@@ -112,10 +112,9 @@ def file_picker() -> None:
     options = file_options(entries)
     labels = dict(options)
     current = state.source_spec()
-    if current in labels:
-        state.set_widget_value("pick", current)
-    elif state.widget_value("pick") not in labels:
-        state.set_widget_value("pick", None)
+    # The box shows what is open, or nothing when that is not one of its entries (a folder,
+    # a pattern, an upload): never a file opened before.
+    state.set_widget_value("pick", current if current in labels else None)
     sb.selectbox(
         "Files under the root",
         [spec for spec, _ in options],

@@ -18,8 +18,9 @@ from codec.values import format_float
 
 __all__ = ["records_table"]
 
-DAMAGED_STYLE = "background-color: rgba(255, 43, 43, 0.12); color: #b3261e"
-SKIPPED_STYLE = "background-color: rgba(255, 170, 0, 0.14); color: #8a5300"
+# Text colours that read on a light and on a dark page alike (the app follows the browser's).
+DAMAGED_STYLE = "background-color: rgba(255, 43, 43, 0.12); color: #d93025"
+SKIPPED_STYLE = "background-color: rgba(255, 170, 0, 0.14); color: #b26a00"
 RECOVERED_STYLE = "background-color: rgba(255, 170, 0, 0.06); font-style: italic"
 # Rows with pending edits (their status in PageView.status).
 EDIT_STYLES: dict[str, str] = {

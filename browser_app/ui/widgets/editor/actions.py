@@ -129,11 +129,12 @@ def feature_actions(src: Source, j: Journal, ref: RecordRef, rec: ex.Record) -> 
 
 
 def _on_delete_record(src: Source, ref: RecordRef) -> None:
-    ch, err = journal_call(src, lambda j: j.delete_record(ref))
+    _ch, err = journal_call(src, lambda j: j.delete_record(ref))
     if err is not None:
         say(src, "error", f"Record {ref} was not deleted: {err}")
         return
-    after_change(src, ch, f"Record {ref} is deleted (left out of exports until you undo it).")
+    # No message of its own: the editor shows a deleted record as one banner with its Undo.
+    state.bump_edit_revision()
 
 
 def _on_duplicate(src: Source, ref: RecordRef, record_no: int) -> None:
