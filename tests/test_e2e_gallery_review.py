@@ -143,6 +143,8 @@ def test_keyboard_review_of_20_tiles(
         want[n] = status
         page.keyboard.press("ArrowRight" if n % 2 else "j")
         _focused(page, n + 1)
+    # The focused tile is kept on screen as the focus moves down the page.
+    expect(page.locator(f".st-key-tfb-tile-{first + 20}")).to_be_in_viewport(timeout=15_000)
     _ok(page)
     _shot(page, "e2e-gallery-review-marked.png")
 

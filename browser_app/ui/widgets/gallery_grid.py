@@ -173,7 +173,6 @@ def focus_bar(src: Source, items: Sequence[GalleryItem], start: int, per_row: in
     st.markdown(
         f"**#{focused}**" if focused is not None else "no record here",
         width="content",
-        help="The focused tile (ringed): the keys act on it",
     )
     for status, key in ((PASSED, "P"), (FLAGGED, "F")):
         st.button(
@@ -195,7 +194,9 @@ def focus_bar(src: Source, items: Sequence[GalleryItem], start: int, per_row: in
         help="Open the focused record on the Records page",
     ):
         navigation.goto("records")
-    with st.popover("Keys", icon=":material/keyboard:"):
+    if focused is not None and j is not None:
+        review.comment_popover(src, focused, j)
+    with st.popover("", icon=":material/keyboard:", help="Keys"):
         st.markdown(KEYS_HELP)
     with st.container(key="tfb-gallery-keys"):
         for name, step, key in (
@@ -249,9 +250,15 @@ def grid(src: Source, items: Sequence[GalleryItem], size: TileSize, j: Journal |
                         review.tile_mark(src, item.index, j)
         if focused is not None:
             pos = [it.index for it in items].index(focused)
+            # The ring, and the focused tile scrolled into view (a fixed script: only the
+            # tile's position, a number, is put into it).
             st.html(
                 f"<style>.st-key-tfb-tile-{pos} {{ outline: 3px solid {_FOCUS};"
                 " outline-offset: 1px; }</style>"
+                f"<script>setTimeout(() => {{ const t = document.querySelector("
+                f"'.st-key-tfb-tile-{pos}'); if (t) t.scrollIntoView({{block: 'nearest'}});"
+                " }, 50);</script>",
+                unsafe_allow_javascript=True,
             )
 
 
