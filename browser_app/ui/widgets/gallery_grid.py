@@ -92,6 +92,8 @@ _CSS = """
 .st-key-tfb-gallery [class*="st-key-tfb-tile-"] * { position: static; }
 .st-key-tfb-gallery [data-testid="stButtonGroup"] { flex-wrap: nowrap; position: relative;
   z-index: 1; }
+.st-key-tfb-gallery [data-testid="stLayoutWrapper"]:has(> [class*="st-key-tfb-badges-"]) {
+  position: absolute; top: 6px; left: 6px; right: 6px; z-index: 2; width: auto; }
 .st-key-tfb-gallery-keys { position: absolute; width: 1px; height: 1px; overflow: hidden;
   clip-path: inset(50%); }
 </style>
@@ -245,7 +247,7 @@ def grid(src: Source, items: Sequence[GalleryItem], size: TileSize, j: Journal |
             ):
                 with col, st.container(key=f"tfb-tile-{pos}"):
                     mark = marks.get(item.index) if item.index is not None else None
-                    _tile(item, mark)
+                    _tile(item, mark, pos)
                     if size.controls and item.index is not None:
                         review.tile_mark(src, item.index, j)
         if focused is not None:
@@ -262,7 +264,7 @@ def grid(src: Source, items: Sequence[GalleryItem], size: TileSize, j: Journal |
             )
 
 
-def _tile(item: GalleryItem, mark: Mark | None) -> None:
+def _tile(item: GalleryItem, mark: Mark | None, pos: int) -> None:
     if item.data is not None:
         st.image(
             item.data,
@@ -273,14 +275,17 @@ def _tile(item: GalleryItem, mark: Mark | None) -> None:
         st.error(view.md_text(item.error or "damaged"), icon=":material/error:")
     else:
         st.warning(view.md_text(item.error or "no picture"), icon=":material/broken_image:")
-    badges = " ".join(item.badges)
-    label = f"{badges} {item.caption}" if badges else item.caption
+    if item.badges:  # laid over the picture's corner: the tile keeps its height
+        with st.container(key=f"tfb-badges-{pos}"):
+            st.markdown(
+                " ".join(f":orange-badge[{view.md_text(b)}]" for b in item.badges),
+                help=_BADGE_HELP,
+            )
     if item.index is not None and st.button(
-        view.md_text(label),
+        view.md_text(item.caption),
         key=state.widget_key(f"tile:{item.index}"),
         type="tertiary",
         icon=_MARK_ICONS.get(mark.status) if mark is not None else None,
-        help=_BADGE_HELP if badges else None,
         width="stretch",
     ):
         state.set_record(item.index)
