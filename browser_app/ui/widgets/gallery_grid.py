@@ -92,6 +92,8 @@ _CSS = """
 .st-key-tfb-gallery [class*="st-key-tfb-tile-"] * { position: static; }
 .st-key-tfb-gallery [data-testid="stButtonGroup"] { flex-wrap: nowrap; position: relative;
   z-index: 1; }
+.st-key-tfb-gallery [data-testid="stLayoutWrapper"]:has(> [class*="st-key-tfb-badges-"]) {
+  position: absolute; top: 6px; left: 6px; right: 6px; z-index: 2; width: auto; }
 .st-key-tfb-gallery-keys { position: absolute; width: 1px; height: 1px; overflow: hidden;
   clip-path: inset(50%); }
 </style>
@@ -177,7 +179,6 @@ def focus_bar(src: Source, items: Sequence[GalleryItem], start: int, per_row: in
     st.markdown(
         f"**#{focused}**" if focused is not None else "no record here",
         width="content",
-        help="The focused tile (ringed): the keys act on it",
     )
     for status, key in ((PASSED, "P"), (FLAGGED, "F")):
         st.button(
@@ -199,7 +200,9 @@ def focus_bar(src: Source, items: Sequence[GalleryItem], start: int, per_row: in
         help="Open the focused record on the Records page",
     ):
         navigation.goto("records")
-    with st.popover("Keys", icon=":material/keyboard:"):
+    if focused is not None and j is not None:
+        review.comment_popover(src, focused, j)
+    with st.popover("", icon=":material/keyboard:", help="Keys"):
         st.markdown(KEYS_HELP)
     with st.container(key="tfb-gallery-keys"):
         for name, step, key in (
@@ -248,18 +251,24 @@ def grid(src: Source, items: Sequence[GalleryItem], size: TileSize, j: Journal |
             ):
                 with col, st.container(key=f"tfb-tile-{pos}"):
                     mark = marks.get(item.index) if item.index is not None else None
-                    _tile(item, mark)
+                    _tile(item, mark, pos)
                     if size.controls and item.index is not None:
                         review.tile_mark(src, item.index, j)
         if focused is not None:
             pos = [it.index for it in items].index(focused)
+            # The ring, and the focused tile scrolled into view (a fixed script: only the
+            # tile's position, a number, is put into it).
             st.html(
                 f"<style>.st-key-tfb-tile-{pos} {{ outline: 3px solid {_FOCUS};"
                 " outline-offset: 1px; }</style>"
+                f"<script>setTimeout(() => {{ const t = document.querySelector("
+                f"'.st-key-tfb-tile-{pos}'); if (t) t.scrollIntoView({{block: 'nearest'}});"
+                " }, 50);</script>",
+                unsafe_allow_javascript=True,
             )
 
 
-def _tile(item: GalleryItem, mark: Mark | None) -> None:
+def _tile(item: GalleryItem, mark: Mark | None, pos: int) -> None:
     if item.data is not None:
         st.image(
             item.data,
@@ -270,14 +279,17 @@ def _tile(item: GalleryItem, mark: Mark | None) -> None:
         st.error(view.md_text(item.error or "damaged"), icon=":material/error:")
     else:
         st.warning(view.md_text(item.error or "no picture"), icon=":material/broken_image:")
-    badges = " ".join(item.badges)
-    label = f"{badges} {item.caption}" if badges else item.caption
+    if item.badges:  # laid over the picture's corner: the tile keeps its height
+        with st.container(key=f"tfb-badges-{pos}"):
+            st.markdown(
+                " ".join(f":orange-badge[{view.md_text(b)}]" for b in item.badges),
+                help=_BADGE_HELP,
+            )
     if item.index is not None and st.button(
-        view.md_text(label),
+        view.md_text(item.caption),
         key=state.widget_key(f"tile:{item.index}"),
         type="tertiary",
         icon=_MARK_ICONS.get(mark.status) if mark is not None else None,
-        help=_BADGE_HELP if badges else None,
         width="stretch",
     ):
         state.set_record(item.index)

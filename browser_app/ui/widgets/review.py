@@ -26,7 +26,7 @@ from browser_app.ui.source import Source
 from browser_app.view import label_text, md_text
 from codec.errors import CodecError
 
-__all__ = ["render_marks", "render_report", "set_mark", "tile_mark"]
+__all__ = ["comment_popover", "render_marks", "render_report", "set_mark", "tile_mark"]
 
 ICONS: dict[MarkStatus, str] = {PASSED: "✓", FLAGGED: "⚑"}
 LABELS: dict[MarkStatus, str] = {PASSED: "Passed", FLAGGED: "Flagged"}
@@ -192,6 +192,29 @@ def tile_mark(src: Source, ref: RecordRef, j: Journal | None = None) -> None:
         label_visibility="collapsed",
         width="stretch",
     )
+
+
+def comment_popover(src: Source, ref: RecordRef, j: Journal | None = None) -> None:
+    """A "Comment" popover with the comment of ``ref`` (Enter saves; a comment on an
+    unmarked record flags it), for the gallery's focused tile."""
+    j = j or services.shared_journal(src)
+    if j is None:
+        return
+    mark = j.marks().get(ref)
+    with st.popover(
+        "",
+        icon=":material/chat:" if not (mark and mark.comment) else ":material/mark_chat_read:",
+        help=md_text(mark.comment) if mark and mark.comment else "Comment",
+    ):
+        cw = f"review:tilec:{_sid(src)}:{ref}:{state.edit_revision()}"
+        if state.widget_value(cw) is None:
+            state.set_widget_value(cw, mark.comment if mark else "")
+        st.text_input(
+            f"Comment on record {ref} (Enter saves)",
+            key=state.widget_key(cw),
+            on_change=_on_comment,
+            args=(src, ref, cw),
+        )
 
 
 # -- the report ----------------------------------------------------------------------------

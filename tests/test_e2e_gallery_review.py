@@ -1,0 +1,227 @@
+"""End to end, the gallery as a review tool: the real server on a picture dataset in two
+shards, in headless Chromium at 1440×900. A review of 20 tiles by keyboard only (marks saved
+in the journal, the review report downloaded), the dense tiles (at least 48 pictures fully on
+screen), and a click on a picture that opens its record.
+
+Uses Debian's chromium (``/usr/bin/chromium``). Without it the test is skipped locally and
+FAILS in CI (``CI=true``). Screenshots go to ``artifacts/``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import ARTIFACTS, chromium, need_chromium, running_server
+
+import codec
+from browser_app.edits import Journal
+from browser_app.sample_data import write_sample
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+SHARD = 30  # records per shard: the review crosses from the first shard into the second
+VIEWPORT = {"width": 1440, "height": 900}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample's 60 detection records, split into two shards of 30."""
+    base = tmp_path_factory.mktemp("review")
+    sample = base / "sample"
+    write_sample(sample)
+    with codec.TFRecordFile(str(sample / "detection.tfrecord")) as f:
+        payloads = [f[i] for i in range(len(f))]
+    r = base / "root"
+    (r / "pics").mkdir(parents=True)
+    for k in range(2):
+        codec.write_records(
+            r / "pics" / f"part-{k}.tfrecord", payloads[k * SHARD : (k + 1) * SHARD]
+        )
+    return r
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("server-cache")
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, root: Path, cache: Path) -> Iterator[str]:
+    need_chromium()
+    args = [str(root / "pics"), "--root", str(root)]
+    base = tmp_path_factory.mktemp("server")
+    with running_server(args, base, {"TFRECORD_BROWSER_CACHE": str(cache)}) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as b:
+        yield b
+
+
+def _ok(page: Any) -> None:
+    assert page.get_by_test_id("stException").count() == 0
+    assert page.get_by_text("could not be shown").count() == 0
+
+
+def _shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(ARTIFACTS / name))
+
+
+def _settled(page: Any) -> None:
+    """Wait until the app has finished its run (a key pressed during a run may be lost)."""
+    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']")
+
+
+def _focused(page: Any, n: int) -> None:
+    """Wait until record ``n`` is the focused one (in the URL and in the focus bar)."""
+    from playwright.sync_api import expect
+
+    expect(page).to_have_url(re.compile(rf"record={n}(&|$)"), timeout=15_000)
+    expect(page.get_by_text(f"#{n}", exact=True).first).to_be_visible(timeout=15_000)
+    _settled(page)
+
+
+def _marked(page: Any, status: str) -> None:
+    """Wait until the focus bar shows the focused record marked ``status``."""
+    from playwright.sync_api import expect
+
+    button = page.locator(f".st-key-tfb-w-gallery-mark-{status} button")
+    expect(button).to_have_attribute("kind", "primary", timeout=15_000)
+    _settled(page)
+
+
+def _visible_pictures(page: Any) -> int:
+    return int(
+        page.evaluate(
+            """() => [...document.querySelectorAll('.st-key-tfb-gallery img')].filter(i => {
+                 const r = i.getBoundingClientRect();
+                 return i.complete && i.naturalWidth > 0 && r.width > 0 && r.top >= 0
+                   && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
+               }).length"""
+        )
+    )
+
+
+def test_keyboard_review_of_20_tiles(
+    server: str, browser: Any, root: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from playwright.sync_api import expect
+
+    first = 20
+    page = browser.new_page(viewport=VIEWPORT)
+    page.goto(f"{server}/gallery?file=pics&record={first}&size=50")
+    expect(page.locator(".st-key-tfb-gallery img").first).to_be_visible(timeout=30_000)
+    _focused(page, first)
+    expect(page.locator(f".st-key-tfb-tile-{first}")).to_be_visible()
+    # The focus ring is drawn on the focused tile only.
+    ring = page.locator(f".st-key-tfb-tile-{first}").evaluate(
+        "e => getComputedStyle(e).outlineStyle"
+    )
+    other = page.locator(f".st-key-tfb-tile-{first + 1}").evaluate(
+        "e => getComputedStyle(e).outlineStyle"
+    )
+    assert (ring, other) == ("solid", "none")
+    _shot(page, "e2e-gallery-review-start.png")
+
+    # Every third record flagged, the others passed; the arrow keys move on.
+    want: dict[int, str] = {}
+    page.locator("h1, h2, h3").first.click()  # focus the page, not a text box
+    for n in range(first, first + 20):
+        status = "flagged" if n % 3 == 0 else "passed"
+        page.keyboard.press("f" if status == "flagged" else "p")
+        _marked(page, status)
+        want[n] = status
+        page.keyboard.press("ArrowRight" if n % 2 else "j")
+        _focused(page, n + 1)
+    # The focused tile is kept on screen as the focus moves down the page.
+    expect(page.locator(f".st-key-tfb-tile-{first + 20}")).to_be_in_viewport(timeout=15_000)
+    _ok(page)
+    _shot(page, "e2e-gallery-review-marked.png")
+
+    # Saved in the journal, on disk.
+    monkeypatch.setenv("TFRECORD_BROWSER_CACHE", str(cache))
+    paths = sorted(str(p) for p in (root / "pics").iterdir())
+    with codec.TFRecordDataset(paths) as ds:
+        j = Journal(ds)
+        try:
+            saved = {r: m.status for r, m in j.marks().items()}
+        finally:
+            j.close()
+    assert saved == want
+
+    # The review report, downloaded from the Changes page: every mark, with its file.
+    page.get_by_role("link", name="Changes", exact=True).click()
+    page.get_by_role("tab", name=re.compile("^Review")).click()
+    button = page.get_by_role("button", name="Review report (CSV)")
+    expect(button).to_be_visible(timeout=30_000)
+    with page.expect_download() as dl:
+        button.click()
+    rows = list(csv.DictReader(io.StringIO(Path(dl.value.path()).read_text("utf-8"))))
+    assert {int(r["record"]): r["status"] for r in rows} == want
+    for r in rows:
+        n = int(r["record"])
+        assert r["file"].endswith(f"part-{n // SHARD}.tfrecord")
+        local = next((v for k, v in r.items() if k and "local" in k), None)
+        if local is not None:  # the record's number within its file
+            assert int(local) == n % SHARD
+    _ok(page)
+    _shot(page, "e2e-gallery-review-report.png")
+    page.close()
+
+
+def test_dense_tiles_fill_the_screen(server: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport=VIEWPORT)
+    page.goto(f"{server}/gallery?file=pics&record=0&size=100")
+    expect(page.locator(".st-key-tfb-gallery img").first).to_be_visible(timeout=30_000)
+    page.locator("[data-testid='stButtonGroup'] button").filter(
+        has_text=re.compile("^Dense$")
+    ).first.click()
+    page.wait_for_function(
+        "() => document.querySelectorAll('.st-key-tfb-gallery [data-testid=\"stButtonGroup\"]')"
+        ".length === 0 && [...document.querySelectorAll('.st-key-tfb-gallery img')]"
+        ".every(i => i.complete && i.naturalWidth > 0)",
+        timeout=30_000,
+    )
+    page.wait_for_timeout(300)
+    assert _visible_pictures(page) >= 48
+    # Tiles of a row line up: their captions sit at the same height.
+    tops = page.locator(".st-key-tfb-gallery .stButton").evaluate_all(
+        "els => els.slice(0, 12).map(e => Math.round(e.getBoundingClientRect().top))"
+    )
+    assert len(set(tops)) == 1, tops
+    _ok(page)
+    _shot(page, "e2e-gallery-dense.png")
+    page.close()
+
+
+def test_a_click_on_a_picture_opens_its_record(server: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport=VIEWPORT)
+    page.goto(f"{server}/gallery?file=pics&record=0&size=25")
+    picture = page.locator(".st-key-tfb-tile-7 img")
+    expect(picture).to_be_visible(timeout=30_000)
+    _settled(page)
+    page.wait_for_timeout(300)
+    # The caption's button lies over the picture: a click where the picture is opens it.
+    box = picture.bounding_box()
+    assert box is not None
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    _shot(page, "e2e-gallery-click.png")
+    expect(page.get_by_role("heading", name="Record 7")).to_be_visible(timeout=30_000)
+    expect(page).to_have_url(re.compile(r"record=7(&|$)"))
+    _ok(page)
+    _shot(page, "e2e-gallery-opened.png")
+    page.close()
