@@ -35,6 +35,7 @@ __all__ = [
     "AppArgs",
     "FilterSelection",
     "FlashKind",
+    "TableColumns",
     "add_upload",
     "app_args",
     "bump_edit_revision",
@@ -63,9 +64,11 @@ __all__ = [
     "set_schema_result",
     "set_show_boxes",
     "set_source",
+    "set_table_columns",
     "set_widget_value",
     "show_boxes",
     "source_spec",
+    "table_columns",
     "upload_path",
     "widget_key",
     "widget_value",
@@ -432,6 +435,25 @@ def label_map(spec: str) -> tuple[str, LabelMap] | None:
 def set_label_map(spec: str, name: str | None, value: LabelMap | None) -> None:
     """Use ``value`` (read from ``name``) as the label map of ``spec``; None forgets it."""
     put(f"label_map:{spec}", None if value is None or name is None else (name, value))
+
+
+class TableColumns(TypedDict):
+    """The records table's columns chosen for a dataset: the ``shown`` ones in order (None:
+    all of them) and the ``pinned`` ones (kept in view on the left)."""
+
+    shown: list[str] | None
+    pinned: list[str]
+
+
+def table_columns(source_key: str) -> TableColumns | None:
+    """The records table's columns chosen in this session for the dataset whose identity has
+    the repr ``source_key``, or None."""
+    value = get(f"columns:{source_key}")
+    return cast(TableColumns, value) if isinstance(value, dict) else None
+
+
+def set_table_columns(source_key: str, value: TableColumns) -> None:
+    put(f"columns:{source_key}", value)
 
 
 def edit_revision() -> int:
