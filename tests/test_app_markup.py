@@ -54,7 +54,7 @@ _NOT_MARKDOWN = {
     "raw_value",
 }
 # Plain-text fields that are labels all the same: no bidirectional control may act in them.
-_PLAIN_LABELS = {"options", "raw_value", "default"}
+_PLAIN_LABELS = {"options", "raw_value", "raw_values", "default"}
 
 
 def _strings(msg: Any, where: str) -> Iterator[tuple[str, str]]:

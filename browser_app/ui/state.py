@@ -36,6 +36,7 @@ __all__ = [
     "AppArgs",
     "FilterSelection",
     "FlashKind",
+    "TableColumns",
     "add_upload",
     "app_args",
     "bump_edit_revision",
@@ -69,9 +70,11 @@ __all__ = [
     "set_selection",
     "set_show_boxes",
     "set_source",
+    "set_table_columns",
     "set_widget_value",
     "show_boxes",
     "source_spec",
+    "table_columns",
     "upload_path",
     "widget_key",
     "widget_value",
@@ -499,6 +502,25 @@ def set_review_id_feature(spec: str, name: str | None) -> None:
     """Identify the records of ``spec`` in the review report by ``name`` (None: the usual
     choice)."""
     put(f"review:id:{spec}", name or None)
+
+
+class TableColumns(TypedDict):
+    """The records table's columns chosen for a dataset: the ``shown`` ones in order (None:
+    all of them) and the ``pinned`` ones (kept in view on the left)."""
+
+    shown: list[str] | None
+    pinned: list[str]
+
+
+def table_columns(source_key: str) -> TableColumns | None:
+    """The records table's columns chosen in this session for the dataset whose identity has
+    the repr ``source_key``, or None."""
+    value = get(f"columns:{source_key}")
+    return cast(TableColumns, value) if isinstance(value, dict) else None
+
+
+def set_table_columns(source_key: str, value: TableColumns) -> None:
+    put(f"columns:{source_key}", value)
 
 
 def edit_revision() -> int:

@@ -52,6 +52,8 @@ from .table import (
     feature_rows,
     match_rows,
     page_view,
+    review_cells,
+    review_text,
     sequence_table,
     status_text,
 )
@@ -125,6 +127,8 @@ __all__ = [
     "record_links",
     "record_pictures",
     "report_dict",
+    "review_cells",
+    "review_text",
     "scalar_text",
     "schema_result",
     "schema_rows",

@@ -11,11 +11,22 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import codec
-from browser_app.edits.model import ADDED, DELETED, EDITED, FEATURE_LISTS, FEATURES, EditedSlot
+from browser_app.edits.model import (
+    ADDED,
+    DELETED,
+    EDITED,
+    FEATURE_LISTS,
+    FEATURES,
+    FLAGGED,
+    PASSED,
+    EditedSlot,
+    Mark,
+    RecordRef,
+)
 from codec import example as ex
 from codec.dataset import DAMAGED, INTACT, RECOVERED, SKIPPED
 from codec.kinds import FLOAT, INT64, NONE, RAW, SEQUENCE_EXAMPLE
@@ -34,12 +45,16 @@ __all__ = [
     "feature_rows",
     "match_rows",
     "page_view",
+    "review_cells",
+    "review_text",
     "sequence_table",
     "status_text",
 ]
 
 MAX_COLUMNS = 40  # feature columns in the page table
 MATCH_COLUMNS = 8  # feature columns in the table of a filter's matches
+REVIEW_COMMENT_SHOWN = 80  # characters of a review comment in the table's review cell
+UNREVIEWED = "· unreviewed"
 
 Cell = int | float | str | None
 """What a table cell holds: numbers stay numbers, everything else is text."""
@@ -94,6 +109,28 @@ def status_text(item: PageItem) -> str:
     p = slot.problem
     kind = p.kind.replace("_", " ") if p else "skipped"
     return f"⚠ {format_bytes(slot.length)} skipped ({kind})"
+
+
+def review_text(mark: Mark | None) -> str:
+    """The review cell of a row: ``✓ passed``, ``⚑ flagged``, ``· unreviewed``, with the
+    comment after a colon (cut to :data:`REVIEW_COMMENT_SHOWN` characters)."""
+    if mark is None:
+        return UNREVIEWED
+    head = {PASSED: "✓ passed", FLAGGED: "⚑ flagged"}.get(mark.status, mark.status)
+    comment = " ".join(mark.comment.split())
+    return f"{head}: {short_text(comment, REVIEW_COMMENT_SHOWN)}" if comment else head
+
+
+def review_cells(
+    records: Sequence[int | None], status: Sequence[str], marks: Mapping[RecordRef, Mark]
+) -> list[str | None]:
+    """The review column of a page's table: one cell per row (``records`` and ``status`` as a
+    :class:`PageView` has them); rows without a review of their own (skipped regions, new
+    records placed after a record) have none."""
+    return [
+        None if n is None or kind in (SKIPPED, ADDED) else review_text(marks.get(n))
+        for n, kind in zip(records, status)
+    ]
 
 
 def _decode(slot: codec.Slot) -> ex.Record | None:

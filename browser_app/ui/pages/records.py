@@ -1,24 +1,81 @@
-"""Records: the page's records as a table, and everything about the selected one."""
+"""Records: the page's records as a table, and everything about the selected one — side by
+side on a wide screen (the record and its pictures in view beside the table), one above the
+other on a narrow one.
+
+Paging, selecting a row, the review bar and the editor rerun only the page's body (a
+fragment): the sidebar and the header are drawn again only when what they show changed
+(pending changes, review marks).
+"""
 
 from __future__ import annotations
 
 import streamlit as st
 
+from browser_app.errors import AppError
 from browser_app.ui import frame, services, state
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import detail, editor, pager, records_table
 from browser_app.view import PageView, plural
+from codec.errors import CodecError
+
+SPLIT = "tfb-records-split"  # the container of the table and the record (CSS st-key-<this>)
+WIDE_PX = 1200  # narrower windows stack the record under the table
+
+# Side by side from WIDE_PX on; below, the two columns take the whole width, one above the
+# other (Streamlit itself stacks columns only on phones).
+CSS = f"""<style>
+@media (max-width: {WIDE_PX - 1}px) {{
+  .st-key-{SPLIT} > [data-testid="stHorizontalBlock"] {{ flex-direction: column; }}
+  .st-key-{SPLIT} > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] {{
+    width: 100% !important; flex: 1 1 100% !important; min-width: 100% !important;
+  }}
+}}
+</style>"""
 
 
 def render() -> None:
     src = frame.start("Records", on_empty=_problems_in_place)
     if src is None:
         return
+    st.html(CSS)
+    state.put(_SIDEBAR_SHOWS, _sidebar_facts(src))
+    _body(src)
+
+
+_SIDEBAR_SHOWS = "records:sidebar-facts"
+
+
+def _sidebar_facts(src: Source) -> tuple[int, int] | None:
+    """What the sidebar shows about the journal: pending changes and review marks."""
+    j = services.shared_journal(src)
+    if j is None:
+        return None
+    try:
+        return j.pending, len(j.marks())
+    except (AppError, CodecError):
+        return None
+
+
+@st.fragment
+def _body(src: Source) -> None:
+    if state.get(_SIDEBAR_SHOWS) != _sidebar_facts(src):
+        st.rerun(scope="app")  # an edit or a mark: the sidebar's counts change too
     start, stop, _total = pager.pager(src, "records")
     view = services.page_view(src, start, stop, boxes=state.show_boxes())  # edits applied
     if not view.rows:
         st.info(f"No records from {start:,} on: {src.label} ends before that.")
         return
+    _notes(view)
+    with st.container(key=SPLIT):
+        left, right = st.columns([1.05, 1], gap="medium")
+    with left:
+        gap_row = records_table.records_table(src, view, start)
+        records_table.column_chooser(src, view)
+    with right:
+        _detail(src, view, start, stop, gap_row)
+
+
+def _notes(view: PageView) -> None:
     notes = []
     if view.damaged:
         notes.append(plural(view.damaged, "damaged record"))
@@ -35,8 +92,6 @@ def render() -> None:
             " by searching past damage: their CRCs check, but they might be content of a"
             " damaged record (open one for details)."
         )
-    gap_row = records_table.records_table(src, view, start)
-    _detail(src, view, start, stop, gap_row)
 
 
 def _problems_in_place(src: Source) -> None:
@@ -51,7 +106,6 @@ def _detail(src: Source, view: PageView, start: int, stop: int, gap_row: int | N
         gaps = [s for s in src.dataset.page(start, stop) if s.index is None]
         before = sum(1 for r in view.records[:gap_row] if r is None)
         if before < len(gaps):
-            st.divider()
             detail.record_detail(src, gaps[before], state.show_boxes())
             return
     current: int | None = state.record()
@@ -62,7 +116,6 @@ def _detail(src: Source, view: PageView, start: int, stop: int, gap_row: int | N
     slot = next((s for s in src.dataset.page(current, current + 1) if s.index == current), None)
     if slot is None:
         return
-    st.divider()
     editor.detail(src, slot, state.show_boxes())  # View (edits applied) / Edit, and review
 
 

@@ -1,22 +1,31 @@
 """The records page's table: one row per record of the page, damaged ones in red, skipped
 regions in amber, recovered records in italics, records with pending edits tinted, all in
-place. Selecting a row makes that record the current one."""
+place, with each record's review (passed / flagged with the comment / unreviewed). Selecting a
+row makes that record the current one; the columns shown and pinned are chosen per dataset.
+
+Speed: the table is drawn from the cached page (:func:`browser_app.ui.services.page_view`);
+the pandas Styler (slow to send) is used only on pages with rows to colour; the widget keeps
+its key while the person selects rows in it, and gets a new one (with the current record
+selected, and scrolled into view) only when the current record changed elsewhere: the
+pager, "Go to record", the review bar's next/previous."""
 
 from __future__ import annotations
 
+import functools
+import math
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
 from browser_app.edits import ADDED, DELETED, EDITED
-from browser_app.ui import state
+from browser_app.ui import services, state
 from browser_app.ui.source import Source
-from browser_app.view import PageView, label_text
+from browser_app.view import PageView, label_text, review_cells
 from codec.dataset import DAMAGED, RECOVERED, SKIPPED
 from codec.values import format_float
 
-__all__ = ["records_table"]
+__all__ = ["REVIEW", "column_chooser", "records_table", "shown_columns"]
 
 # Text colours that read on a light and on a dark page alike (the app follows the browser's).
 DAMAGED_STYLE = "background-color: rgba(255, 43, 43, 0.12); color: #d93025"
@@ -28,25 +37,68 @@ EDIT_STYLES: dict[str, str] = {
     DELETED: "text-decoration: line-through; color: #8a8a8a",
     ADDED: "background-color: rgba(22, 163, 74, 0.10)",
 }
+ROW_STYLES: dict[str, str] = {
+    DAMAGED: DAMAGED_STYLE,
+    SKIPPED: SKIPPED_STYLE,
+    RECOVERED: RECOVERED_STYLE,
+    **EDIT_STYLES,
+}
+REVIEW = "review"  # the review column's name
+PINNED = ("#",)  # pinned until the person chooses otherwise
+ROWS_SHOWN = 14  # rows in view before the table scrolls
+HEADER_PX = 38
+TABLE_KEY = "tfb-records-table"  # the table's container (its CSS class is st-key-<this>)
+
+# Scrolls the table's own scroller so that row ROW (of height H px) is in view; the grid is
+# drawn a little after the element arrives, so it tries again for two seconds.
+_SCROLL_JS = """<script>(() => {{
+  const row = {row}, h = {height}, header = {header}; let tries = 0;
+  const go = () => {{
+    const s = document.querySelector(
+      '.st-key-{box} [data-testid="stDataFrame"] .dvn-scroller');
+    if (!s || s.scrollHeight <= s.clientHeight) {{ if (tries++ < 40) setTimeout(go, 50); return; }}
+    const top = row * h, bottom = top + h + header;
+    if (top < s.scrollTop || bottom > s.scrollTop + s.clientHeight)
+      s.scrollTop = Math.max(0, top - (s.clientHeight - header) / 2);
+  }};
+  go();
+}})(); /* {nonce} */</script>"""
 
 
-def _frame(view: PageView) -> pd.DataFrame:
-    names = [name for name, _ in view.columns]
-    df = pd.DataFrame([{n: r.get(n) for n in names} for r in view.rows], columns=names)
+def _cell(v: Any) -> Any:
+    """A float as the shortest decimal that reads back as the same float32 (what the rest of
+    the app shows), still a number so the column sorts as numbers."""
+    if isinstance(v, float) and math.isfinite(v):
+        return float(format_float(v))
+    return v
+
+
+def _frame(view: PageView, review: list[str | None]) -> pd.DataFrame:
+    """The page's rows as columns (built column by column: a frame from row dicts, then
+    converted, took most of the table's time)."""
+    data: dict[str, Any] = {}
     for name, kind in view.columns:
+        cells = [r.get(name) for r in view.rows]
         if kind == "int":
-            df[name] = pd.array(df[name], dtype="Int64")
+            data[name] = pd.array(cells, dtype="Int64")
         elif kind == "float":
-            df[name] = pd.to_numeric(df[name], errors="coerce")
+            data[name] = pd.array([_cell(v) for v in cells], dtype="Float64")
         else:
-            df[name] = df[name].astype("object")
-    return df
+            data[name] = pd.array(cells, dtype=object)
+        if name == "status":
+            data[REVIEW] = pd.array(review, dtype=object)
+    if REVIEW not in data:
+        data[REVIEW] = pd.array(review, dtype=object)
+    return pd.DataFrame(data)
 
 
-def _column_config(view: PageView) -> dict[str, Any]:
+def _column_config(view: PageView, pinned: set[str]) -> dict[str, Any]:
     cfg: dict[str, Any] = {
-        "#": st.column_config.NumberColumn("#", width="small", format="%d", pinned=True),
+        "#": st.column_config.NumberColumn("#", width="small", format="%d"),
         "status": st.column_config.TextColumn("status", width="medium"),
+        REVIEW: st.column_config.TextColumn(
+            REVIEW, width="medium", help="Passed ✓ or flagged ⚑, with the comment"
+        ),
         "offset": st.column_config.NumberColumn("offset", format="%d", help="byte offset"),
         "bytes": st.column_config.NumberColumn("bytes", format="%d", help="payload length"),
     }
@@ -62,56 +114,168 @@ def _column_config(view: PageView) -> dict[str, Any]:
             cfg[name] = st.column_config.NumberColumn(title)
         else:
             cfg[name] = st.column_config.TextColumn(title)
+    for name, c in cfg.items():
+        c["pinned"] = name in pinned
     return cfg
 
 
-def records_table(src: Source, view: PageView, start: int) -> int | None:
-    """The page's records, one row each; damaged ones in red, skipped regions in amber, in
-    place. Selecting a record's row makes it the current record (shown below); selecting a
-    skipped region returns its row number."""
-    df = _frame(view)
+def _names(view: PageView) -> list[str]:
+    names = [name for name, _ in view.columns]
+    at = names.index("status") + 1 if "status" in names else len(names)
+    return [*names[:at], REVIEW, *names[at:]]
+
+
+def shown_columns(src: Source, view: PageView) -> tuple[list[str], set[str]]:
+    """The columns of the page's table shown (in order) and pinned, as chosen for this
+    dataset (every column, ``#`` pinned, until chosen otherwise); a chosen column the page
+    lacks is left out, and ``#`` is always shown."""
+    names = _names(view)
+    chosen = state.table_columns(repr(src.key))
+    if chosen is None:
+        return names, set(PINNED)
+    wanted = chosen["shown"]
+    shown = names if wanted is None else [n for n in names if n in wanted or n == "#"]
+    return shown, {n for n in chosen["pinned"] if n in shown}
+
+
+def _chooser_name(src: Source, part: str) -> str:
+    return f"columns:{part}:{abs(hash(repr(src.key))) % 10**10}"
+
+
+def _on_columns(src: Source, names: list[str]) -> None:
+    shown = state.widget_value(_chooser_name(src, "shown"))
+    pinned = state.widget_value(_chooser_name(src, "pinned"))
+    picked = [n for n in names if shown is None or n in shown]
+    state.set_table_columns(
+        repr(src.key),
+        {
+            "shown": None if picked == names else picked,
+            "pinned": [n for n in names if pinned and n in pinned],
+        },
+    )
+
+
+def column_chooser(src: Source, view: PageView) -> None:
+    """The "Columns" menu: which columns the table shows, and which stay pinned on the left
+    while it scrolls sideways (remembered for this dataset)."""
+    names = _names(view)
+    shown, pinned = shown_columns(src, view)
+    shown_name, pinned_name = _chooser_name(src, "shown"), _chooser_name(src, "pinned")
+    state.set_widget_value(shown_name, [n for n in shown if n != "#"])
+    state.set_widget_value(pinned_name, [n for n in shown if n in pinned])
+    with st.popover("Columns", icon=":material/view_column:"):
+        st.multiselect(
+            "Columns shown",
+            [n for n in names if n != "#"],
+            key=state.widget_key(shown_name),
+            on_change=_on_columns,
+            args=(src, names),
+            format_func=label_text,
+            help="The record number is always shown",
+        )
+        st.multiselect(
+            "Pinned on the left",
+            names,
+            key=state.widget_key(pinned_name),
+            on_change=_on_columns,
+            args=(src, names),
+            format_func=label_text,
+        )
+
+
+def _style(df: pd.DataFrame, view: PageView) -> Any:
+    """``df`` with its rows coloured by status (a Styler), or ``df`` itself when every row
+    is plain: sending a Styler costs its display values and per-cell styles."""
+    styles = [ROW_STYLES.get(s, "") for s in view.status]
+    if not any(styles):
+        return df
 
     def style(row: pd.Series) -> list[str]:
-        status = view.status[int(row.name)]  # type: ignore[call-overload]
-        if status == DAMAGED:
-            return [DAMAGED_STYLE] * len(row)
-        if status == SKIPPED:
-            return [SKIPPED_STYLE] * len(row)
-        if status == RECOVERED:
-            return [RECOVERED_STYLE] * len(row)
-        return [EDIT_STYLES.get(status, "")] * len(row)
+        return [styles[int(row.name)]] * len(row)  # type: ignore[call-overload]
 
-    # Styled: damaged rows red, skipped regions amber, and empty cells empty (not "None").
     float_cols = [n for n, k in view.columns if k == "float"]
-    styled = (
+    return (
         df.style.apply(style, axis=1)
         .format(na_rep="")
         .format(lambda v: "" if pd.isna(v) else format_float(v), subset=float_cols)
     )
+
+
+def _table_name(src: Source, start: int) -> str:
+    return f"table:{src.spec}:{start}:{state.page_size()}"
+
+
+def _shows(src: Source) -> str:
+    """The session value naming the record the table's selection shows."""
+    return f"table:{src.spec}:shows"
+
+
+def _on_select(src: Source, view: PageView, name: str) -> None:
+    """A row was selected: its record becomes the current one before the page is drawn
+    again (a skipped region is shown from the selection itself)."""
+    value = state.widget_value(name)
+    rows = list(getattr(getattr(value, "selection", None), "rows", None) or [])
+    if not rows and isinstance(value, dict):
+        rows = list(value.get("selection", {}).get("rows", []))
+    if rows and 0 <= rows[0] < len(view.records):
+        chosen = view.records[rows[0]]
+        if chosen is not None and chosen != state.record():
+            state.set_record(chosen)
+            state.put(_shows(src), chosen)
+
+
+def records_table(src: Source, view: PageView, start: int) -> int | None:
+    """The page's records, one row each; damaged ones in red, skipped regions in amber, in
+    place, with their reviews. Selecting a record's row makes it the current record;
+    selecting a skipped region returns its row number."""
+    j = services.shared_journal(src)
+    marks = j.marks() if j is not None else {}
+    df = _frame(view, review_cells(view.records, view.status, marks))
+    shown, pinned = shown_columns(src, view)
     current = state.record()
     pos = view.records.index(current) if current in view.records else None
-    name = f"table:{src.spec}:{start}:{state.page_size()}:{current}"
-    row_height = 52 if view.has_images else None
-    height = min(len(df), 14) * (row_height or 35) + 38 if len(df) else "auto"
-    event: Any = st.dataframe(  # type: ignore[call-overload]
-        styled,
-        hide_index=True,
-        column_config=_column_config(view),
-        key=state.widget_key(name),
-        on_select="rerun",
-        selection_mode="single-row",
-        selection_default={"selection": {"rows": [pos] if pos is not None else []}},
-        row_height=row_height,
-        height=height,
-        width="stretch",
-        placeholder="",
-    )
+    # The widget keeps its key while rows are selected in it; the current record chosen
+    # elsewhere gives it a new one, with that record's row selected and scrolled into view.
+    base = _table_name(src, start)
+    shows = _shows(src)
+    generation = int(state.get(f"{base}:gen", 0))
+    moved = state.get(shows) != current
+    if moved:
+        generation += 1
+        state.put(f"{base}:gen", generation)
+        state.put(shows, current)
+    name = f"{base}:{generation}"
+    row_height = 52 if view.has_images else 35
+    height = min(len(df), ROWS_SHOWN) * row_height + HEADER_PX if len(df) else "auto"
+    with st.container(key=TABLE_KEY):
+        event: Any = st.dataframe(  # type: ignore[call-overload]
+            _style(df, view),
+            hide_index=True,
+            column_order=shown,
+            column_config=_column_config(view, pinned),
+            key=state.widget_key(name),
+            on_select=functools.partial(_on_select, src, view, name),
+            selection_mode="single-row",
+            selection_default={"selection": {"rows": [pos] if pos is not None else []}},
+            row_height=row_height,
+            height=height,
+            width="stretch",
+            placeholder="",
+        )
+        if moved and pos is not None and pos >= ROWS_SHOWN // 2:
+            st.html(
+                _SCROLL_JS.format(
+                    row=pos, height=row_height, header=HEADER_PX, box=TABLE_KEY, nonce=name
+                ),
+                unsafe_allow_javascript=True,
+            )
     rows = list(event.selection.rows) if event is not None else []
     if rows and 0 <= rows[0] < len(view.records):
         chosen = view.records[rows[0]]
         if chosen is None:
             return rows[0]  # a skipped region: the caller shows it
-        if chosen != current:
+        if chosen != current:  # selected without the callback (a script driving the app)
             state.set_record(chosen)
+            state.put(shows, chosen)
             st.rerun()
     return None
