@@ -82,35 +82,38 @@ def _file_names(plan: Plan) -> list[str]:
     return [f.path for f in plan.files]
 
 
-def _placed(plan: Plan, counts: list[int]) -> dict[RecordRef, tuple[int, int]]:
-    """``ref -> (output number, index in that output)`` of every written record. Records go
-    to the outputs in order, ``counts[k]`` of them to output ``k`` (the last: the rest)."""
-    placed: dict[RecordRef, tuple[int, int]] = {}
-    k, start = 0, 0
-    for n, ref in enumerate(plan.written):
-        while k < len(counts) - 1 and n - start >= counts[k]:
-            start += counts[k]
-            k += 1
-        placed[ref] = (k, n - start)
-    return placed
+def _places(counts: list[int]) -> Iterator[tuple[int, int]]:
+    """``(output number, index in it)`` of the written records, in order: ``counts[k]`` of
+    them go to output ``k`` (the last takes the rest)."""
+    k, i = 0, 0
+    while True:
+        while k < len(counts) - 1 and i >= counts[k]:
+            k, i = k + 1, 0
+        yield k, i
+        i += 1
 
 
 def write_index_map(job: Job, path: str) -> str:
     """Stage the index map of the export ``job`` has just written at ``path`` (one more
-    output of the job, verified and committed with the others). Returns ``path``."""
+    output of the job, verified and committed with the others). Returns ``path``.
+
+    The records written are those of the plan that were neither deleted nor damaged, in the
+    plan's order, which is the order of the map: so the map is made in one pass, holding
+    only the damaged records and the selection."""
     plan = job.plan
     outputs = list(job.report.outputs)
     if not outputs:
         raise ExportError("the export named no output to map its records to")
     split = [o.records for o in job.outputs if o.records is not None]
-    counts = split if len(split) == len(outputs) else [len(plan.written)]
+    counts = split if len(split) == len(outputs) else [job.report.records]
     job.guard([path])
     out = job.reserve(path, check_index_map)
     names = _file_names(plan)
     shown = [os.path.basename(o.rstrip("/\\")) for o in outputs]
-    placed = _placed(plan, counts)
     selected = None if plan.whole else {ref for _pos, ref in plan.items()}
-    rows = 0
+    deleted = set(plan.journal.deleted_records()) if plan.journal is not None else set()
+    places = _places(counts)
+    rows = written = 0
     with open(out.tmp, "w", encoding="utf-8", newline="") as f:
         w = csv.writer(f, lineterminator="\n")
         w.writerow(MAP_FIELDS)
@@ -119,27 +122,26 @@ def write_index_map(job: Job, path: str) -> str:
             if isinstance(ref, int):
                 k, i = plan.dataset.locate(ref)
                 source_file, local = names[k], str(i)
-            where = placed.get(ref)
-            if where is not None:
-                w.writerow((source_file, local, ref, shown[where[0]], where[1], ""))
+            problem = plan.damaged.get(ref)
+            if ref in deleted:
+                w.writerow((source_file, local, ref, "", "", DELETED))
+            elif problem is not None:
+                w.writerow((source_file, local, ref, "", "", f"{DAMAGED}: {problem.message}"))
+            elif selected is not None and ref not in selected:
+                w.writerow((source_file, local, ref, "", "", FILTERED_OUT))
             else:
-                w.writerow((source_file, local, ref, "", "", _why(plan, ref, selected)))
+                k, i = next(places)
+                w.writerow((source_file, local, ref, shown[k], i, ""))
+                written += 1
             rows += 1
+    if written != job.report.records:
+        raise ExportError(
+            f"{path}: the index map places {plural(written, 'record')},"
+            f" the export wrote {job.report.records:,}"
+        )
     out.expected = rows
     job.report.index_map = path
     return path
-
-
-def _why(plan: Plan, ref: RecordRef, selected: set[RecordRef] | None) -> str:
-    """Why ``ref`` is not in the output."""
-    problem = plan.damaged.get(ref)
-    if problem is not None:
-        return f"{DAMAGED}: {problem.message}"
-    if plan.journal is not None and plan.journal.is_deleted(ref):
-        return DELETED
-    if selected is not None and ref not in selected:
-        return FILTERED_OUT
-    return DAMAGED  # planned, not written, with no problem named: lost on the way
 
 
 def check_index_map(path: str, expected: int, shown: str) -> None:

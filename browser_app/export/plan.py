@@ -67,8 +67,7 @@ class Plan:
         self.source_total = len(self.dataset)
         self.whole = selection is None
         self.deleted = 0
-        # What records() did: the records written, in order, and the damaged ones skipped.
-        self.written: list[RecordRef] = []
+        # The damaged records records() skipped (a few; the written ones are counted only).
         self.damaged: dict[RecordRef, Problem] = {}
         self._items: list[tuple[int, RecordRef]] | None = None
         if selection is not None:
@@ -144,10 +143,9 @@ class Plan:
 
     def records(self, report: ExportReport) -> Iterator[tuple[int, RecordRef, bytes]]:
         """``(position, ref, payload)`` of every record to write, counting into ``report``
-        (damaged source records go to its ``skipped``) and noting each record in ``written``
-        (in order) or ``damaged``: those of the last pass, for a format that reads the
-        records twice."""
-        self.written, self.damaged = [], {}
+        (damaged source records go to its ``skipped``, and to ``damaged``: those of the last
+        pass, for a format that reads the records twice)."""
+        self.damaged = {}
         for pos, ref in self.items():
             payload, how, problem = self.payload(ref)
             if payload is None:
@@ -157,7 +155,6 @@ class Plan:
                 continue
             setattr(report, how, getattr(report, how) + 1)
             report.records += 1
-            self.written.append(ref)
             yield pos, ref, payload
 
     def decoded(self, report: ExportReport) -> Iterator[tuple[int, Record]]:
