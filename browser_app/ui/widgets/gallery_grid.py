@@ -108,7 +108,7 @@ def tile_size() -> tuple[str, TileSize]:
         default=state.get("tile", DEFAULT_SIZE),
         key=state.widget_key("tile"),
         label_visibility="collapsed",
-        help="Dense fits four rows of twelve on a laptop screen",
+        help="Dense: twelve a row, at least four rows of them on a laptop screen",
     )
     name = name if name in TILE_SIZES else DEFAULT_SIZE
     state.put("tile", name)
@@ -135,10 +135,13 @@ def move_target(
     return target, 0
 
 
-def _move(records: tuple[int | None, ...], current: int | None, step: int, start: int) -> None:
+def _move(
+    records: tuple[int | None, ...], current: int | None, step: int, start: int, last: bool
+) -> None:
     pos, overflow = move_target(records, current, step)
     if overflow > 0:
-        state.set_record(start + len(records))
+        if not last:  # on the last page the focus stays
+            state.set_record(start + len(records))
     elif overflow < 0:
         state.set_record(max(0, start - 1))
     elif pos is not None:
@@ -164,11 +167,15 @@ def _focused(items: Sequence[GalleryItem]) -> int | None:
     return next((r for r in records if r is not None), None)
 
 
-def focus_bar(src: Source, items: Sequence[GalleryItem], start: int, per_row: int) -> None:
+def focus_bar(
+    src: Source, items: Sequence[GalleryItem], start: int, per_row: int, total: int | None
+) -> None:
     """The focused record with its mark buttons (P, F) and Open (Enter), the keys' help, and
     the hidden buttons behind the moving keys; drawn into the current horizontal container."""
     focused = _focused(items)
     records = tuple(it.index for it in items)
+    size = state.page_size()
+    last = total is not None and start + size >= total
     j = services.shared_journal(src)
     mark = j.marks().get(focused) if j is not None and focused is not None else None
 
@@ -195,6 +202,8 @@ def focus_bar(src: Source, items: Sequence[GalleryItem], start: int, per_row: in
         shortcut="Enter",
         help="Open the focused record on the Records page",
     ):
+        if focused is not None:
+            state.set_record(focused)
         navigation.goto("records")
     if focused is not None and j is not None:
         review.comment_popover(src, focused, j)
@@ -213,16 +222,16 @@ def focus_bar(src: Source, items: Sequence[GalleryItem], start: int, per_row: in
                 name,
                 key=state.widget_key(f"gallery:key:{key}"),
                 on_click=_move,
-                args=(records, focused, step, start),
+                args=(records, focused, step, start, last),
                 shortcut=key,
             )
-        size = state.page_size()
         st.button(
             "Next page (N)",
             key=state.widget_key("gallery:key:N"),
             on_click=_page,
             args=(start + size,),
             shortcut="N",
+            disabled=last,
         )
         st.button(
             "Previous page (B)",
