@@ -89,6 +89,10 @@ def test_n_and_b_turn_the_page(monkeypatch, root):
     assert record(press(at, "B")) == 25
     at = gallery(monkeypatch, root, record=0)
     assert at.button(key="tfb:w:gallery:key:B").disabled
+    # The last page: no next page, and the focus stays on the last tile.
+    at = gallery(monkeypatch, root, record=59)
+    assert at.button(key="tfb:w:gallery:key:N").disabled
+    assert record(press(at, "Right")) == 59
 
 
 def test_p_and_f_mark_the_focused_record_in_the_journal(monkeypatch, root, tmp_path):

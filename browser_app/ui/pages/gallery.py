@@ -22,7 +22,7 @@ def render() -> None:
 
 @st.fragment
 def _gallery(src: Source) -> None:
-    start, stop, _total = pager.pager(src, "gallery")
+    start, stop, total = pager.pager(src, "gallery")
     bar = st.container(horizontal=True, vertical_alignment="center", gap="small")
     with bar:
         boxes = detail.boxes_toggle("gallery")
@@ -32,7 +32,7 @@ def _gallery(src: Source) -> None:
         st.info(f"No records from {start:,} on.")
         return
     with bar:
-        gallery_grid.focus_bar(src, items, start, size.per_row)
+        gallery_grid.focus_bar(src, items, start, size.per_row, total)
     if not any(it.data is not None for it in items):
         st.info(
             f"No pictures in records {start:,}–{stop - 1:,}. The Records page shows every feature."

@@ -108,7 +108,7 @@ def tile_size() -> tuple[str, TileSize]:
         default=state.get("tile", DEFAULT_SIZE),
         key=state.widget_key("tile"),
         label_visibility="collapsed",
-        help="Dense fits four rows of twelve on a laptop screen",
+        help="Dense: twelve a row, at least four rows of them on a laptop screen",
     )
     name = name if name in TILE_SIZES else DEFAULT_SIZE
     state.put("tile", name)
@@ -136,15 +136,22 @@ def move_target(
 
 
 def _move(
-    src: Source, records: tuple[int | None, ...], current: int | None, step: int, start: int
+    src: Source,
+    records: tuple[int | None, ...],
+    current: int | None,
+    step: int,
+    start: int,
+    last: bool,
 ) -> None:
     """Move the focus; off the page, to the first tile of the next page or the last of the
-    previous one (positions in the selection)."""
+    previous one (positions in the selection); on the last page the focus stays."""
     pos, overflow = move_target(records, current, step)
     if overflow > 0:
-        state.set_record(services.record_at(src, start + len(records)))
-    elif overflow < 0 and start > 0:
-        state.set_record(services.record_at(src, start - 1))
+        if not last:
+            state.set_record(services.record_at(src, start + len(records)))
+    elif overflow < 0:
+        if start > 0:
+            state.set_record(services.record_at(src, start - 1))
     elif pos is not None:
         target = records[pos]
         if target is not None:
@@ -168,11 +175,15 @@ def _focused(items: Sequence[GalleryItem]) -> int | None:
     return next((r for r in records if r is not None), None)
 
 
-def focus_bar(src: Source, items: Sequence[GalleryItem], start: int, per_row: int) -> None:
+def focus_bar(
+    src: Source, items: Sequence[GalleryItem], start: int, per_row: int, total: int | None
+) -> None:
     """The focused record with its mark buttons (P, F) and Open (Enter), the keys' help, and
     the hidden buttons behind the moving keys; drawn into the current horizontal container."""
     focused = _focused(items)
     records = tuple(it.index for it in items)
+    size = state.page_size()
+    last = total is not None and start + size >= total
     j = services.shared_journal(src)
     mark = j.marks().get(focused) if j is not None and focused is not None else None
 
@@ -199,6 +210,8 @@ def focus_bar(src: Source, items: Sequence[GalleryItem], start: int, per_row: in
         shortcut="Enter",
         help="Open the focused record on the Records page",
     ):
+        if focused is not None:
+            state.set_record(focused)
         navigation.goto("records")
     if focused is not None and j is not None:
         review.comment_popover(src, focused, j)
@@ -217,16 +230,16 @@ def focus_bar(src: Source, items: Sequence[GalleryItem], start: int, per_row: in
                 name,
                 key=state.widget_key(f"gallery:key:{key}"),
                 on_click=_move,
-                args=(src, records, focused, step, start),
+                args=(src, records, focused, step, start, last),
                 shortcut=key,
             )
-        size = state.page_size()
         st.button(
             "Next page (N)",
             key=state.widget_key("gallery:key:N"),
             on_click=_page,
             args=(src, start + size),
             shortcut="N",
+            disabled=last,
         )
         st.button(
             "Previous page (B)",
