@@ -23,10 +23,11 @@ WIDE_PX = 1200  # narrower windows stack the record under the table
 
 # Side by side from WIDE_PX on; below, the two columns take the whole width, one above the
 # other (Streamlit itself stacks columns only on phones).
+_ROW = f".st-key-{SPLIT} > [data-testid='stLayoutWrapper'] > [data-testid='stHorizontalBlock']"
 CSS = f"""<style>
 @media (max-width: {WIDE_PX - 1}px) {{
-  .st-key-{SPLIT} > [data-testid="stHorizontalBlock"] {{ flex-direction: column; }}
-  .st-key-{SPLIT} > [data-testid="stHorizontalBlock"] > [data-testid="stColumn"] {{
+  {_ROW} {{ flex-direction: column; }}
+  {_ROW} > [data-testid="stColumn"] {{
     width: 100% !important; flex: 1 1 100% !important; min-width: 100% !important;
   }}
 }}
@@ -66,6 +67,12 @@ def _body(src: Source) -> None:
         st.info(f"No records from {start:,} on: {src.label} ends before that.")
         return
     _notes(view)
+    if editor.mode() == "Edit":  # the editor's tables need the whole width
+        gap_row = records_table.records_table(src, view, start)
+        records_table.column_chooser(src, view)
+        st.divider()
+        _detail(src, view, start, stop, gap_row)
+        return
     with st.container(key=SPLIT):
         left, right = st.columns([1.05, 1], gap="medium")
     with left:

@@ -37,7 +37,7 @@ from browser_app.view import md_text, plural
 from codec.errors import CodecError
 from codec.kinds import EXAMPLE, RAW, SEQUENCE_EXAMPLE
 
-__all__ = ["MODES", "detail", "render", "show_target"]
+__all__ = ["MODES", "detail", "mode", "render", "show_target"]
 
 
 # -- the editor ----------------------------------------------------------------------------
@@ -149,6 +149,12 @@ def render(src: Source, record_no: int, ref: RecordRef | None = None) -> None:
 # -- the records page's detail view ------------------------------------------------------
 
 MODES = ("View", "Edit")
+
+
+def mode() -> str:
+    """The records page's detail mode: "View" or "Edit"."""
+    value = state.widget_value("detail:mode")
+    return value if value in MODES else "View"
 
 
 def detail(src: Source, slot: codec.Slot, boxes: bool) -> None:

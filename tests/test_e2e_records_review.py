@@ -1,0 +1,166 @@
+"""End to end, the records page as a reviewer uses it: the first label edit on a fresh app
+is saved, the record and its picture beside the table at 1440×900 (stacked on a narrow
+window), "Go to record" scrolls the table to the row, and a review step by keyboard.
+
+Uses Debian's chromium (``/usr/bin/chromium``): skipped locally without it, FAILS in CI.
+Screenshots go to ``artifacts/``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import ARTIFACTS, chromium, need_chromium, running_server
+
+from browser_app.sample_data import write_sample
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+WIDE = {"width": 1440, "height": 900}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    r = tmp_path_factory.mktemp("review") / "root"
+    write_sample(r)
+    return r
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Iterator[str]:
+    need_chromium()
+    base = tmp_path_factory.mktemp("server")
+    args = [str(root / "detection.tfrecord"), "--root", str(root)]
+    with running_server(args, base, {"TFRECORD_BROWSER_CACHE": str(base / "cache")}) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with chromium() as b:
+        yield b
+
+
+def _open(browser: Any, server: str, record: int, viewport: dict[str, int] = WIDE) -> Any:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport=viewport)
+    page.goto(f"{server}/?file=detection.tfrecord&record={record}")
+    expect(page.get_by_role("heading", name=f"Record {record}")).to_be_visible(timeout=30_000)
+    return page
+
+
+def _no_errors(page: Any) -> None:
+    assert page.get_by_test_id("stException").count() == 0
+    assert page.get_by_text("could not be shown").count() == 0
+
+
+def _shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.wait_for_timeout(400)
+    page.screenshot(path=str(ARTIFACTS / name))
+
+
+def _table(page: Any) -> Any:
+    return page.locator(".st-key-tfb-records-table [data-testid='stDataFrame']").first
+
+
+def _picture(page: Any) -> Any:
+    return page.locator(".st-key-tfb-pictures img").first
+
+
+def test_first_label_edit_on_a_fresh_app_is_saved(server: str, browser: Any) -> None:
+    """Double-click the label, select all, type, Enter — at once, as a quick hand does it."""
+    from playwright.sync_api import expect
+
+    page = _open(browser, server, 0)
+    page.locator("[data-testid='stButtonGroup'] button").filter(has_text="Edit").first.click()
+    expect(page.get_by_text("Editing Record 0")).to_be_visible(timeout=15_000)
+    grid = page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
+    expect(grid.get_by_test_id("glide-cell-0-10")).to_have_text("image/object/class/label")
+    grid.scroll_into_view_if_needed()
+    box = grid.bounding_box()
+    assert box is not None
+    # Columns: feature, type, n, values (edit here), check: "values" starts past 40 %.
+    x, y = box["x"] + box["width"] * 0.5, box["y"] + 35 + 35 * 10 + 17
+    page.mouse.dblclick(x, y)
+    cell = page.locator("textarea.gdg-input, input.gdg-input").first
+    expect(cell).to_be_focused(timeout=5000)
+    page.keyboard.press("Control+A")
+    page.keyboard.type("7")
+    page.keyboard.press("Enter")
+    expect(page.get_by_text("1 pending change").first).to_be_visible(timeout=15_000)
+    grid = page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
+    expect(grid.get_by_test_id("glide-cell-3-10")).to_have_text("7", timeout=15_000)
+    _no_errors(page)
+    _shot(page, "e2e-records-first-edit.png")
+    page.close()
+
+
+def test_record_and_picture_beside_the_table_without_scrolling(server: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = _open(browser, server, 3)
+    picture = _picture(page)
+    expect(picture).to_be_visible(timeout=15_000)
+    page.wait_for_timeout(500)
+    table, pic = _table(page).bounding_box(), picture.bounding_box()
+    assert table is not None and pic is not None
+    assert pic["x"] >= table["x"] + table["width"]  # beside the table
+    assert pic["y"] >= 0 and pic["y"] + pic["height"] <= WIDE["height"]  # in view, unscrolled
+    _no_errors(page)
+    _shot(page, "e2e-records-side-by-side.png")
+    page.close()
+
+    # A narrow window keeps the record under the table.
+    page = _open(browser, server, 3, {"width": 1000, "height": 900})
+    expect(_picture(page)).to_be_attached(timeout=15_000)
+    page.wait_for_timeout(500)
+    table, pic = _table(page).bounding_box(), _picture(page).bounding_box()
+    assert table is not None and pic is not None
+    assert pic["y"] >= table["y"] + table["height"]
+    _shot(page, "e2e-records-stacked.png")
+    page.close()
+
+
+def test_go_to_record_scrolls_the_table_to_its_row(server: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = _open(browser, server, 0)
+    jump = page.get_by_label("Go to record", exact=True)
+    jump.fill("47")
+    jump.press("Enter")
+    expect(page.get_by_role("heading", name="Record 47")).to_be_visible(timeout=15_000)
+    table = _table(page)
+    # Row 22 of the page (records 25–49): drawn only once scrolled into view.
+    expect(table.get_by_test_id("glide-cell-1-22")).to_have_text("47", timeout=15_000)
+    scrolled = table.locator(".dvn-scroller").first.evaluate("s => s.scrollTop")
+    assert scrolled > 0
+    _no_errors(page)
+    _shot(page, "e2e-records-go-to.png")
+    page.close()
+
+
+def test_review_step_by_keyboard(server: str, browser: Any) -> None:
+    from playwright.sync_api import expect
+
+    page = _open(browser, server, 5)
+    expect(_picture(page)).to_be_visible(timeout=15_000)
+    # Keys typed into a text box are text; elsewhere P, F, J, K are the review bar's.
+    page.get_by_role("heading", name="Records", exact=True).click()
+    page.keyboard.press("p")
+    expect(page.get_by_text("Review · ✓ Passed").first).to_be_visible(timeout=15_000)
+    page.keyboard.press("j")
+    expect(page.get_by_role("heading", name="Record 6")).to_be_visible(timeout=15_000)
+    expect(page.get_by_text("Review · not reviewed yet").first).to_be_visible()
+    # Record 5's row says so (column 3: "review", after the row marker, # and status).
+    expect(_table(page).get_by_test_id("glide-cell-3-5")).to_have_text("✓ passed")
+    page.keyboard.press("f")
+    expect(page.get_by_text("Review · ⚑ Flagged").first).to_be_visible(timeout=15_000)
+    expect(_table(page).get_by_test_id("glide-cell-3-6")).to_have_text("⚑ flagged")
+    _no_errors(page)
+    _shot(page, "e2e-records-review.png")
+    page.close()
