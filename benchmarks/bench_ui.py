@@ -402,7 +402,7 @@ def review_step(page: Any) -> float:
     both waits."""
     n = _current_record(page)
     page.locator("h1,h2,h3,h4").filter(has_text=f"Record {n}").first.click()
-    passed = "document.body.innerText.includes('Passed')"
+    passed = "/Review · ✓ Passed/.test(document.body.innerText)"
     mark = timed(page, lambda: page.keyboard.press("p"), passed)
     step = timed(page, lambda: page.keyboard.press("j"), _heading(n + 1))
     return mark + step
