@@ -157,7 +157,14 @@ def inflate(
                     f" each record's own CRC tells whether it is intact{unread}"
                 )
             else:
-                lost = f"the {plural(after, 'compressed byte')} after it cannot be inflated; "
+                trailer = 8 if compression == GZIP else 4
+                lost = (
+                    f"the {plural(after, 'compressed byte')} after it cannot be inflated; "
+                    if after > trailer
+                    # So few that they may be no more than the checksum after the data.
+                    else f"the last {plural(after, 'compressed byte')} (no more than the"
+                    f" {name} trailer holds) cannot be read; "
+                )
                 problem(
                     f"the {name} stream is damaged at compressed byte {failed_at:,} ({reason}):"
                     f" {lost if after > 0 else ''}the {result.inflated:,} bytes inflated"
