@@ -276,8 +276,9 @@ def render_report(src: Source, j: Journal) -> None:
         height=min(len(rows), 12) * 35 + 38,
     )
     stem = src.label.replace("/", "_").rsplit(".", 1)[0] or "review"
-    c = st.columns([1, 1, 4])
-    c[0].download_button(
+    # Side by side, each as wide as its label: both labels are read in full (CSV, JSON).
+    row = st.container(horizontal=True, gap="small")
+    row.download_button(
         "Review report (CSV)",
         report_csv(rows),
         file_name=f"{stem}-review.csv",
@@ -286,7 +287,7 @@ def render_report(src: Source, j: Journal) -> None:
         on_click="ignore",
         icon=":material/download:",
     )
-    c[1].download_button(
+    row.download_button(
         "Review report (JSON)",
         report_json(j, rows, src.label),
         file_name=f"{stem}-review.json",
