@@ -195,3 +195,30 @@ def test_both_download_labels_are_read_in_full(tmp_path: Path) -> None:
         ARTIFACTS.mkdir(exist_ok=True)
         page.screenshot(path=str(ARTIFACTS / "review-report.png"))
         page.close()
+
+
+def test_the_downloaded_csv_never_runs_a_formula(tmp_path: Path) -> None:
+    """A comment or an identifying value from a file that starts with = (or +, -, @) is
+    written with a leading ' in the page's CSV download, so a spreadsheet shows it as text;
+    the JSON keeps it as it is."""
+    from browser_app.export.csv import runs_as_formula
+    from browser_app.ui.widgets.review import _spreadsheet_safe
+
+    root = tmp_path / "root"
+    root.mkdir()
+    p = root / "f.tfrecord"
+    with TFRecordWriter(p) as w:
+        w.write(encode_example({"image/source_id": ("bytes", [b'=HYPERLINK("x")'])}))
+        w.write(encode_example({"image/source_id": ("bytes", [b"-3"])}))
+    with Journal(str(p)) as j:
+        j.set_mark(0, "flagged", "@SUM(A1)")
+        j.set_mark(1, "passed", "fine")
+        rows = report_rows(j, lambda q: Path(q).name)
+        doc = json.loads(report_json(j, rows, "f"))
+    table = list(csv.DictReader(io.StringIO(report_csv(rows, _spreadsheet_safe).decode())))
+    assert [(t["comment"], t["id"]) for t in table] == [
+        ("'@SUM(A1)", '\'=HYPERLINK("x")'),
+        ("fine", "-3"),  # a number stays a number
+    ]
+    assert not any(runs_as_formula(v) for t in table for v in t.values())
+    assert doc["marks"][0]["comment"] == "@SUM(A1)" and doc["marks"][0]["id"].startswith("=")

@@ -21,6 +21,7 @@ from browser_app.edits.review import (
     report_rows,
 )
 from browser_app.errors import AppError
+from browser_app.export.csv import neutralized, runs_as_formula
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
 from browser_app.view import label_text, md_text
@@ -243,6 +244,12 @@ def _id_feature(src: Source, j: Journal) -> str | None:
     return chosen
 
 
+def _spreadsheet_safe(text: str) -> str:
+    """A report cell a spreadsheet shows as text: a leading ' before one it would run as a
+    formula (a comment or a value from a file starting with =, +, -, @…)."""
+    return neutralized(text) if runs_as_formula(text) else text
+
+
 def render_report(src: Source, j: Journal) -> None:
     """Review progress, the marks as a table (file, index in the file and an identifying
     feature for each), and the report as CSV / JSON downloads."""
@@ -280,7 +287,7 @@ def render_report(src: Source, j: Journal) -> None:
     row = st.container(horizontal=True, gap="small")
     row.download_button(
         "Review report (CSV)",
-        report_csv(rows),
+        report_csv(rows, _spreadsheet_safe),
         file_name=f"{stem}-review.csv",
         mime="text/csv",
         key=state.widget_key("review:csv"),
