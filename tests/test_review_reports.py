@@ -164,3 +164,61 @@ def test_changes_page_report_picks_and_remembers_the_identifying_feature(
     at.run()
     assert list(at.main.dataframe[-1].value["id"]) == ["k-0", "k-3"]
     assert [b.value for b in at.selectbox if b.label == "Identify records by"] == ["key"]
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_both_download_labels_are_read_in_full(tmp_path: Path) -> None:
+    """In Chromium: "Review report (CSV)" and "Review report (JSON)", not two truncated
+    "Review report (…" buttons."""
+    from browser_support import ARTIFACTS, chromium, need_chromium, running_server
+    from playwright.sync_api import expect
+
+    need_chromium()
+    root, cache = tmp_path / "root", tmp_path / "cache"
+    root.mkdir()
+    (p,) = _shards(root, [3], ["id", "name", "none"])
+    with Journal(str(p), cache_dir=cache) as j:
+        j.set_mark(1, "flagged", "look again")
+    env = {"TFRECORD_BROWSER_CACHE": str(cache)}
+    with running_server(["--root", str(root), str(p)], tmp_path, env) as url, chromium() as b:
+        page = b.new_page(viewport={"width": 1280, "height": 900})
+        page.goto(url + "/changes")
+        page.get_by_role("tab", name="Review (1 mark)").click()
+        for label in ("Review report (CSV)", "Review report (JSON)"):
+            button = page.get_by_role("button", name=label)
+            expect(button).to_be_visible(timeout=30_000)
+            clipped = button.evaluate(
+                "b => [b, ...b.querySelectorAll('*')].some(e => e.scrollWidth > e.clientWidth + 1)"
+            )
+            assert not clipped, f"{label!r} is cut short on screen"
+        ARTIFACTS.mkdir(exist_ok=True)
+        page.screenshot(path=str(ARTIFACTS / "review-report.png"))
+        page.close()
+
+
+def test_the_downloaded_csv_never_runs_a_formula(tmp_path: Path) -> None:
+    """A comment or an identifying value from a file that starts with = (or +, -, @) is
+    written with a leading ' in the page's CSV download, so a spreadsheet shows it as text;
+    the JSON keeps it as it is."""
+    from browser_app.export.csv import runs_as_formula
+    from browser_app.ui.widgets.review import _spreadsheet_safe
+
+    root = tmp_path / "root"
+    root.mkdir()
+    p = root / "f.tfrecord"
+    with TFRecordWriter(p) as w:
+        w.write(encode_example({"image/source_id": ("bytes", [b'=HYPERLINK("x")'])}))
+        w.write(encode_example({"image/source_id": ("bytes", [b"-3"])}))
+    with Journal(str(p)) as j:
+        j.set_mark(0, "flagged", "@SUM(A1)")
+        j.set_mark(1, "passed", "fine")
+        rows = report_rows(j, lambda q: Path(q).name)
+        doc = json.loads(report_json(j, rows, "f"))
+    table = list(csv.DictReader(io.StringIO(report_csv(rows, _spreadsheet_safe).decode())))
+    assert [(t["comment"], t["id"]) for t in table] == [
+        ("'@SUM(A1)", '\'=HYPERLINK("x")'),
+        ("fine", "-3"),  # a number stays a number
+    ]
+    assert not any(runs_as_formula(v) for t in table for v in t.values())
+    assert doc["marks"][0]["comment"] == "@SUM(A1)" and doc["marks"][0]["id"].startswith("=")

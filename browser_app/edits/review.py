@@ -49,6 +49,7 @@ REPORT_FIELDS = (
 # The features that name a record in the Object Detection API's layout, first found first.
 ID_FEATURES = ("image/source_id", "image/filename")
 _ID_CHARS = 200  # characters of an identifying value the report keeps
+_TEXT_FIELDS = frozenset({"comment", "file", "id_feature", "id"})  # free text, from people or files
 
 
 class ReviewProgress(NamedTuple):
@@ -185,13 +186,23 @@ def report_rows(
     return rows
 
 
-def report_csv(rows: list[ReportRow]) -> bytes:
-    """The report as CSV (UTF-8, a header line, ``\\n`` line ends)."""
+def report_csv(rows: list[ReportRow], text_cell: Callable[[str], str] | None = None) -> bytes:
+    """The report as CSV (UTF-8, a header line, ``\\n`` line ends). ``text_cell`` rewrites
+    every text cell (comment, file, identifying feature and value) as it is written, e.g. so
+    that no spreadsheet runs one as a formula."""
     out = io.StringIO()
     w = csv.DictWriter(out, fieldnames=REPORT_FIELDS, lineterminator="\n")
     w.writeheader()
     for row in rows:
-        w.writerow(row)
+        if text_cell is None:
+            w.writerow(row)
+            continue
+        w.writerow(
+            {
+                k: text_cell(v) if k in _TEXT_FIELDS and isinstance(v, str) else v
+                for k, v in row.items()
+            }
+        )
     return out.getvalue().encode("utf-8")
 
 

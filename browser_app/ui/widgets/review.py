@@ -21,6 +21,7 @@ from browser_app.edits.review import (
     report_rows,
 )
 from browser_app.errors import AppError
+from browser_app.export.csv import neutralized, runs_as_formula
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
 from browser_app.view import label_text, md_text
@@ -255,6 +256,12 @@ def _id_feature(src: Source, j: Journal) -> str | None:
     return chosen
 
 
+def _spreadsheet_safe(text: str) -> str:
+    """A report cell a spreadsheet shows as text: a leading ' before one it would run as a
+    formula (a comment or a value from a file starting with =, +, -, @…)."""
+    return neutralized(text) if runs_as_formula(text) else text
+
+
 def render_report(src: Source, j: Journal) -> None:
     """Review progress, the marks as a table (file, index in the file and an identifying
     feature for each), and the report as CSV / JSON downloads."""
@@ -288,17 +295,18 @@ def render_report(src: Source, j: Journal) -> None:
         height=min(len(rows), 12) * 35 + 38,
     )
     stem = src.label.replace("/", "_").rsplit(".", 1)[0] or "review"
-    c = st.columns([1, 1, 4])
-    c[0].download_button(
+    # Side by side, each as wide as its label: both labels are read in full (CSV, JSON).
+    row = st.container(horizontal=True, gap="small")
+    row.download_button(
         "Review report (CSV)",
-        report_csv(rows),
+        report_csv(rows, _spreadsheet_safe),
         file_name=f"{stem}-review.csv",
         mime="text/csv",
         key=state.widget_key("review:csv"),
         on_click="ignore",
         icon=":material/download:",
     )
-    c[1].download_button(
+    row.download_button(
         "Review report (JSON)",
         report_json(j, rows, src.label),
         file_name=f"{stem}-review.json",
