@@ -67,8 +67,8 @@ def _strings(msg: Any, where: str) -> Iterator[tuple[str, str]]:
             texts = [value] if isinstance(value, str) else list(value)
             yield from ((f"{where}.{name}.{field.name}:plain", t) for t in texts)
             continue
-        if field.name in _NOT_MARKDOWN and name != "Markdown":
-            continue
+        if field.name in _NOT_MARKDOWN and name != "Markdown" and field.type != field.TYPE_MESSAGE:
+            continue  # (messages are read: a pill's option has Markdown content)
         repeated = not isinstance(value, (str, bytes)) and hasattr(value, "__len__")
         if field.type == field.TYPE_STRING:
             values = value if repeated else [value]

@@ -80,7 +80,10 @@ def _visit(browser, url: str, requests: list[str], shot: str | None = None) -> N
     assert page.get_by_test_id("stException").count() == 0
     # No element the payloads would make: no <img> pointing anywhere but here, no <style>
     # from data, no KaTeX.
-    assert page.locator("img[src*='md.png'], img[src*='html.png']").count() == 0
+    bad = page.locator("img[src*='md.png'], img[src*='html.png']")
+    assert bad.count() == 0, bad.evaluate_all(
+        "els => els.map(e => (e.closest('[data-testid^=\"st\"]:not([data-testid=stMarkdownContainer])') || e).outerHTML.slice(0, 600))"
+    )
     links = page.locator("a[href*='md.png'], a[href*='/link'], a[href*='/u.png']")
     assert links.count() == 0, links.evaluate_all("els => els.map(e => e.href)")
     # The payload's :material/bolt: stays text (the app itself has no bolt icon).

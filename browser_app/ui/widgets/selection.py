@@ -186,7 +186,7 @@ def sidebar_facets(src: Source | None) -> None:
         if side.button(
             "Count facets",
             key=state.widget_key("sel:count"),
-            help=f"Reads every one of the {len(ds):,} records once",
+            help=f"Reads each of the {plural(len(ds), 'record')} once",
         ):
             state.put(f"facets:{src.spec}", True)
             st.rerun()
@@ -226,7 +226,7 @@ def sidebar_facets(src: Source | None) -> None:
 
 
 def _facet_label(number: dict[str, int]) -> Callable[[str], str]:
-    return lambda v: f"{label_text(v)} · {number.get(v, 0):,}"
+    return lambda v: f"{md_text(v)} · {number.get(v, 0):,}"  # pills read Markdown
 
 
 def _help(group: str) -> str:
