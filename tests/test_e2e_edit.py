@@ -9,6 +9,7 @@ FAILS in CI (``CI=true``). Screenshots go to ``artifacts/``.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -94,7 +95,9 @@ def _type_into_cell(page: Any, grid: Any, row: int, col: int, text: str) -> None
 
 def _mode(page: Any, name: str) -> None:
     """Switch the record detail between View and Edit."""
-    page.locator("[data-testid='stButtonGroup'] button").filter(has_text=name).first.click()
+    page.get_by_test_id("stMain").locator("[data-testid='stButtonGroup'] button").filter(
+        has_text=re.compile(f"{name}$")
+    ).first.click()
 
 
 def _red_png() -> bytes:

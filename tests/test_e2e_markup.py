@@ -81,8 +81,9 @@ def _visit(browser, url: str, requests: list[str], shot: str | None = None) -> N
     # No element the payloads would make: no <img> pointing anywhere but here, no <style>
     # from data, no KaTeX.
     bad = page.locator("img[src*='md.png'], img[src*='html.png']")
-    assert bad.count() == 0, bad.evaluate_all(
-        "els => els.map(e => (e.closest('[data-testid^=\"st\"]:not([data-testid=stMarkdownContainer])') || e).outerHTML.slice(0, 600))"
+    assert bad.count() == 0, bad.evaluate_all(  # where: the nearest element of Streamlit's
+        'els => els.map(e => (e.closest(\'[data-testid^="st"]:not('
+        "[data-testid=stMarkdownContainer])') || e).outerHTML.slice(0, 600))"
     )
     links = page.locator("a[href*='md.png'], a[href*='/link'], a[href*='/u.png']")
     assert links.count() == 0, links.evaluate_all("els => els.map(e => e.href)")

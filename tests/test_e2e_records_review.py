@@ -8,6 +8,7 @@ Screenshots go to ``artifacts/``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -82,7 +83,9 @@ def test_first_label_edit_on_a_fresh_app_is_saved(server: str, browser: Any) -> 
     from playwright.sync_api import expect
 
     page = _open(browser, server, 0)
-    page.locator("[data-testid='stButtonGroup'] button").filter(has_text="Edit").first.click()
+    page.get_by_test_id("stMain").locator("[data-testid='stButtonGroup'] button").filter(
+        has_text=re.compile("Edit$")
+    ).first.click()
     expect(page.get_by_text("Editing Record 0")).to_be_visible(timeout=15_000)
     grid = page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
     expect(grid.get_by_test_id("glide-cell-0-10")).to_have_text("image/object/class/label")
