@@ -401,8 +401,12 @@ def review_step(page: Any) -> float:
     """Record view: mark the record passed (P), then go to the next record (J); the sum of
     both waits."""
     n = _current_record(page)
-    page.locator("h1,h2,h3,h4").filter(has_text=f"Record {n}").first.click()
-    passed = "/Review · ✓ Passed/.test(document.body.innerText)"
+    # Focus the page (not a widget) so the letters reach the buttons' shortcuts: the page's
+    # title takes the click.
+    page.get_by_role("heading", name="Records", exact=True).click()
+    # The Passed button turns primary once the mark is saved and drawn.
+    passed = """[...document.querySelectorAll('[data-testid="stBaseButton-primary"]')]
+      .some(b => b.innerText.includes('Passed'))"""
     mark = timed(page, lambda: page.keyboard.press("p"), passed)
     step = timed(page, lambda: page.keyboard.press("j"), _heading(n + 1))
     return mark + step
@@ -439,13 +443,23 @@ def select_row(page: Any, row: int) -> float:
 
 
 def _row_height(page: Any) -> float:
-    """The records table's row height: taller rows when it has a picture column."""
+    """The records table's row height: taller rows when the page has pictures (the picture
+    column may lie beyond the table's visible columns, so the thumbnails tell)."""
     grid = page.get_by_test_id("stDataFrame").first
-    return 52.0 if grid.locator("th", has_text="picture").count() else 35.0
+    box = grid.bounding_box()
+    rows = grid.locator("[data-testid^='glide-cell-1-']").count()
+    if box is None or not rows:
+        return 35.0
+    # The table is sized to its rows (up to a limit): header 38 px, then the rows.
+    return 52.0 if (box["height"] - 38) / min(rows, 14) > 43 else 35.0
 
 
 def _edit_mode(page: Any) -> None:
-    page.locator("[data-testid='stButtonGroup'] button").filter(has_text="Edit").first.click()
+    import re
+
+    page.get_by_test_id("stMain").locator("[data-testid='stButtonGroup'] button").filter(
+        has_text=re.compile("Edit$")
+    ).first.click()
     page.wait_for_function(_SETTLED, arg="document.body.innerText.includes('Editing Record')")
 
 
@@ -453,7 +467,9 @@ def save_edit(page: Any, value: int) -> float:
     """Editor: type ``value`` into the first int64 value cell (image/height) and press Enter;
     settled when the table shows it and the pending change is counted."""
     grid = page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
-    grid.get_by_test_id("glide-cell-0-0").wait_for(state="attached")
+    grid.locator("[data-testid^='glide-cell-0-']", has_text="image/height").first.wait_for(
+        state="attached"
+    )
     rows = grid.locator("[data-testid^='glide-cell-0-']").all_text_contents()
     row = next(i for i, name in enumerate(rows) if name.strip() == "image/height")
     grid.scroll_into_view_if_needed()
