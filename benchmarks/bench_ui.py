@@ -228,16 +228,20 @@ _PROBE = """
   addEventListener("pointerdown", mark, true);
   addEventListener("mousedown", mark, true);
   addEventListener("keydown", mark, true);
-  const look = () => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    const s = app ? app.getAttribute("data-test-script-state") : "";
+  // Every state the app root passes through, in order: a fast run (a fragment, a callback)
+  // may start and finish between two looks, so the mutation records' old values count too.
+  const step = (s) => {
     if (s === t.state) return;
     if (s === "running" || s === "rerunRequested") t.running = true;
     if (s === "notRunning" && t.running) { t.running = false; t.done += 1; }
     t.state = s;
   };
-  new MutationObserver(look).observe(document, {
-    subtree: true, attributes: true, childList: true,
+  new MutationObserver((mutations) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    for (const m of mutations) if (m.target === app) step(m.oldValue || "");
+    step(app ? app.getAttribute("data-test-script-state") : "");
+  }).observe(document, {
+    subtree: true, attributes: true, attributeOldValue: true, childList: true,
     attributeFilter: ["data-test-script-state"],
   });
 })();
@@ -467,10 +471,14 @@ def save_edit(page: Any, value: int) -> float:
     """Editor: type ``value`` into the first int64 value cell (image/height) and press Enter;
     settled when the table shows it and the pending change is counted."""
     grid = page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
-    grid.locator("[data-testid^='glide-cell-0-']", has_text="image/height").first.wait_for(
-        state="attached"
-    )
-    rows = grid.locator("[data-testid^='glide-cell-0-']").all_text_contents()
+    rows: list[str] = []
+    for _ in range(100):  # the editor's grid fills in after it is drawn
+        rows = [
+            t.strip() for t in grid.locator("[data-testid^='glide-cell-0-']").all_text_contents()
+        ]
+        if "image/height" in rows:
+            break
+        page.wait_for_timeout(100)
     row = next(i for i, name in enumerate(rows) if name.strip() == "image/height")
     grid.scroll_into_view_if_needed()
     page.wait_for_timeout(200)
