@@ -159,7 +159,8 @@ def test_keyboard_review_of_20_tiles(
             j.close()
     assert saved == want
 
-    # The review report, downloaded from the Changes page: every mark, with its file.
+    # The review report, downloaded from the Changes page: every mark, with its file, its
+    # number in that file and its identifying feature.
     page.get_by_role("link", name="Changes", exact=True).click()
     page.get_by_role("tab", name=re.compile("^Review")).click()
     button = page.get_by_role("button", name="Review report (CSV)")
@@ -171,9 +172,10 @@ def test_keyboard_review_of_20_tiles(
     for r in rows:
         n = int(r["record"])
         assert r["file"].endswith(f"part-{n // SHARD}.tfrecord")
-        local = next((v for k, v in r.items() if k and "local" in k), None)
-        if local is not None:  # the record's number within its file
-            assert int(local) == n % SHARD
+        assert int(r["local_index"]) == n % SHARD  # the record's number within its file
+        # ...and the feature that identifies it after an export renumbers the records.
+        assert r["id_feature"] == "image/filename"
+        assert r["id"].startswith(f"scene_{n:05d}.")
     _ok(page)
     _shot(page, "e2e-gallery-review-report.png")
     page.close()
