@@ -111,8 +111,13 @@ def test_sorting_by_bytes_orders_the_table_across_pages(server, browser, od) -> 
     expect(page.get_by_text("Selection", exact=True)).to_be_visible(timeout=60_000)
     _settled(page)
     sidebar = page.get_by_test_id("stSidebar")
-    sidebar.get_by_role("combobox", name="Sort by").click()  # the selectbox opens its list
-    page.get_by_role("option", name="Bytes", exact=True).click()
+    # The selectbox is a searchable list: type the choice and take it with Enter (the list
+    # may open late on a busy machine; typing waits for nothing but the box).
+    sort_box = sidebar.get_by_role("combobox", name="Sort by")
+    sort_box.click()
+    sort_box.fill("Bytes")
+    expect(page.get_by_role("option", name="Bytes", exact=True)).to_be_visible(timeout=30_000)
+    page.keyboard.press("Enter")
     _settled(page)
     sidebar.get_by_text("Largest first").click()
     _settled(page)
