@@ -22,7 +22,8 @@ from .errors import (
 from .example import Feature, Record, decode, detect_kind, encode, encode_example, make_feature
 from .framing import Problem, encode_record, masked_crc32c, read_at
 from .kinds import PROBLEM_KINDS
-from .reader import RecordInfo, TFRecordFile, VerifyReport, sniff_compression
+from .reader import RecordInfo, TFRecordFile, VerifyReport
+from .sources import sniff_compression
 from .tensor import describe_tensor, parse_tensor, serialize_tensor
 from .writer import TFRecordWriter, atomic_output, write_records
 

@@ -73,6 +73,13 @@ def default_cache_dir() -> Path:
 # Identity
 
 
+def _real(path: str) -> str:
+    """The real path of a local file; a URL as it may be shown."""
+    from .locations import is_url, shown
+
+    return shown(path) if is_url(path) else os.path.realpath(path)
+
+
 @dataclass(frozen=True)
 class FileIdentity:
     """What a file is, as far as caches and journals are concerned.
@@ -90,6 +97,22 @@ class FileIdentity:
     tail_crc: int | None = None
     ctime_ns: int = 0  # the inode-change time: any write moves it, and no one can set it back
     index_digest: str | None = None  # of every record's offset, length and data CRC
+    version: str = ""  # a remote object's ETag / generation ("" for a local file)
+
+    @property
+    def remote(self) -> bool:
+        """Whether this is a remote object's identity (``path`` is its URL as shown)."""
+        from .locations import is_url
+
+        return is_url(self.path)
+
+    @classmethod
+    def from_remote(cls, url: str, stat: Any) -> FileIdentity:
+        """The identity of a remote object: its URL as shown (never a credential), its size,
+        last-modified time and version (a :class:`~codec.locations.RemoteStat`)."""
+        from .locations import shown
+
+        return cls(shown(url), stat.size, stat.mtime_ns, version=stat.version)
 
     @classmethod
     def from_stat(cls, path: str | os.PathLike[str], st: os.stat_result) -> FileIdentity:
@@ -105,6 +128,10 @@ class FileIdentity:
     def of(cls, path: str | os.PathLike[str], *, content: bool = False) -> FileIdentity:
         """The identity of ``path`` now (``content=True`` reads the CRCs of both ends).
         Raises ``OSError`` when the file cannot be read."""
+        from .locations import is_url
+
+        if is_url(os.fspath(path)):
+            return cls._of_remote(os.fspath(path), content)
         if not content:
             return cls.from_stat(path, os.stat(path))
         real = os.path.realpath(os.fspath(path))
@@ -121,6 +148,23 @@ class FileIdentity:
         )
 
     @classmethod
+    def _of_remote(cls, url: str, content: bool) -> FileIdentity:
+        from .locations import remote_stat
+        from .remote import RemoteObject
+
+        st = remote_stat(url)
+        ident = cls.from_remote(url, st)
+        if not content:
+            return ident
+        obj = RemoteObject(url, stat=st)
+        try:
+            head = obj.read(0, CONTENT_WINDOW)
+            tail = obj.read(max(0, st.size - CONTENT_WINDOW), st.size)
+        finally:
+            obj.close()
+        return replace(ident, head_crc=_crc32c.crc32c(head), tail_crc=_crc32c.crc32c(tail))
+
+    @classmethod
     def of_paths(cls, paths: Sequence[str | os.PathLike[str]]) -> tuple[FileIdentity, ...]:
         """Identities of several files; a file that cannot be read gets size and mtime -1."""
         out = []
@@ -128,11 +172,20 @@ class FileIdentity:
             try:
                 out.append(cls.of(p))
             except OSError:
-                out.append(cls(os.path.realpath(os.fspath(p)), -1, -1))
+                out.append(cls(_real(os.fspath(p)), -1, -1))
         return tuple(out)
 
     def unchanged(self) -> bool:
-        """Whether the file still has this size and modification time."""
+        """Whether the file still has this size and modification time (a remote object:
+        this size and version, asked of the server at most every few seconds)."""
+        if self.remote:
+            from .locations import remote_stat
+
+            try:
+                now = remote_stat(self.path)
+            except OSError:
+                return False
+            return (now.size, now.version) == (self.size, self.version)
         try:
             st = os.stat(self.path)
         except OSError:
@@ -148,6 +201,8 @@ class FileIdentity:
         """A short hex key for a cache entry of kind ``what`` made from this file (any write
         to the file, which moves its inode-change time, makes a new key)."""
         ident = f"{self.path}\0{self.size}\0{self.mtime_ns}\0{self.ino}\0{self.ctime_ns}\0{what}"
+        if self.version:
+            ident += f"\0{self.version}"
         return hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
     # -- the journal's form -------------------------------------------------------------
@@ -164,6 +219,8 @@ class FileIdentity:
             out["ctime_ns"] = self.ctime_ns
         if self.index_digest is not None:
             out["index_digest"] = self.index_digest
+        if self.version:
+            out["version"] = self.version
         return out
 
     @classmethod
@@ -176,14 +233,18 @@ class FileIdentity:
             tail_crc=obj["tail_crc32c"],
             ctime_ns=int(obj.get("ctime_ns", 0)),
             index_digest=obj.get("index_digest"),
+            version=str(obj.get("version", "")),
         )
 
     def differences(self, now: FileIdentity) -> list[str]:
         """What changed from ``self`` (the remembered identity) to ``now``, one line each."""
         out = []
+        if self.version != now.version and (self.version or now.version):
+            was, then = self.version or "none", now.version or "none"
+            out.append(f"{self.path}: the object's version changed ({was} → {then})")
         if self.size != now.size:
             out.append(f"{self.path}: size was {self.size:,} bytes, now {now.size:,}")
-        if self.mtime_ns != now.mtime_ns:
+        if self.mtime_ns != now.mtime_ns and not self.remote:
             then_s = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(self.mtime_ns / 1e9))
             now_s = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(now.mtime_ns / 1e9))
             out.append(f"{self.path}: modified time was {then_s}, now {now_s}")
@@ -511,7 +572,7 @@ def evict_inflated(cache_dir: Path, cap: int | None = None) -> list[Path]:
 
 
 def inflate_to_cache(
-    fd: int,
+    read: Callable[[int, int], bytes],
     ident: FileIdentity,
     compression: Compression,
     cache_dir: Path,
@@ -521,7 +582,7 @@ def inflate_to_cache(
     shown: str = "",
     max_inflate: int | None = None,
 ) -> tuple[int, list[Problem]]:
-    """Inflate the GZIP/ZLIB stream read from ``fd`` into a cache file (once per file
+    """Inflate the GZIP/ZLIB stream read by ``read(offset, n)`` into a cache file (once per file
     identity) and return a read-only descriptor of it, with the problems met (see
     :func:`codec.inflate.inflate`: every byte that inflates is kept), naming the file as
     ``shown``. Raises :class:`~codec.errors.LimitError`, leaving nothing in the cache, when
@@ -556,7 +617,7 @@ def inflate_to_cache(
                 with contextlib.suppress(OSError):
                     _fcntl.flock(out.fileno(), _fcntl.LOCK_EX)
             result = inflate(
-                lambda offset, n: os.pread(fd, n, offset),
+                read,
                 ident.size,
                 compression,
                 out.write,

@@ -20,6 +20,7 @@ from typing import Any, overload
 from .errors import CorruptRecordError, LimitError, ReaderClosedError
 from .framing import OVERHEAD, Problem
 from .kinds import DATA_CRC
+from .locations import expand_urls, is_url, local_path
 from .reader import TFRecordFile, VerifyReport
 from .values import plural
 
@@ -27,9 +28,13 @@ _SHARD_AT = re.compile(r"^(?P<base>.+)@(?P<n>\d+)$")
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
 
-def expand_paths(specs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[str]:
+def expand_paths(
+    specs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]], *, anon: bool = False
+) -> list[str]:
     """Turn paths, globs (``data/*.tfrecord``), shard patterns (``train-*-of-00100``) and
-    TensorFlow's ``train@100`` shorthand into a sorted, de-duplicated list of files.
+    TensorFlow's ``train@100`` shorthand into a sorted, de-duplicated list of files. URLs
+    (``s3://bucket/train-*``, a folder prefix, ``gs://b/x@16``) become lists of objects the
+    same way (:func:`codec.locations.expand_urls`).
 
     A plain path that does not exist raises :class:`FileNotFoundError`; so does a pattern that
     matches nothing. A directory expands to the TFRecord-looking files inside it."""
@@ -38,6 +43,12 @@ def expand_paths(specs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
     out: list[str] = []
     for spec in specs:
         s = os.fspath(spec)
+        if is_url(s):
+            out.extend(
+                expand_urls(s, anon=anon, looks_like=looks_like_tfrecord, max_shards=MAX_SHARDS)
+            )
+            continue
+        s = local_path(s)
         m = _SHARD_AT.match(s)
         if m and not os.path.exists(s):
             out.extend(_shards(s, m.group("base"), int(m.group("n"))))

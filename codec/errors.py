@@ -13,6 +13,10 @@
     │                               (shards in name@N, inflated bytes, a tensor's bytes)
     ├── NotAFileError (OSError)     a path that is a pipe, device or socket: never opened
     ├── ReaderClosedError           a reader was used after close()
+    ├── RemoteError (OSError)       a remote object could not be read (after retries); the
+    │   │                           message names the URL as shown, never a credential
+    │   ├── MissingExtraError       the URL's library is not installed: names the extra
+    │   └── ObjectChangedError      the object changed since it was opened (a new version)
     └── WriteError                  an output could not be written; nothing partial is left
 
 A clean end of a file is not an error: iteration simply stops. ``OSError`` from the
@@ -95,3 +99,39 @@ class ReaderClosedError(CodecError, ValueError):
 
 class WriteError(CodecError):
     """An output could not be written. The destination is left as it was."""
+
+
+class RemoteError(CodecError, OSError):
+    """A remote object (``s3://``, ``gs://``, ``https://`` ...) could not be listed or read,
+    after retries. The message names the URL without credentials or query string."""
+
+    def __init__(self, message: str) -> None:
+        OSError.__init__(self, message)
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class MissingExtraError(RemoteError):
+    """A URL whose protocol needs a library that is not installed."""
+
+    def __init__(self, url: str, extra: str, library: str) -> None:
+        self.extra = extra
+        self.library = library
+        super().__init__(
+            f"{url}: reading this needs {library}, which is not installed:"
+            f" pip install 'tfrecord-browser[{extra}]'"
+        )
+
+
+class ObjectChangedError(RemoteError):
+    """The remote object is no longer the version that was opened (its ETag, generation or
+    size changed): what was read of it is dropped, and it must be opened again."""
+
+    def __init__(self, url: str, detail: str = "") -> None:
+        self.url = url
+        more = f" ({detail})" if detail else ""
+        super().__init__(
+            f"{url}: the object changed since it was opened{more}; what was read of the old"
+            " version is dropped — open it again to read the new one"
+        )

@@ -14,12 +14,17 @@ decompressed stream.
 The scanner walks headers only (no payload is touched) and reports damage as data: a
 :class:`Problem` per damaged place, and after a bad header it resynchronises by looking for
 the next 12-byte window whose length CRC checks out and whose record's data CRC checks out too.
+
+A stream that is not all in memory yet (a remote object, read in blocks) is read through the
+same functions: ``need(start, end)`` is called before any byte of ``[start, end)`` is looked at,
+so the caller can fetch it first. Without ``need`` every byte is taken to be there.
 """
 
 from __future__ import annotations
 
 import struct
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import Any
@@ -38,6 +43,13 @@ MASK_DELTA = 0xA282EAD8
 _HEADER = struct.Struct("<QI")
 _U32 = struct.Struct("<I")
 _U64 = struct.Struct("<Q")
+
+Need = Callable[[int, int], None]
+"""``need(start, end)``: bytes ``[start, end)`` of the stream are about to be read."""
+
+
+def _all_there(start: int, end: int) -> None:
+    """The ``need`` of a stream that is all in memory."""
 
 
 def crc32c(data: Any) -> int:
@@ -251,16 +263,18 @@ def _first_bad_header(buf: Any, offsets: array, lengths: np.ndarray) -> int:
 _RESYNC_WINDOW = 1 << 20
 
 
-def find_next_record(buf: Any, start: int, size: int) -> int | None:
+def find_next_record(buf: Any, start: int, size: int, need: Need | None = None) -> int | None:
     """The first offset >= ``start`` holding a header whose length CRC checks out and whose
     record lies inside the stream with a matching data CRC; ``None`` if there is none.
 
     Candidates are found a window at a time with a vectorised CRC over every byte position,
     so a megabyte of junk costs milliseconds, and memory stays bounded by the window."""
+    need = need or _all_there
     data = np.frombuffer(buf, dtype=np.uint8)
     pos = start
     while pos + HEADER_SIZE <= size:
         count = min(_RESYNC_WINDOW, size - HEADER_SIZE - pos + 1)
+        need(pos, pos + count + HEADER_SIZE - 1)
         window = data[pos : pos + count + HEADER_SIZE - 1]
         # Build little-endian u64 / u32 values at every byte position of the window.
         u64 = np.zeros(count, dtype=np.uint64)
@@ -275,6 +289,7 @@ def find_next_record(buf: Any, start: int, size: int) -> int | None:
             length = int(u64[hit])
             if length > size - cand - OVERHEAD:
                 continue
+            need(cand, cand + OVERHEAD + length)
             if data_ok(buf, cand, length):
                 return cand
         pos += count
@@ -290,6 +305,7 @@ def scan(
     max_bytes: int | None = None,
     path: str = "",
     prev: tuple[int, int] | None = None,
+    need: Need | None = None,
 ) -> ScanChunk:
     """Walk record headers from ``start`` and return up to about ``max_records`` of them,
     stopping early once the walk has passed ``start + max_bytes``.
@@ -297,12 +313,14 @@ def scan(
     Pure over ``buf`` (bytes, mmap or memoryview): reads headers only, allocates nothing from a
     length it has not checked, and turns every kind of damage into a :class:`Problem`. Call again
     with ``next_offset`` until ``done``; ``prev`` is ``(offset, length)`` of the record before
-    ``start``, if any."""
+    ``start``, if any; ``need`` (see the module's docstring) is told of every range read."""
+    need = need or _all_there
     out = ScanChunk(next_offset=start)
     unpack = _U64.unpack_from
     off = start
     last_header = size - HEADER_SIZE
     limit = last_header if max_bytes is None else min(last_header, start + max_bytes)
+    need(start, limit + HEADER_SIZE)
     while len(out.offsets) < max_records:
         # Fast path: follow the length chain; the length CRCs of the run are checked in bulk
         # right after, before any offset of the run is kept.
@@ -326,7 +344,7 @@ def scan(
             if bad >= 0:
                 out.offsets.extend(run[:bad])
                 out.lengths.frombytes(lens_np[:bad].tobytes())
-                _broken_chain(buf, run[bad], size, out, path, prev, LENGTH_CRC)
+                _broken_chain(buf, run[bad], size, out, path, prev, LENGTH_CRC, need=need)
                 if out.done:
                     return out
                 off = out.next_offset
@@ -341,7 +359,9 @@ def scan(
                 f"truncated record: {left} stray byte{'s' if left != 1 else ''} after the"
                 " last record, too few for a 12-byte header"
             )
-            _broken_chain(buf, off, size, out, path, prev, TRUNCATED, message, resync=False)
+            _broken_chain(
+                buf, off, size, out, path, prev, TRUNCATED, message, resync=False, need=need
+            )
             if out.done:
                 return out
             off = out.next_offset
@@ -353,9 +373,9 @@ def scan(
                 f"truncated record: the header promises {length} payload bytes but the stream"
                 f" ends {size - off - HEADER_SIZE} bytes after it"
             )
-            _resync(buf, off, size, out, path, TRUNCATED, message)  # its length checked out
+            _resync(buf, off, size, out, path, TRUNCATED, message, need)  # its length checked
         else:
-            _broken_chain(buf, off, size, out, path, prev, LENGTH_CRC)
+            _broken_chain(buf, off, size, out, path, prev, LENGTH_CRC, need=need)
         if out.done:
             return out
         off = out.next_offset
@@ -375,6 +395,7 @@ def _broken_chain(
     message: str | None = None,
     *,
     resync: bool = True,
+    need: Need = _all_there,
 ) -> None:
     """The chain of lengths led to ``off``, where no record can start (its length CRC fails,
     it runs past the end, or too few bytes are left for a header).
@@ -390,8 +411,9 @@ def _broken_chain(
         last = prev
     if last is not None and last[0] + OVERHEAD + last[1] == off:
         p_off, p_len = last
+        need(p_off, p_off + OVERHEAD + p_len)
         if not data_ok(buf, p_off, p_len):
-            nxt = find_next_record(buf, p_off + HEADER_SIZE, size)
+            nxt = find_next_record(buf, p_off + HEADER_SIZE, size, need)
             end = size if nxt is None else nxt
             fixed = max(0, end - p_off - OVERHEAD)
             if out.offsets:
@@ -423,7 +445,7 @@ def _broken_chain(
         out.next_offset = size
         out.done = True
         return
-    _resync(buf, off, size, out, path, kind, message)
+    _resync(buf, off, size, out, path, kind, message, need)
 
 
 def _resync(
@@ -434,8 +456,9 @@ def _resync(
     path: str,
     kind: ProblemKind,
     message: str | None = None,
+    need: Need = _all_there,
 ) -> None:
-    nxt = find_next_record(buf, off + 1, size)
+    nxt = find_next_record(buf, off + 1, size, need)
     end = size if nxt is None else nxt
     if message is None:
         message = "corrupted record: the length CRC does not match"

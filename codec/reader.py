@@ -10,11 +10,9 @@ and the reader keeps going past it.
 from __future__ import annotations
 
 import bisect
-import errno
 import hashlib
 import itertools
 import os
-import stat
 import struct
 import threading
 from array import array
@@ -25,8 +23,8 @@ from typing import Any, overload
 
 import crc32c as _crc32c
 
-from .cache import FileIdentity, IndexCache, SavedIndex, default_cache_dir, inflate_to_cache
-from .errors import CorruptRecordError, NotAFileError, ReaderClosedError
+from .cache import IndexCache, SavedIndex, default_cache_dir
+from .errors import CorruptRecordError, ReaderClosedError
 from .framing import (
     FOOTER_SIZE,
     HEADER_SIZE,
@@ -37,11 +35,11 @@ from .framing import (
     mask_crc,
     scan,
 )
-from .kinds import COMPRESSION, COMPRESSIONS, DATA_CRC, NO_COMPRESSION, Compression
-from .sources import ByteSource, MmapSource
+from .kinds import COMPRESSION, DATA_CRC, NO_COMPRESSION, Compression
+from .locations import shown
+from .sources import ByteSource, open_stream, sniff_compression
 from .values import plural
 
-_ZLIB_HEADERS = {b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda"}
 _U32 = struct.Struct("<I")
 _SCAN_STEP = 1 << 18  # records per incremental scan step
 _FIRST_STEP = 1 << 10  # the first step is small, so the first page shows at once
@@ -49,19 +47,6 @@ _SCAN_BYTES = 128 << 20  # and no step maps more than this much of the file
 _RELEASE_EVERY = 64 << 20  # drop verified pages from RSS after this many bytes
 _VERIFY_BLOCK = 8 << 20  # verify in blocks this size; measured best for 4 MiB records on 2 cores
 _THREADED_RECORD_SIZE = 64 << 10  # verify on two threads when records average this or more
-
-
-def sniff_compression(head: bytes) -> Compression:
-    """``gzip``, ``zlib`` or ``none`` from the first bytes of a file.
-
-    An uncompressed TFRecord starts with a little-endian length, so ``1f 8b`` (GZIP) or a valid
-    zlib header (``78 01/5e/9c/da``) there would be a record of absurd size whose length CRC would
-    fail anyway."""
-    if head[:2] == b"\x1f\x8b":
-        return "gzip"
-    if head[:2] in _ZLIB_HEADERS:
-        return "zlib"
-    return "none"
 
 
 @dataclass
@@ -107,60 +92,6 @@ class RecordInfo:
     problem: Problem | None = None
 
 
-@dataclass(frozen=True)
-class _Opened:
-    """A file opened for reading: its record stream (the file itself, or its inflated copy),
-    its stat, its compression and what inflating it found."""
-
-    source: ByteSource
-    stat: os.stat_result
-    compression: Compression
-    problems: list[Problem]
-
-
-def _open_stream(
-    path: str,
-    compression: str,
-    cache: Path,
-    use_cache: bool,
-    *,
-    progress: Callable[[int, int], None] | None,
-    max_inflate: int | None,
-) -> _Opened:
-    """Open ``path`` and its record stream. Only a regular file is read (opened without
-    blocking, so a pipe does not wait for a writer, then refused: a pipe or a device could
-    make every later read wait forever); GZIP and ZLIB are recognised from the first bytes
-    and inflated into the cache (:func:`~codec.cache.inflate_to_cache`)."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        st = os.fstat(fd)
-        if stat.S_ISDIR(st.st_mode):
-            raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", path)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotAFileError(path)
-        if compression == "auto":
-            compression = sniff_compression(os.pread(fd, 2, 0))
-        if compression not in COMPRESSIONS:
-            raise ValueError(f"compression must be one of auto, {', '.join(COMPRESSIONS)}")
-        if compression == NO_COMPRESSION:
-            return _Opened(MmapSource(fd), st, NO_COMPRESSION, [])
-        stream_fd, problems = inflate_to_cache(
-            fd,
-            FileIdentity.from_stat(path, st),
-            compression,  # type: ignore[arg-type]
-            cache,
-            use_cache=use_cache,
-            progress=progress,
-            shown=path,
-            max_inflate=max_inflate,
-        )
-    except BaseException:
-        os.close(fd)
-        raise
-    os.close(fd)
-    return _Opened(MmapSource(stream_fd), st, compression, problems)  # type: ignore[arg-type]
-
-
 class TFRecordFile(Sequence[bytes]):
     """A TFRecord file as a sequence of payloads.
 
@@ -182,24 +113,37 @@ class TFRecordFile(Sequence[bytes]):
         use_cache: bool = True,
         progress: Callable[[int, int], None] | None = None,
         max_inflate: int | None = None,
+        anon: bool = False,
     ) -> None:
-        self.path = os.fspath(path)
+        self.path = shown(os.fspath(path))  # a URL as it may be shown: never a credential
         self.check_crc = check_crc
         cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
         self._use_cache = use_cache
         self._index_cache = IndexCache(cache)
         self._lock = threading.RLock()
         self._closed = False
-        opened = _open_stream(
-            self.path, compression, cache, use_cache, progress=progress, max_inflate=max_inflate
+        opened = open_stream(
+            os.fspath(path),
+            compression,
+            cache,
+            use_cache,
+            progress=progress,
+            max_inflate=max_inflate,
+            anon=anon,
         )
+        self.url = os.fspath(path) if opened.stat is None else None  # as given, for workers
         self.stat = opened.stat
-        self.identity = FileIdentity.from_stat(self.path, opened.stat)
-        self.file_size = opened.stat.st_size
+        self.identity = opened.identity
+        self.file_size = opened.file_size
         self.compression: Compression = opened.compression
         self.stream_problems: list[Problem] = opened.problems
         self._source: ByteSource = opened.source
+        self._need = self._source.need
+        self.remote = self._source.remote
         self.size = self._source.size
+        # How far one step of the header scan reads: a remote object in a few blocks, so the
+        # first page waits for megabytes, not for the 128 MiB a memory map takes at once.
+        self._step_bytes = 2 * getattr(self._source, "block", 0) or _SCAN_BYTES
         self._buf: Any = self._source.buffer
         self._offsets = array("Q")
         self._lengths = array("Q")
@@ -254,9 +198,10 @@ class TFRecordFile(Sequence[bytes]):
                 start,
                 self.size,
                 max_records=max_records,
-                max_bytes=_SCAN_BYTES,
+                max_bytes=self._step_bytes,
                 path=self.path,
                 prev=prev,
+                need=self._need,
             )
             if chunk.prev_length is not None:
                 self._lengths[-1] = chunk.prev_length
@@ -414,6 +359,7 @@ class TFRecordFile(Sequence[bytes]):
             raise IndexError(
                 f"{self.path}: span {start}..{end} is outside the {self.size}-byte stream"
             )
+        self._need(start, end)
         return bytes(self._buf[start:end])
 
     def read(self, i: int, *, check_crc: bool | None = None) -> bytes:
@@ -428,6 +374,7 @@ class TFRecordFile(Sequence[bytes]):
         off = self._offsets[i]
         n = self._lengths[i]
         start = off + HEADER_SIZE
+        self._need(off, start + n + FOOTER_SIZE)
         data = self._buf[start : start + n]
         self._read_since_release += n
         if self._read_since_release > _RELEASE_EVERY:
@@ -473,6 +420,7 @@ class TFRecordFile(Sequence[bytes]):
         h = hashlib.blake2b(digest_size=16)
         h.update(self._offsets.tobytes())
         h.update(self._lengths.tobytes())
+        self._need(0, self.size)
         offs = np.frombuffer(self._offsets, np.uint64).astype(np.int64)
         lens = np.frombuffer(self._lengths, np.uint64).astype(np.int64)
         h.update(data_crcs(self._buf, offs, lens).tobytes())
@@ -541,7 +489,9 @@ class TFRecordFile(Sequence[bytes]):
             large = n and self.size / n >= _THREADED_RECORD_SIZE
             threads = min(2, os.cpu_count() or 1) if large and len(blocks) > 1 else 1
         bad: list[int] = []
-        checked = _check_blocks(self._buf, self._offsets, self._lengths, blocks, threads)
+        checked = _check_blocks(
+            self._buf, self._offsets, self._lengths, blocks, threads, self._need
+        )
         for found, start, end in checked:
             self._release(start, end)
             bad.extend(found)
@@ -580,7 +530,7 @@ class TFRecordFile(Sequence[bytes]):
         entry is checked against its header's length CRC, and the file is scanned as usual
         where the text index disagrees with it."""
         self._check_open()
-        offsets, lengths = _read_text_index(source, self._buf, self.size)
+        offsets, lengths = _read_text_index(source, self._buf, self.size, self._need)
         with self._lock:
             self._offsets, self._lengths = offsets, lengths
             self._problems = list(self.stream_problems)
@@ -649,19 +599,29 @@ def _check_blocks(
     lengths: array,
     blocks: Sequence[tuple[int, int]],
     threads: int,
+    need: Callable[[int, int], None],
 ) -> Iterator[tuple[list[int], int, int]]:
-    """:func:`_check_block` of every block in order, on ``threads`` threads."""
+    """:func:`_check_block` of every block in order, on ``threads`` threads, each block's
+    bytes asked for with ``need`` first."""
+
+    def check(block: tuple[int, int]) -> tuple[list[int], int, int]:
+        lo, hi = block
+        need(offsets[lo], offsets[hi - 1] + lengths[hi - 1] + OVERHEAD)
+        return _check_block(buf, offsets, lengths, block)
+
     if threads > 1:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(threads) as pool:
-            yield from pool.map(lambda b: _check_block(buf, offsets, lengths, b), blocks)
+            yield from pool.map(check, blocks)
         return
     for block in blocks:
-        yield _check_block(buf, offsets, lengths, block)
+        yield check(block)
 
 
-def _read_text_index(source: str | os.PathLike[str], buf: Any, size: int) -> tuple[array, array]:
+def _read_text_index(
+    source: str | os.PathLike[str], buf: Any, size: int, need: Callable[[int, int], None]
+) -> tuple[array, array]:
     """The entries of a DALI / ``tfrecord`` text index, up to the first one that does not
     match a header of ``buf`` whose length CRC checks out."""
     offsets = array("Q")
@@ -676,6 +636,7 @@ def _read_text_index(source: str | os.PathLike[str], buf: Any, size: int) -> tup
             off, total = int(parts[0]), int(parts[1])
             if total < OVERHEAD or off + total > size:
                 break
+            need(off, off + HEADER_SIZE)
             (length,) = struct.unpack_from("<Q", buf, off)
             if length != total - OVERHEAD or not header_ok(buf, off):
                 break

@@ -1,17 +1,32 @@
 """Byte sources: where a reader's (decompressed) stream comes from, behind one small interface.
 
-The reader never touches a file itself; it asks its :class:`ByteSource` for bytes. Today there
-is one kind, :class:`MmapSource`, a read-only memory map of a local file (the file itself, or
-the inflated copy of a GZIP/ZLIB file in the cache).
+The reader never touches a file itself; it asks its :class:`ByteSource` for bytes. There are
+two kinds: :class:`MmapSource`, a read-only memory map of a local file (the file itself, or the
+inflated copy of a GZIP/ZLIB file in the cache), and :class:`codec.remote.RemoteSource`, a
+remote object read in blocks into an on-disk block cache. :func:`open_stream` opens either
+from a path or URL, and inflates a compressed one into the cache.
 """
 
 from __future__ import annotations
 
+import errno
 import mmap
 import os
+import stat
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["ByteSource", "MmapSource"]
+from .cache import FileIdentity, inflate_to_cache
+from .errors import NotAFileError
+from .framing import Problem
+from .kinds import COMPRESSIONS, NO_COMPRESSION, Compression
+from .locations import is_url, local_path
+
+__all__ = ["ByteSource", "MmapSource", "Opened", "open_stream", "sniff_compression"]
+
+_ZLIB_HEADERS = {b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda"}
 
 
 class ByteSource(Protocol):
@@ -19,14 +34,19 @@ class ByteSource(Protocol):
 
     ``buffer`` supports the buffer protocol over the whole stream (slicing, ``memoryview``,
     ``numpy.frombuffer``, ``struct.unpack_from``); ``read`` copies a range out; ``release``
-    tells the source a range will not be needed soon (so its pages can leave memory)."""
+    tells the source a range will not be needed soon (so its pages can leave memory);
+    ``need`` is called before a range of ``buffer`` is looked at (a remote source fetches it
+    then; a memory map has every byte already)."""
 
     size: int
+    remote: bool
 
     @property
     def buffer(self) -> Any: ...
 
     def read(self, start: int, end: int) -> bytes: ...
+
+    def need(self, start: int, end: int) -> None: ...
 
     def release(self, start: int, end: int) -> None: ...
 
@@ -37,6 +57,8 @@ class MmapSource:
     """A read-only memory map of an open file descriptor (which it then owns and closes).
 
     An empty file has no map (``mmap`` refuses length 0): its buffer is ``b""``."""
+
+    remote = False
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
@@ -51,6 +73,9 @@ class MmapSource:
 
     def read(self, start: int, end: int) -> bytes:
         return bytes(self.buffer[start:end])
+
+    def need(self, start: int, end: int) -> None:
+        """Every byte of a memory map is there."""
 
     def release(self, start: int, end: int) -> None:
         """Let the kernel drop the pages of ``[start, end)``: clean file pages, nothing is
@@ -76,3 +101,124 @@ class MmapSource:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+def sniff_compression(head: bytes) -> Compression:
+    """``gzip``, ``zlib`` or ``none`` from the first bytes of a file.
+
+    An uncompressed TFRecord starts with a little-endian length, so ``1f 8b`` (GZIP) or a valid
+    zlib header (``78 01/5e/9c/da``) there would be a record of absurd size whose length CRC would
+    fail anyway."""
+    if head[:2] == b"\x1f\x8b":
+        return "gzip"
+    if head[:2] in _ZLIB_HEADERS:
+        return "zlib"
+    return "none"
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A file or object opened for reading: its record stream (itself, or its inflated copy),
+    its identity, its stat (``None`` for a remote object), compressed size, compression and
+    what inflating it found."""
+
+    source: ByteSource
+    identity: FileIdentity
+    stat: os.stat_result | None
+    file_size: int
+    compression: Compression
+    problems: list[Problem]
+
+
+def _check_compression(compression: str, head: Callable[[], bytes]) -> Compression:
+    if compression == "auto":
+        compression = sniff_compression(head())
+    if compression not in COMPRESSIONS:
+        raise ValueError(f"compression must be one of auto, {', '.join(COMPRESSIONS)}")
+    return compression  # type: ignore[return-value]
+
+
+def open_stream(
+    path: str,
+    compression: str,
+    cache: Path,
+    use_cache: bool,
+    *,
+    progress: Callable[[int, int], None] | None,
+    max_inflate: int | None,
+    anon: bool = False,
+) -> Opened:
+    """Open ``path`` (a local path or a URL) and its record stream. GZIP and ZLIB are
+    recognised from the first bytes and inflated into the cache
+    (:func:`~codec.cache.inflate_to_cache`)."""
+    if is_url(path):
+        return _open_remote(path, compression, cache, use_cache, progress, max_inflate, anon)
+    path = local_path(path)
+    # Only a regular file is read (opened without blocking, so a pipe does not wait for a
+    # writer, then refused: a pipe or a device could make every later read wait forever).
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", path)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotAFileError(path)
+        ident = FileIdentity.from_stat(path, st)
+        kind = _check_compression(compression, lambda: os.pread(fd, 2, 0))
+        if kind == NO_COMPRESSION:
+            return Opened(MmapSource(fd), ident, st, st.st_size, kind, [])
+        stream_fd, problems = inflate_to_cache(
+            lambda offset, n: os.pread(fd, n, offset),
+            ident,
+            kind,
+            cache,
+            use_cache=use_cache,
+            progress=progress,
+            shown=path,
+            max_inflate=max_inflate,
+        )
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return Opened(MmapSource(stream_fd), ident, st, st.st_size, kind, problems)
+
+
+def _open_remote(
+    url: str,
+    compression: str,
+    cache: Path,
+    use_cache: bool,
+    progress: Callable[[int, int], None] | None,
+    max_inflate: int | None,
+    anon: bool,
+) -> Opened:
+    from .remote import RemoteSource
+
+    source = RemoteSource(url, cache, anon=anon, use_cache=use_cache)
+    try:
+        ident = FileIdentity.from_remote(url, source.stat)
+        kind = _check_compression(compression, lambda: source.read(0, 2))
+        if kind == NO_COMPRESSION:
+            return Opened(source, ident, None, source.size, kind, [])
+
+        def read(offset: int, n: int) -> bytes:
+            data = source.read(offset, offset + n)
+            source.release(offset, offset + n)
+            return data
+
+        stream_fd, problems = inflate_to_cache(
+            read,
+            ident,
+            kind,
+            cache,
+            use_cache=use_cache,
+            progress=progress,
+            shown=source.shown,
+            max_inflate=max_inflate,
+        )
+    except BaseException:
+        source.close()
+        raise
+    source.close()
+    return Opened(MmapSource(stream_fd), ident, None, source.size, kind, problems)

@@ -88,9 +88,7 @@ _T = TypeVar("_T")
 
 def _unchanged(ds: codec.TFRecordDataset) -> bool:
     """Whether every file of ``ds`` is open and has the size and mtime it was opened with."""
-    return all(
-        not f.closed and FileIdentity.from_stat(f.path, f.stat).unchanged() for f in ds.files
-    )
+    return all(not f.closed and f.identity.unchanged() for f in ds.files)
 
 
 def _close(ds: codec.TFRecordDataset) -> None:
