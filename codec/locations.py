@@ -320,6 +320,15 @@ _STAT_TTL = 5.0
 _stat_cache: dict[tuple[str, bool], tuple[float, RemoteStat]] = {}
 
 
+def _remember(url: str, anon: bool, info: dict[str, Any]) -> None:
+    """Keep what a listing said of an object (size, version), so opening the objects of a
+    pattern just listed costs no request each."""
+    size = info.get("size")
+    if size is not None and info.get("type") != "directory":
+        st = RemoteStat(int(size), version_of(info), _mtime_ns(info))
+        _stat_cache[(url, anon)] = (time.monotonic(), st)
+
+
 def remote_stat(url: str, *, anon: bool = False, fresh: bool = False) -> RemoteStat:
     """Size and version of the object at ``url`` (one request; answers younger than a few
     seconds are reused unless ``fresh``). A folder or a missing object raises
@@ -385,7 +394,11 @@ def expand_urls(
             stem = base.rsplit("/", 1)[-1]
             of = f"{n:05d}"
             pattern = re.compile(rf"{re.escape(stem)}-(\d{{5,}})-of-{of}(\.[^/]*)?")
-            listing = [p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(_path_of(fs, folder))]
+            entries = {
+                e["name"].rstrip("/").rsplit("/", 1)[-1]: e
+                for e in fs.ls(_path_of(fs, folder), detail=True)
+            }
+            listing = list(entries)
             found: dict[int, str] = {}
             for x in listing:
                 mm = pattern.fullmatch(x)
@@ -399,11 +412,17 @@ def expand_urls(
                     f" {stem}-{first:05d}-of-{of}",
                     name,
                 )
-            return [join_url(folder, found[k]) for k in range(n)]
+            urls = [join_url(folder, found[k]) for k in range(n)]
+            for k, u in enumerate(urls):
+                _remember(u, anon, entries[found[k]])
+            return urls
         if _GLOB_CHARS.search(path) and proto not in ("http", "https"):
-            hits = sorted(p for p in fs.glob(path) if not _is_dir(fs, p))
+            matched = fs.glob(path, detail=True)
+            hits = sorted(p for p, e in matched.items() if e.get("type") != "directory")
             if not hits:
                 raise FileNotFoundError(2, "no object matches this pattern", name)
+            for p in hits:
+                _remember(url_of(p), anon, matched[p])
             return [url_of(p) for p in hits]
         try:
             info = fs.info(path)
@@ -412,18 +431,18 @@ def expand_urls(
         if info is None:
             raise FileNotFoundError(2, "no such object", name)
         if info.get("type") == "directory":
-            entries = fs.ls(path, detail=True)
+            entries = {e["name"]: e for e in fs.ls(path, detail=True)}
             hits = sorted(
-                e["name"]
-                for e in entries
-                if e.get("type") != "directory"
-                and looks_like(e["name"].rstrip("/").rsplit("/", 1)[-1])
+                n
+                for n, e in entries.items()
+                if e.get("type") != "directory" and looks_like(n.rstrip("/").rsplit("/", 1)[-1])
             )
             if not hits:
                 raise FileNotFoundError(2, "the folder holds no TFRecord objects", name)
-            if proto in ("http", "https"):
-                return hits
-            return [url_of(p) for p in hits]
+            urls = hits if proto in ("http", "https") else [url_of(p) for p in hits]
+            for u, p in zip(urls, hits):
+                _remember(u, anon, entries[p])
+            return urls
         return [spec]
 
 

@@ -144,7 +144,6 @@ class TFRecordFile(Sequence[bytes]):
         # How far one step of the header scan reads: a remote object in a few blocks, so the
         # first page waits for megabytes, not for the 128 MiB a memory map takes at once.
         self._step_bytes = 2 * getattr(self._source, "block", 0) or _SCAN_BYTES
-        self._buf: Any = self._source.buffer
         self._offsets = array("Q")
         self._lengths = array("Q")
         self._problems: list[Problem] = list(self.stream_problems)
@@ -155,6 +154,11 @@ class TFRecordFile(Sequence[bytes]):
         self._last: tuple[int, bytes, bool] | None = None  # the last record read (see read)
         if not self._done and use_cache:
             self._load_index_cache()
+
+    @property
+    def _buf(self) -> Any:
+        """The stream's bytes (a remote source maps its block file on first use)."""
+        return b"" if self._closed else self._source.buffer
 
     # -- index -----------------------------------------------------------------------------
 
@@ -553,7 +557,6 @@ class TFRecordFile(Sequence[bytes]):
         if self._closed:
             return
         self._closed = True
-        self._buf = b""
         self._last = None
         self._source.close()
 

@@ -98,7 +98,7 @@ class RemoteObject:
         self.shown = shown(url)
         self.anon = anon
         self.fs, self.path = filesystem(url, anon=anon)
-        self.stat = stat if stat is not None else remote_stat(url, anon=anon, fresh=True)
+        self.stat = stat if stat is not None else remote_stat(url, anon=anon)
         self.size = self.stat.size
         self.version = self.stat.version
         self._local = threading.local()
@@ -359,6 +359,19 @@ class _Blocks:
 # The byte source
 
 
+_POOL: ThreadPoolExecutor | None = None
+_POOL_LOCK = threading.Lock()
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The threads that fetch blocks, shared by every remote source of the process."""
+    global _POOL
+    with _POOL_LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(FETCHERS, thread_name_prefix="tfrecord-remote")
+        return _POOL
+
+
 class RemoteSource:
     """A remote object as a :class:`~codec.sources.ByteSource`.
 
@@ -385,16 +398,23 @@ class RemoteSource:
         self.stat = self.object.stat
         self.block = block or block_size()
         self.cap = cap if cap is not None else remote_cache_cap()
-        key = _cache_key(url, self.stat, self.block)
+        self._key = _cache_key(url, self.stat, self.block)
         self._folder = cache_dir / "remote" if (cache_dir is not None and use_cache) else None
-        self._blocks = _Blocks(self._folder, key, self.size, self.block)
-        self._lock = threading.Lock()
+        self._blocks_: _Blocks | None = None  # opened on first use: a dataset of many
+        self._lock = threading.RLock()  # shards opens only the ones it reads
         self._inflight: dict[int, Future[None]] = {}
-        self._pool = ThreadPoolExecutor(FETCHERS, thread_name_prefix="tfrecord-remote")
         self._last_end = -1
         self._since_check = 0
         self._closed = False
         self.failed: BaseException | None = None  # the last read-ahead failure, if any
+
+    @property
+    def _blocks(self) -> _Blocks:
+        if self._blocks_ is None:
+            with self._lock:
+                if self._blocks_ is None:
+                    self._blocks_ = _Blocks(self._folder, self._key, self.size, self.block)
+        return self._blocks_
 
     # -- the ByteSource interface ----------------------------------------------------------
 
@@ -421,9 +441,16 @@ class RemoteSource:
         if self._closed:
             return
         self._closed = True
-        self._pool.shutdown(wait=True, cancel_futures=True)
+        with self._lock:
+            pending = list(self._inflight.values())
+        for fut in pending:
+            fut.cancel()
+        for fut in pending:
+            with contextlib.suppress(BaseException):
+                fut.result()
         self.object.close()
-        self._blocks.close()
+        if self._blocks_ is not None:
+            self._blocks_.close()
 
     # -- fetching --------------------------------------------------------------------------
 
@@ -471,12 +498,14 @@ class RemoteSource:
             fut.result()  # raises the fetch's error (after its retries)
 
     def _fetch_async(self, k: int) -> Future[None]:
-        fut = self._pool.submit(self._fetch, k)
+        fut = _pool().submit(self._fetch, k)
         self._inflight[k] = fut
         return fut
 
     def _fetch(self, k: int) -> None:
         try:
+            if self._closed:
+                return
             start = k * self.block
             data = self.object.read(start, min(self.size, start + self.block))
             with self._lock:
