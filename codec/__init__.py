@@ -6,7 +6,14 @@ image sniffing are pure functions over bytes.
 
 from . import example, images, kinds, tensor
 from .cache import FileIdentity, default_cache_dir
-from .dataset import Slot, TFRecordDataset, expand_paths, looks_like_tfrecord, verify_paths
+from .dataset import (
+    DatasetLanding,
+    Slot,
+    TFRecordDataset,
+    expand_paths,
+    looks_like_tfrecord,
+    verify_paths,
+)
 from .errors import (
     CodecError,
     CorruptRecordError,
@@ -22,7 +29,7 @@ from .errors import (
 from .example import Feature, Record, decode, detect_kind, encode, encode_example, make_feature
 from .framing import Problem, encode_record, masked_crc32c, read_at
 from .kinds import PROBLEM_KINDS
-from .reader import RecordInfo, TFRecordFile, VerifyReport
+from .reader import Landing, RecordInfo, TFRecordFile, VerifyReport
 from .sources import sniff_compression
 from .tensor import describe_tensor, parse_tensor, serialize_tensor
 from .writer import TFRecordWriter, atomic_output, write_records
@@ -31,11 +38,13 @@ __all__ = [
     "PROBLEM_KINDS",
     "CodecError",
     "CorruptRecordError",
+    "DatasetLanding",
     "DecodeError",
     "EncodeError",
     "Feature",
     "FileIdentity",
     "ImageError",
+    "Landing",
     "Problem",
     "ReaderClosedError",
     "Record",

@@ -21,7 +21,7 @@ from .errors import CorruptRecordError, LimitError, ReaderClosedError
 from .framing import OVERHEAD, Problem
 from .kinds import DATA_CRC
 from .locations import expand_urls, is_url, local_path
-from .reader import TFRecordFile, VerifyReport
+from .reader import Landing, TFRecordFile, VerifyReport
 from .values import plural
 
 _SHARD_AT = re.compile(r"^(?P<base>.+)@(?P<n>\d+)$")
@@ -319,6 +319,35 @@ class TFRecordDataset(Sequence[bytes]):
                 return None if local is None else self.global_index(k, local)
         return None
 
+    # -- jumps -------------------------------------------------------------------------------
+
+    def land(self, fraction: float, count: int = 20) -> DatasetLanding:
+        """Records at ``fraction`` (0.0 to 1.0) of the dataset's bytes, without indexing up to
+        there (see :meth:`TFRecordFile.land`). The global number of the first is exact when
+        every file before it and its own index reach it, else an estimate."""
+        self._check_open()
+        sizes = [f.size for f in self.files]
+        total = sum(sizes)
+        target = max(0.0, min(1.0, float(fraction))) * total
+        k = 0
+        while k < len(sizes) - 1 and target >= sizes[k]:
+            target -= sizes[k]
+            k += 1
+        f = self.files[k]
+        local = f.land(int(target), count)
+        starts = self._complete_starts()
+        before_exact = k < len(starts)
+        if before_exact:
+            base = starts[k]
+        else:
+            base = starts[-1]
+            per_record = _bytes_per_record(self.files, local)
+            for g in self.files[len(starts) - 1 : k]:
+                base += _estimated_count(g, per_record)
+        first = base + local.first if (before_exact and local.first is not None) else None
+        estimate = None if local.estimate is None else base + local.estimate
+        return DatasetLanding(k, f.path, local, first, estimate)
+
     # -- pages -------------------------------------------------------------------------------
 
     def page(self, start: int, stop: int) -> list[Slot]:
@@ -404,6 +433,41 @@ class TFRecordDataset(Sequence[bytes]):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass(frozen=True)
+class DatasetLanding:
+    """Where a jump into a dataset landed: file ``file`` (``path``), the file's own
+    :class:`~codec.reader.Landing`, and the global number of its first record: ``first`` when
+    exact, ``estimate`` always (``None`` when no record follows)."""
+
+    file: int
+    path: str
+    landing: Landing
+    first: int | None
+    estimate: int | None
+
+    @property
+    def exact(self) -> bool:
+        return self.first is not None
+
+
+def _bytes_per_record(files: Sequence[TFRecordFile], landing: Landing) -> float:
+    """The average bytes per record of what is indexed so far (or of the landing's
+    records when nothing is)."""
+    records = sum(f.indexed for f in files)
+    if records:
+        return sum(f.size * f.index_progress for f in files) / records
+    spans = landing.spans
+    return sum(n + OVERHEAD for _, n in spans) / len(spans) if spans else 0.0
+
+
+def _estimated_count(f: TFRecordFile, per_record: float) -> int:
+    """About how many records ``f`` holds: those indexed, and its unindexed bytes at
+    ``per_record`` bytes each."""
+    if f.index_complete or per_record <= 0:
+        return f.indexed
+    return f.indexed + round(f.size * (1.0 - f.index_progress) / per_record)
 
 
 def _regions_between(problems: Sequence[Problem], lo: int, hi: int | None) -> list[Problem]:

@@ -31,6 +31,7 @@ from .framing import (
     OVERHEAD,
     Problem,
     data_crcs,
+    find_next_record,
     header_ok,
     mask_crc,
     scan,
@@ -78,6 +79,27 @@ class VerifyReport:
             "bytes": self.bytes,
             "problems": [p.to_json() for p in self.problems],
         }
+
+
+@dataclass(frozen=True)
+class Landing:
+    """Where a jump to byte ``target`` landed (see :meth:`TFRecordFile.land`).
+
+    ``offset`` is the header offset of the first record found at or after ``target`` (``None``
+    when no record follows), ``spans`` the ``(offset, length)`` of the records from there,
+    ``first`` the exact number of the first (``None`` until the index reaches it) and
+    ``estimate`` its estimated number; ``problems`` is damage met while walking."""
+
+    target: int
+    offset: int | None
+    spans: list[tuple[int, int]]
+    first: int | None
+    estimate: int | None
+    problems: list[Problem]
+
+    @property
+    def exact(self) -> bool:
+        return self.first is not None
 
 
 @dataclass(frozen=True)
@@ -438,6 +460,68 @@ class TFRecordFile(Sequence[bytes]):
         i = bisect.bisect_left(self._offsets, offset)
         return i if i < len(self._offsets) else None
 
+    def known_number(self, offset: int) -> int | None:
+        """The record number of the record whose header is at ``offset``, when the index
+        already reaches it (no scanning); ``None`` otherwise, or when no record starts there."""
+        if offset >= self._next and not self._done:
+            return None
+        i = bisect.bisect_left(self._offsets, offset)
+        return i if i < len(self._offsets) and self._offsets[i] == offset else None
+
+    def land(self, target: int, count: int = 20) -> Landing:
+        """Records at byte ``target`` of the stream, without indexing up to it.
+
+        Where the index already reaches ``target`` the records are the indexed ones, with
+        their numbers. Otherwise the first record boundary at or after ``target`` is found by
+        the same search that resynchronises after damage (its length CRC and data CRC both
+        check), the records after it are walked by their lengths, and their numbers are an
+        estimate from the average record size so far. Such a boundary could lie inside a
+        record that itself holds TFRecord data; :meth:`known_number` tells once the index
+        reaches it."""
+        self._check_open()
+        target = max(0, min(int(target), self.size))
+        if target < self._next or self._done:
+            i = bisect.bisect_left(self._offsets, target)
+            self._ensure(i + count)
+            spans = list(zip(self._offsets[i : i + count], self._lengths[i : i + count]))
+            first = i if spans else None
+            return Landing(target, spans[0][0] if spans else None, spans, first, first, [])
+        start = find_next_record(self._buf, target, self.size, self._need)
+        if start is None:
+            return Landing(target, None, [], None, None, [])
+        chunk = scan(
+            self._buf,
+            start,
+            self.size,
+            max_records=count,
+            max_bytes=self._step_bytes,
+            path=self.path,
+            need=self._need,
+        )
+        spans = list(zip(chunk.offsets, chunk.lengths))
+        if self._offsets:
+            per_record = self._next / len(self._offsets)
+        else:
+            per_record = sum(n + OVERHEAD for _, n in spans) / max(1, len(spans))
+        known = len(self._offsets)
+        estimate = known + round((start - self._next) / per_record) if per_record else known
+        return Landing(target, start, spans, None, estimate, chunk.problems)
+
+    def read_at(self, offset: int) -> bytes:
+        """The payload of the record whose header is at ``offset`` (found by :meth:`land`),
+        both CRCs checked: :class:`CorruptRecordError` / ``TruncatedRecordError`` otherwise."""
+        from .framing import read_at
+
+        self._check_open()
+        self._need(offset, offset + HEADER_SIZE)
+        if offset + HEADER_SIZE <= self.size and header_ok(self._buf, offset):
+            (n,) = struct.unpack_from("<Q", self._buf, offset)
+            self._need(offset, min(self.size, offset + OVERHEAD + n))
+        got = read_at(self._buf, offset, self.size, path=self.path)
+        if got is None:
+            raise IndexError(f"{self.path}: no record at byte {offset} (the end of the stream)")
+        return got[0]
+
     def note_damage(self, problem: Problem) -> None:
         """Adopt a data-CRC failure found elsewhere (e.g. by a verify in another process), so
         :meth:`is_damaged` and :attr:`problems` know it without reading the record again."""
@@ -655,6 +739,7 @@ def read_records(path: str | os.PathLike[str], **kwargs: Any) -> Iterator[bytes]
 
 
 __all__ = [
+    "Landing",
     "RecordInfo",
     "TFRecordFile",
     "VerifyReport",
