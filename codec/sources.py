@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from .cache import FileIdentity, inflate_to_cache
 from .errors import NotAFileError
-from .framing import Problem
+from .framing import HEADER_SIZE, Problem, header_ok
 from .kinds import COMPRESSIONS, NO_COMPRESSION, Compression
 from .locations import is_url, local_path
 
@@ -104,11 +104,14 @@ class MmapSource:
 
 
 def sniff_compression(head: bytes) -> Compression:
-    """``gzip``, ``zlib`` or ``none`` from the first bytes of a file.
+    """``gzip``, ``zlib`` or ``none`` from the first 12 bytes of a file.
 
-    An uncompressed TFRecord starts with a little-endian length, so ``1f 8b`` (GZIP) or a valid
-    zlib header (``78 01/5e/9c/da``) there would be a record of absurd size whose length CRC would
-    fail anyway."""
+    A stream that starts with a TFRecord header whose length CRC checks out is uncompressed,
+    whatever its first two bytes: a first record of 376 bytes starts ``78 01``, a zlib header,
+    and one of 35,615 bytes starts ``1f 8b``, GZIP's magic. Otherwise ``1f 8b`` is GZIP and a
+    valid zlib header (``78 01/5e/9c/da``) is ZLIB."""
+    if len(head) >= HEADER_SIZE and header_ok(head, 0):
+        return "none"
     if head[:2] == b"\x1f\x8b":
         return "gzip"
     if head[:2] in _ZLIB_HEADERS:
@@ -164,7 +167,7 @@ def open_stream(
         if not stat.S_ISREG(st.st_mode):
             raise NotAFileError(path)
         ident = FileIdentity.from_stat(path, st)
-        kind = _check_compression(compression, lambda: os.pread(fd, 2, 0))
+        kind = _check_compression(compression, lambda: os.pread(fd, HEADER_SIZE, 0))
         if kind == NO_COMPRESSION:
             return Opened(MmapSource(fd), ident, st, st.st_size, kind, [])
         stream_fd, problems = inflate_to_cache(
@@ -198,7 +201,7 @@ def _open_remote(
     source = RemoteSource(url, cache, anon=anon, use_cache=use_cache)
     try:
         ident = FileIdentity.from_remote(url, source.stat)
-        kind = _check_compression(compression, lambda: source.read(0, 2))
+        kind = _check_compression(compression, lambda: source.read(0, HEADER_SIZE))
         if kind == NO_COMPRESSION:
             return Opened(source, ident, None, source.size, kind, [])
 

@@ -276,6 +276,26 @@ def test_sniff_compression():
     assert sniff_compression(b"") == "none"
 
 
+@pytest.mark.parametrize("length", [0x0178, 0x5E78, 0x9C78, 0xDA78, 0x8B1F, 0x01_0178])
+def test_records_whose_length_looks_like_a_magic_number_are_not_compressed(tmp_path, length):
+    """The first record's little-endian length can start with a zlib header (376 bytes is
+    ``78 01``) or GZIP's magic (35,615 bytes is ``1f 8b``): such files are still plain."""
+    payloads = [bytes([n % 251]) * length for n in range(3)]
+    path = tmp_path / "magic.tfrecord"
+    write_records(path, payloads)
+    assert sniff_compression(path.read_bytes()[:12]) == "none"
+    with TFRecordFile(path, use_cache=False) as f:
+        assert f.compression == "none"
+        assert list(f) == payloads
+
+
+@given(st.binary(min_size=0, max_size=70_000))
+@settings(max_examples=40, deadline=None)
+def test_a_plain_file_is_never_taken_for_compressed(payload):
+    head = framing.encode_record(payload)[:12]
+    assert sniff_compression(head) == "none"
+
+
 def test_forced_compression_on_plain_file_reports_damage(tmp_path):
     with TFRecordFile(DATA / "basic.tfrecord", compression="gzip", use_cache=False) as f:
         assert len(f) == 0
