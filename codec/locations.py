@@ -30,6 +30,7 @@ __all__ = [
     "RemoteStat",
     "expand_urls",
     "filesystem",
+    "forget",
     "is_url",
     "join_url",
     "parent_url",
@@ -322,6 +323,11 @@ def _mtime_ns(info: dict[str, Any]) -> int:
 
 _STAT_TTL = 5.0
 _stat_cache: dict[tuple[str, bool], tuple[float, RemoteStat]] = {}
+
+
+def forget() -> None:
+    """Forget every object's size and version kept from a listing or a recent request."""
+    _stat_cache.clear()
 
 
 def _remember(url: str, anon: bool, info: dict[str, Any]) -> None:
