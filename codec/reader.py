@@ -306,15 +306,9 @@ class TFRecordFile(Sequence[bytes]):
         reached through an unbroken chain of checked lengths from the start of the stream, so
         it might be content of the damaged record before it (a TFRecord stored inside a record
         looks exactly like records of the file). Based on the part of the file indexed so far."""
-        resumes = [
-            p.end
-            for p in [*self._problems, *self._damaged.values()]
-            if p.offset is not None and p.end is not None and p.offset < p.end < self.size
-        ]
-        if not resumes:
-            return None
-        i = bisect.bisect_left(self._offsets, min(resumes))
-        return i if i < len(self._offsets) or not self._done else None
+        return first_recovered(
+            self._offsets, [*self._problems, *self._damaged.values()], self.size, self._done
+        )
 
     def is_recovered(self, i: int) -> bool:
         """Whether record ``i`` is recovered (see :attr:`recovered_from`)."""
@@ -453,15 +447,7 @@ class TFRecordFile(Sequence[bytes]):
     def _data_crc_problem(self, i: int) -> Problem:
         prob = self._damaged.get(i)
         if prob is None:
-            off = self._offsets[i]
-            prob = Problem(
-                DATA_CRC,
-                off,
-                off,
-                f"corrupted record {i}: the data CRC does not match its"
-                f" {self._lengths[i]} payload bytes (payload at byte {off + HEADER_SIZE})",
-                self.path,
-            )
+            prob = data_crc_problem(self.path, i, self._offsets[i], self._lengths[i])
             self._damaged[i] = prob
         return prob
 
@@ -621,16 +607,14 @@ class TFRecordFile(Sequence[bytes]):
                 progress(end, self.size)
         for i in bad:
             self._data_crc_problem(i)
-        first = self.recovered_from
-        recovered = 0 if first is None else (n - first) - sum(1 for i in bad if i >= first)
-        return VerifyReport(
-            path=self.path,
-            compression=self.compression,
-            records=n - len(bad) - recovered,
-            damaged=len(bad),
-            bytes=self.size,
-            problems=self.problems,
-            recovered=recovered,
+        return report_of(
+            self.path,
+            self.compression,
+            self.size,
+            self._offsets,
+            self._problems,
+            self._damaged,
+            bad,
         )
 
     def _release(self, start: int, end: int) -> None:
@@ -693,6 +677,63 @@ class TFRecordFile(Sequence[bytes]):
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{plural(self.indexed, 'record')} indexed"
         return f"<TFRecordFile {self.path!r} {self.compression} {state}>"
+
+
+def first_recovered(
+    offsets: Sequence[int], problems: Sequence[Problem], size: int, done: bool = True
+) -> int | None:
+    """The number of the first record reached by resynchronising after one of ``problems``
+    (see :attr:`TFRecordFile.recovered_from`), given the record ``offsets`` indexed so far."""
+    resumes = [
+        p.end
+        for p in problems
+        if p.offset is not None and p.end is not None and p.offset < p.end < size
+    ]
+    if not resumes:
+        return None
+    i = bisect.bisect_left(offsets, min(resumes))
+    return i if i < len(offsets) or not done else None
+
+
+def data_crc_problem(path: str, i: int, offset: int, length: int) -> Problem:
+    """The problem of record ``i`` (header at ``offset``) whose data CRC fails."""
+    return Problem(
+        DATA_CRC,
+        offset,
+        offset,
+        f"corrupted record {i}: the data CRC does not match its"
+        f" {length} payload bytes (payload at byte {offset + HEADER_SIZE})",
+        path,
+    )
+
+
+def report_of(
+    path: str,
+    compression: str,
+    size: int,
+    offsets: Sequence[int],
+    problems: Sequence[Problem],
+    damaged: dict[int, Problem],
+    bad: Sequence[int],
+) -> VerifyReport:
+    """The verify report of a completely indexed stream: its record ``offsets``, the
+    ``problems`` of its framing (and inflation), ``damaged`` (record number → problem, for
+    every record in ``bad`` and those whose length the scan corrected) and ``bad``, the
+    records whose data CRC fails. One function, whether one reader checked the file or tasks
+    checked ranges of it (:mod:`codec.jobs`)."""
+    n = len(offsets)
+    found = [*problems, *damaged.values()]
+    first = first_recovered(offsets, found, size)
+    recovered = 0 if first is None else (n - first) - sum(1 for i in bad if i >= first)
+    return VerifyReport(
+        path=path,
+        compression=compression,
+        records=n - len(bad) - recovered,
+        damaged=len(bad),
+        bytes=size,
+        problems=sorted(found, key=lambda p: -1 if p.offset is None else p.offset),
+        recovered=recovered,
+    )
 
 
 def _check_block(
