@@ -480,6 +480,13 @@ class TFRecordFile(Sequence[bytes]):
         i = bisect.bisect_left(self._offsets, offset)
         return i if i < len(self._offsets) else None
 
+    def stream_view(self) -> tuple[Any, Callable[[int, int], None]]:
+        """The (decompressed) stream's buffer and its ``need(start, end)`` (see
+        :mod:`codec.framing`): for work that walks the bytes itself, such as a task that
+        checks one byte range of a large file (:mod:`codec.jobs`)."""
+        self._check_open()
+        return self._buf, self._need
+
     def known_number(self, offset: int) -> int | None:
         """The record number of the record whose header is at ``offset``, when the index
         already reaches it (no scanning); ``None`` otherwise, or when no record starts there."""

@@ -24,7 +24,7 @@ from .framing import HEADER_SIZE, Problem, header_ok
 from .kinds import COMPRESSIONS, NO_COMPRESSION, Compression
 from .locations import is_url, local_path
 
-__all__ = ["ByteSource", "MmapSource", "Opened", "open_stream", "sniff_compression"]
+__all__ = ["ByteSource", "MmapSource", "Opened", "open_stream", "probe", "sniff_compression"]
 
 _ZLIB_HEADERS = {b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda"}
 
@@ -229,3 +229,18 @@ def _open_remote(
         source.close()
         raise
     return Opened(stream, ident, None, source.size, kind, [])
+
+
+def probe(path: str, *, anon: bool = False) -> tuple[int, Compression]:
+    """A file's (or object's) size in bytes and its compression, from its first bytes only:
+    nothing is inflated or indexed (for planning work over many files)."""
+    if is_url(path):
+        from .locations import remote_stat
+        from .remote import read_range
+
+        st = remote_stat(path, anon=anon)
+        return st.size, sniff_compression(read_range(path, 0, HEADER_SIZE, anon=anon))
+    path = local_path(path)
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        return size, sniff_compression(f.read(HEADER_SIZE))

@@ -1,0 +1,69 @@
+"""Tasks of a dataset job: whole files, or byte ranges of large uncompressed ones.
+
+A GZIP/ZLIB file is one task (its bytes can only be read from the start). An uncompressed
+file larger than ``split`` bytes is cut into ranges of about ``split`` bytes; each range's task
+finds its first record itself (:mod:`codec.jobs.walk`), so planning reads nothing but sizes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from ..dataset import expand_paths
+from ..sources import probe
+
+__all__ = ["DEFAULT_SPLIT", "Task", "plan"]
+
+DEFAULT_SPLIT = 64 << 20  # bytes per range task of a large file
+
+
+@dataclass(frozen=True)
+class Task:
+    """One piece of work: file ``file`` (number in the dataset) at ``path`` (as given: a
+    worker opens it itself), bytes ``[start, end)`` of its stream, or the whole file. ``entry``
+    and ``prev`` are set when a range is walked again from a known record."""
+
+    file: int
+    path: str
+    start: int = 0
+    end: int = 0
+    whole: bool = True
+    anon: bool = False
+    entry: int | None = None
+    prev: tuple[int, int] | None = None
+
+    @property
+    def bytes(self) -> int:
+        return self.end - self.start
+
+    def resumed(self, entry: int, prev: tuple[int, int] | None) -> Task:
+        """This range walked from the record at ``entry`` (``prev`` the record before it)."""
+        return replace(self, entry=entry, prev=prev)
+
+
+def plan(
+    paths: Sequence[str] | str,
+    *,
+    split: int = DEFAULT_SPLIT,
+    anon: bool = False,
+    sizes: Sequence[tuple[int, str]] | None = None,
+) -> list[Task]:
+    """The tasks of a job over ``paths`` (anything :func:`codec.expand_paths` takes): a task
+    per file, and a task per ``split`` bytes of an uncompressed file larger than that.
+    ``sizes`` gives each file's ``(size, compression)`` when known (else they are read from
+    each file's size and first bytes: :func:`codec.sources.probe`)."""
+    files = expand_paths(paths, anon=anon)
+    if sizes is None:
+        sizes = [probe(p, anon=anon) for p in files]
+    tasks: list[Task] = []
+    for k, (path, (size, compression)) in enumerate(zip(files, sizes)):
+        if compression != "none" or size <= split or split <= 0:
+            tasks.append(Task(k, path, 0, size, whole=True, anon=anon))
+            continue
+        n = -(-size // split)
+        edges = [size * i // n for i in range(n + 1)]
+        for a, b in itertools.pairwise(edges):
+            tasks.append(Task(k, path, a, b, whole=False, anon=anon))
+    return tasks

@@ -1,0 +1,133 @@
+"""One byte range of a stream, walked on its own: which records and problems it owns.
+
+A task that starts at byte ``start`` finds the first record boundary at or after it with the
+search that resynchronises after damage (length CRC and data CRC both check), then follows the
+chain of lengths exactly as a whole-file scan does. It *owns* every record whose header starts
+before ``end``, and every problem its chain meets before the first record at or after ``end``
+(its ``exit``). The next range's walk must enter at that same record; when it does not (its
+search stopped on a boundary inside a record that itself holds TFRecord data, or on a chance
+match), it is walked again from the previous range's exit (:func:`stitch`), so the records and
+problems of all the ranges are exactly those of one walk over the whole stream.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..framing import HEADER_SIZE, OVERHEAD, Problem, find_next_record, mask_crc, scan
+
+__all__ = ["RangeWalk", "walk_range"]
+
+_STEP = 8 << 20  # bytes per scan call
+
+
+@dataclass
+class RangeWalk:
+    """What the walk of ``[start, end)`` owns: records (header offsets and payload lengths),
+    framing problems, records whose length the scan corrected (``damaged``, their data-CRC
+    problems), records whose data CRC fails (``bad``, as positions in ``offsets``), where it
+    entered (``None``: no record at or after ``start``) and where the chain left the range
+    (``exit``: the first record at or after ``end``, or the stream's size)."""
+
+    start: int
+    end: int
+    entry: int | None
+    exit: int
+    offsets: array = field(default_factory=lambda: array("Q"))
+    lengths: array = field(default_factory=lambda: array("Q"))
+    problems: list[Problem] = field(default_factory=list)
+    damaged: list[Problem] = field(default_factory=list)
+    bad: list[int] = field(default_factory=list)
+
+    @property
+    def last(self) -> tuple[int, int] | None:
+        """``(offset, length)`` of the last record owned, if any."""
+        if not self.offsets:
+            return None
+        return self.offsets[-1], self.lengths[-1]
+
+
+def walk_range(
+    buf: Any,
+    size: int,
+    start: int,
+    end: int,
+    need: Callable[[int, int], None],
+    *,
+    path: str = "",
+    entry: int | None = None,
+    prev: tuple[int, int] | None = None,
+    check_data: bool = True,
+) -> RangeWalk:
+    """Walk the records of ``[start, end)`` of a stream of ``size`` bytes (see the module's
+    docstring). ``entry`` and ``prev`` (the record before it) start the walk at a known record
+    instead of searching; ``check_data`` also checks the data CRC of every owned record."""
+    end = min(end, size)
+    if entry is None:
+        entry = 0 if start == 0 else find_next_record(buf, start, size, need)
+    if entry is None:
+        return RangeWalk(start, end, None, size)
+    walk = RangeWalk(start, end, entry, entry)
+    if entry >= end:
+        return walk
+    offsets, lengths = walk.offsets, walk.lengths
+    problems: list[Problem] = []
+    damaged: list[Problem] = []
+    pos, before, done = entry, prev, False
+    while True:
+        chunk = scan(
+            buf, pos, size, max_records=1 << 20, max_bytes=_STEP, path=path, prev=before, need=need
+        )
+        if chunk.prev_length is not None and offsets:
+            lengths[-1] = chunk.prev_length
+        offsets.extend(chunk.offsets)
+        lengths.extend(chunk.lengths)
+        problems.extend(chunk.problems)
+        damaged.extend(chunk.damaged)
+        pos, done = chunk.next_offset, chunk.done
+        if done or (offsets and offsets[-1] >= end) or pos >= size:
+            break
+        if offsets:
+            before = (offsets[-1], lengths[-1])
+    k = bisect.bisect_left(offsets, end)
+    walk.exit = offsets[k] if k < len(offsets) else size
+    del offsets[k:]
+    del lengths[k:]
+    walk.problems = [p for p in problems if p.offset is not None and p.offset < walk.exit]
+    walk.damaged = [p for p in damaged if p.offset is not None and p.offset < walk.exit]
+    if check_data and offsets:
+        walk.bad = _failing(buf, offsets, lengths, need)
+    return walk
+
+
+def _failing(
+    buf: Any, offsets: array, lengths: array, need: Callable[[int, int], None]
+) -> list[int]:
+    """Positions of the records whose data CRC fails, checked a few MiB at a time."""
+    import struct
+
+    import crc32c as _crc32c
+
+    crc = _crc32c.crc32c
+    unpack = struct.Struct("<I").unpack_from
+    bad: list[int] = []
+    n = len(offsets)
+    i = 0
+    with memoryview(buf) as mv:
+        while i < n:
+            lo = offsets[i]
+            j = i
+            while j < n and offsets[j] - lo < _STEP:
+                j += 1
+            need(lo, offsets[j - 1] + lengths[j - 1] + OVERHEAD)
+            for k in range(i, j):
+                a = offsets[k] + HEADER_SIZE
+                b = a + lengths[k]
+                if mask_crc(crc(mv[a:b])) != unpack(buf, b)[0]:
+                    bad.append(k)
+            i = j
+    return bad

@@ -1,0 +1,102 @@
+"""Byte ranges of a file verified apart give exactly the whole file's report: for any split,
+any damage, and records that themselves hold TFRecord data (where a range's search for its
+first record stops inside a record and must be walked again from where the range before it
+left)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from conftest import DATA
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import codec
+from codec.framing import encode_record
+from codec.jobs import Task, merge_verify, plan, verify_task
+
+
+def _whole(path) -> str:
+    with codec.TFRecordFile(path) as f:
+        return json.dumps(f.verify().to_json(), sort_keys=True)
+
+
+def _split(path, cuts: list[int], size: int) -> str:
+    edges = [0, *sorted(set(c for c in cuts if 0 < c < size)), size]
+    tasks = [Task(0, str(path), a, b, whole=False) for a, b in zip(edges, edges[1:], strict=False)]
+    parts = [verify_task(t) for t in reversed(tasks)]  # any order
+    (report,) = merge_verify(parts)
+    return json.dumps(report.to_json(), sort_keys=True)
+
+
+def _stream(rng: random.Random) -> bytes:
+    out = []
+    for _ in range(rng.randint(0, 80)):
+        if rng.random() < 0.1:  # a record that holds TFRecord framing
+            inner = b"".join(
+                encode_record(rng.randbytes(rng.randint(0, 60))) for _ in range(rng.randint(1, 5))
+            )
+            out.append(encode_record(inner))
+        else:
+            out.append(encode_record(rng.randbytes(rng.randint(0, 300))))
+    return b"".join(out)
+
+
+def _damage(rng: random.Random, raw: bytes) -> bytes:
+    out = bytearray(raw)
+    for _ in range(rng.randint(0, 4)):
+        if not out:
+            break
+        at = rng.randrange(len(out))
+        kind = rng.random()
+        if kind < 0.4:
+            out[at] ^= 1 << rng.randrange(8)
+        elif kind < 0.7:
+            del out[at : at + rng.randint(1, 50)]
+        elif kind < 0.85:
+            out[at:at] = rng.randbytes(rng.randint(1, 50))
+        else:
+            del out[at:]  # truncated
+    return bytes(out)
+
+
+@settings(
+    max_examples=150,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(seed=st.integers(0, 2**32 - 1), cuts=st.lists(st.floats(0, 1), max_size=8))
+def test_any_split_of_any_damaged_file_gives_the_whole_files_report(tmp_path, seed, cuts):
+    rng = random.Random(seed)
+    raw = _damage(rng, _stream(rng))
+    path = tmp_path / f"{seed}.tfrecord"
+    path.write_bytes(raw)
+    size = len(raw)
+    assert _split(path, [int(c * size) for c in cuts], size) == _whole(path)
+
+
+@pytest.mark.parametrize("path", sorted(DATA.glob("*.tfrecord")), ids=lambda p: p.name)
+def test_golden_files_split_at_every_few_bytes(path):
+    size = path.stat().st_size
+    if size == 0:
+        return
+    for step in {max(13, size // 150), max(97, size // 40), max(1, size // 3)}:
+        assert _split(path, list(range(step, size, step)), size) == _whole(path)
+
+
+def test_plan_splits_large_plain_files_and_keeps_compressed_ones_whole(tmp_path):
+    rng = random.Random(1)
+    payloads = [rng.randbytes(1000) for _ in range(300)]
+    codec.write_records(tmp_path / "a.tfrecord", payloads)
+    codec.write_records(tmp_path / "b.tfrecord.gz", payloads, compression="gzip")
+    tasks = plan([str(tmp_path / "a.tfrecord"), str(tmp_path / "b.tfrecord.gz")], split=50_000)
+    ranges = [t for t in tasks if t.file == 0]
+    assert len(ranges) == 7 and all(not t.whole for t in ranges)
+    assert ranges[0].start == 0 and ranges[-1].end == (tmp_path / "a.tfrecord").stat().st_size
+    assert all(a.end == b.start for a, b in zip(ranges, ranges[1:], strict=False))
+    (gz,) = [t for t in tasks if t.file == 1]
+    assert gz.whole
+    reports = merge_verify([verify_task(t) for t in tasks])
+    assert [r.records for r in reports] == [300, 300]
