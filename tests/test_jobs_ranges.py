@@ -5,6 +5,7 @@ left)."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 
@@ -25,7 +26,7 @@ def _whole(path) -> str:
 
 def _split(path, cuts: list[int], size: int) -> str:
     edges = [0, *sorted(set(c for c in cuts if 0 < c < size)), size]
-    tasks = [Task(0, str(path), a, b, whole=False) for a, b in zip(edges, edges[1:], strict=False)]
+    tasks = [Task(0, str(path), a, b, whole=False) for a, b in itertools.pairwise(edges)]
     parts = [verify_task(t) for t in reversed(tasks)]  # any order
     (report,) = merge_verify(parts)
     return json.dumps(report.to_json(), sort_keys=True)
@@ -95,7 +96,7 @@ def test_plan_splits_large_plain_files_and_keeps_compressed_ones_whole(tmp_path)
     ranges = [t for t in tasks if t.file == 0]
     assert len(ranges) == 7 and all(not t.whole for t in ranges)
     assert ranges[0].start == 0 and ranges[-1].end == (tmp_path / "a.tfrecord").stat().st_size
-    assert all(a.end == b.start for a, b in zip(ranges, ranges[1:], strict=False))
+    assert all(a.end == b.start for a, b in itertools.pairwise(ranges))
     (gz,) = [t for t in tasks if t.file == 1]
     assert gz.whole
     reports = merge_verify([verify_task(t) for t in tasks])
