@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from browser_app.cli.inputs import add_input, open_inputs
+from browser_app.cli.inputs import add_input, anon, open_inputs
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, InputError, os_error_message
 from browser_app.view.text import format_schema
 from codec.errors import DecodeError
@@ -81,7 +81,7 @@ def _positive(text: str) -> int:
 def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
     """Infer the schema of the inputs and print it as text or JSON."""
     label_map = read_label_map(args.label_map) if args.label_map else None
-    files = open_inputs(args.paths, args.compression)
+    files = open_inputs(args.paths, args.compression, anon=anon(args))
     progress = _progress_printer() if sys.stderr.isatty() and not args.json else None
     try:
         schema = infer_schema(
