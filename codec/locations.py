@@ -384,13 +384,22 @@ def expand_urls(
             folder = parent_url(base)
             stem = base.rsplit("/", 1)[-1]
             of = f"{n:05d}"
-            pattern = re.compile(rf"{re.escape(stem)}-(\d{{5,}})-of-{of}(\.[^/]*)?")
-            listing = [p.rstrip("/").rsplit("/", 1)[-1] for p in fs.ls(_path_of(fs, folder))]
+            # ``name@N`` is name-00000-of-0000N...; ``stem.ext@N`` also stem-00000-of-0000N.ext
+            # (the names TensorFlow and a sharded export give), as for local files.
+            head, dot, _ = stem.rpartition(".")
+            shapes = [re.escape(stem)] + ([re.escape(head)] if dot and head else [])
+            pattern = re.compile(rf"(?:{'|'.join(shapes)})-(\d{{5,}})-of-{of}(\.[^/]*)?")
+            listing = [
+                str(p).rstrip("/").rsplit("/", 1)[-1]
+                for p in fs.ls(_path_of(fs, folder), detail=False)
+            ]
             found: dict[int, str] = {}
             for x in listing:
                 mm = pattern.fullmatch(x)
-                if mm and int(mm.group(1)) < n:
-                    found[int(mm.group(1))] = x
+                k = int(mm.group(1)) if mm else n
+                # A shard's name beats another name with its number (its text index beside it)
+                if k < n and (k not in found or (looks_like(x) and not looks_like(found[k]))):
+                    found[k] = x
             if len(found) < n:
                 first = next(k for k in range(n) if k not in found)
                 raise FileNotFoundError(

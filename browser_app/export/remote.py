@@ -23,7 +23,7 @@ import hashlib
 import os
 import struct
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
@@ -169,7 +169,8 @@ class Upload:
     local: str
     dst: str
     tmp: str
-    moved: bool = False
+    moved: bool = False  # every object of it is in place
+    created: list[str] = field(default_factory=list)  # objects of a folder new under dst
 
     def files(self) -> list[tuple[str, str, str]]:
         """``(local file, temporary URL, final URL)`` of every object this output is: the
@@ -209,7 +210,10 @@ def publish(uploads: list[Upload], *, anon: bool = False) -> None:
                 _upload(local, tmp, anon, digests)
         for up in uploads:
             current = up.dst
+            folder = os.path.isdir(up.local)
             for local, tmp, dst in up.files():
+                if folder and object_kind(dst, anon=anon) is None:
+                    up.created.append(dst)
                 _move(local, tmp, dst, anon, digests)
             up.moved = True
             done += 1
@@ -245,14 +249,17 @@ def _move(local: str, tmp: str, dst: str, anon: bool, digests: Digests) -> None:
 
 
 def _remove_temporaries(uploads: list[Upload], anon: bool) -> None:
+    """Remove the temporary objects of the outputs not in place, and the objects of a folder
+    output that was partly moved and that were not there before (a folder appears whole or
+    not at all; an object it replaced stays replaced)."""
     for up in uploads:
         if up.moved:
             continue
-        for _local, tmp, _dst in up.files():
-            with contextlib.suppress(Exception):
-                fs, path = filesystem(tmp, anon=anon)
-                if fs.exists(path):
-                    fs.rm(path)
+        gone = [tmp for _local, tmp, _dst in up.files()] + up.created
+        for url in gone:
+            with contextlib.suppress(Exception):  # gone already, or the store is away
+                fs, path = filesystem(url, anon=anon)
+                fs.rm(path)
 
 
 def _check(local: str, url: str, anon: bool, digests: Digests) -> None:
