@@ -230,6 +230,8 @@ def remote_errors(url: str, doing: str = "") -> Iterator[None]:
     except (RemoteError, MissingExtraError):
         raise
     except FileNotFoundError as exc:
+        if exc.filename == name:  # one of ours, already in words ("3 of 16 shards are missing")
+            raise
         raise FileNotFoundError(2, "no such object", name) from _bare(exc)
     except PermissionError as exc:
         raise PermissionError(
@@ -241,6 +243,12 @@ def remote_errors(url: str, doing: str = "") -> Iterator[None]:
     except Exception as exc:
         if changed_error(exc):
             raise ObjectChangedError(name) from _bare(exc)
+        if type(exc).__name__ in ("NoCredentialsError", "PartialCredentialsError"):
+            raise PermissionError(
+                13,
+                "no credentials found (set them up for this store, or --anon for a public bucket)",
+                name,
+            ) from _bare(exc)
         what = f"{doing} failed" if doing else "failed"
         raise RemoteError(f"{name}: {what}: {describe(exc, url)}") from _bare(exc)
 

@@ -203,3 +203,152 @@ def test_the_app_is_told_about_anon():
 
     cmd = server_command("127.0.0.1", 8600, "s3://b/data", ["s3://b/data/x"], anon=True)
     assert cmd[cmd.index("--") :] == ["--", "--root", "s3://b/data", "--anon", "s3://b/data/x"]
+
+
+# -- against a real S3 server (moto) and a range-serving HTTP server ------------------------------
+
+SET = ["basic.tfrecord", "detection.tfrecord", "garbage_between.tfrecord", "basic.tfrecord.gz"]
+
+
+def _upload(s3, bucket: str, folder: Path, prefix: str) -> None:
+    for p in sorted(folder.iterdir()):
+        s3.put(bucket, f"{prefix}/{p.name}", p.read_bytes())
+
+
+def _same(local_out: str, remote_out: str, local_dir: Path, url: str) -> None:
+    """The two outputs say the same, the local folder read as the URL."""
+    assert local_out.replace(str(local_dir), url) == remote_out
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    folder = tmp_path / "set"
+    folder.mkdir()
+    for name in SET:
+        (folder / name).write_bytes((DATA / name).read_bytes())
+    return folder
+
+
+def test_commands_on_s3_objects_answer_as_on_the_local_copies(capsys, monkeypatch, s3, dataset):
+    _upload(s3, "data", dataset, "set")
+    url = "s3://data/set"
+    from codec.schema import infer
+
+    monkeypatch.setattr(infer, "_PARALLEL_MIN", 0)  # schema --workers 2 spreads over processes
+    runs = [
+        ("info", "{}/*", "--json"),  # a glob
+        ("verify", "{}/*", "--json"),  # several files: checked in worker processes
+        ("dump", "{}/detection.tfrecord", "--json"),
+        ("dump", "{}/garbage_between.tfrecord", "--records", "0:5,-1"),
+        ("schema", "{}/", "--json", "--workers", "2"),  # a folder prefix
+        ("filter", "{}/basic.tfrecord*", "feature1 == 2", "--json"),
+        ("info", "{}/basic.tfrecord.gz"),
+    ]
+    for cmd, spec, *rest in runs:
+        local = _cli(capsys, cmd, spec.format(dataset), *rest)
+        remote = _cli(capsys, cmd, spec.format(url), *rest)
+        assert remote[0] == local[0], (cmd, remote[2])
+        assert remote[1].strip(), (cmd, "no output")
+        _same(local[1], remote[1], dataset, url)
+        _same(local[2], remote[2], dataset, url)
+
+
+def test_shard_patterns_of_urls(capsys, s3, tmp_path):
+    shards = tmp_path / "sh"
+    shards.mkdir()
+    for k in range(3):
+        write_records(
+            shards / f"train-{k:05d}-of-00003", [b"%d" % (k * 10 + i) for i in range(k + 2)]
+        )
+    _upload(s3, "data", shards, "sh")
+    for spec in ("train@3", "train-*-of-00003", ""):
+        local = _cli(capsys, "info", f"{shards}/{spec}", "--json")
+        remote = _cli(capsys, "info", f"s3://data/sh/{spec}", "--json")
+        assert remote[0] == local[0] == 0
+        _same(local[1], remote[1], shards, "s3://data/sh")
+    code, _, err = _cli(capsys, "info", "s3://data/sh/train@4")
+    assert code == EXIT_USAGE and "4 of 4 shards are missing" in err
+    code, _, err = _cli(capsys, "info", "s3://data/nothing-*")
+    assert code == EXIT_USAGE and "no object matches this pattern" in err
+
+
+def test_anon_reads_a_public_bucket_without_credentials(capsys, monkeypatch, s3):
+    c = s3.client()
+    s3.make_bucket("pub")
+    for name in ("a.tfrecord", "b.tfrecord"):
+        c.put_object(
+            Bucket="pub", Key=name, Body=(DATA / "basic.tfrecord").read_bytes(), ACL="public-read"
+        )
+    c.put_object(Bucket="pub", Key="private.tfrecord", Body=(DATA / "basic.tfrecord").read_bytes())
+    for var in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(DATA / "none"))
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(DATA / "none"))
+    code, _, err = _cli(capsys, "info", "s3://pub/a.tfrecord")
+    assert code == EXIT_USAGE and "no credentials found" in err and "--anon" in err
+    # Worker processes (verify of two objects, schema over processes) read anonymously too.
+    code, out, err = _cli(capsys, "--anon", "verify", "s3://pub/?.tfrecord", "--json")
+    assert code == 0, err
+    assert [f["records"] for f in json.loads(out)["files"]] == [64, 64]
+    code, _, err = _cli(capsys, "dump", "s3://pub/private.tfrecord", "--anon")
+    assert code == EXIT_USAGE and "s3://pub/private.tfrecord: access denied" in err
+
+
+def test_a_text_index_beside_an_object_spares_reading_it(
+    capsys, monkeypatch, s3_proxy, s3, tmp_path
+):
+    monkeypatch.setenv("TFRECORD_BROWSER_REMOTE_BLOCK", "16K")
+    data = tmp_path / "big.tfrecord"
+    write_records(data, [bytes([i % 251]) * 1000 for i in range(2000)])  # ~2 MB
+    s3.put("data", "big.tfrecord", data.read_bytes())
+    url = "s3://data/big.tfrecord"
+    code, _, err = _cli(capsys, "index", url)
+    assert code == EXIT_USAGE and "add --beside" in err
+    code, out, err = _cli(capsys, "index", url, "--beside")
+    assert code == 0 and out == f"{url}.idx: 2,000 records\n", err
+    assert sorted(s3.keys("data")) == ["big.tfrecord", "big.tfrecord.idx"]
+    with codec.TFRecordFile(data) as f:
+        f.write_text_index(tmp_path / "local.idx")
+    assert s3.get("data", "big.tfrecord.idx") == (tmp_path / "local.idx").read_bytes()
+    _fresh_cache(monkeypatch, tmp_path, "c1")
+    s3_proxy.reset_stats()
+    code, out, _ = _cli(capsys, "info", url, "--json")
+    [row] = json.loads(out)["files"]
+    assert code == 0 and row["records"] == 2000 and row["text_index"] == f"{url}.idx"
+    assert s3_proxy.bytes_forwarded < data.stat().st_size // 4
+    _fresh_cache(monkeypatch, tmp_path, "c2")
+    s3.put("data", "big.tfrecord.idx", b"0 1016\n1016 1016\n")  # does not cover the object
+    code, out, _ = _cli(capsys, "info", url, "--json")
+    assert json.loads(out)["files"][0] | {"text_index": None} == row | {"text_index": None}
+    assert json.loads(out)["files"][0]["text_index"] is None
+
+
+SECRET = "X-Amz-Credential=AKIDEXAMPLE-20260101&X-Amz-Signature=secretsig0123"
+
+
+def test_signed_urls_never_show_their_query(capsys, http_server, tmp_path):
+    for name in ("a.tfrecord", "b.tfrecord"):
+        http_server.put(f"d/{name}", (DATA / "detection.tfrecord").read_bytes())
+    a, b = (f"{http_server.url(f'd/{n}')}?{SECRET}" for n in ("a.tfrecord", "b.tfrecord"))
+    outputs = []
+    for argv in (
+        ["info", a, "--json"],
+        ["info", a],
+        ["verify", a, b, "--json"],  # worker processes open the URLs as given
+        ["verify", a, b],
+        ["dump", a, "--records", "0"],
+        ["schema", a, "--json"],
+        ["filter", a, b, "true", "--json"],
+        ["export", a, str(tmp_path / "x.jsonl")],
+        ["info", f"{http_server.url('d/missing.tfrecord')}?{SECRET}"],
+        ["export", a, f"{http_server.url('d/out.tfrecord')}?{SECRET}"],
+    ):
+        code, out, err = _cli(capsys, *argv)
+        outputs.append((argv[0], code, out + err))
+    assert [code for _, code, _ in outputs] == [0, 0, 0, 0, 0, 0, 0, 0, EXIT_USAGE, EXIT_USAGE]
+    for cmd, _, text in outputs:
+        assert "secretsig" not in text and "AKIDEXAMPLE" not in text, (cmd, text)
+        if cmd in ("info", "verify", "filter"):
+            assert http_server.url("d/") in text
+    gets = [path for method, path, _ in http_server.log if method == "GET" and ".tfrecord" in path]
+    assert gets and all(path.endswith(SECRET) for path in gets)
