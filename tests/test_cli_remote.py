@@ -297,7 +297,7 @@ def test_anon_reads_a_public_bucket_without_credentials(capsys, monkeypatch, s3)
 def test_a_text_index_beside_an_object_spares_reading_it(
     capsys, monkeypatch, s3_proxy, s3, tmp_path
 ):
-    monkeypatch.setenv("TFRECORD_BROWSER_REMOTE_BLOCK", "16K")
+    monkeypatch.setenv("TFRECORD_BROWSER_REMOTE_BLOCK", "32K")
     data = tmp_path / "big.tfrecord"
     write_records(data, [bytes([i % 251]) * 1000 for i in range(2000)])  # ~2 MB
     s3.put("data", "big.tfrecord", data.read_bytes())

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 import codec
 from browser_app.cli import main
-from browser_app.errors import EXIT_REMOTE, UploadError
+from browser_app.errors import EXIT_CHANGED, EXIT_REMOTE, UploadError
 from browser_app.export import remote
 from browser_app.export.tempfiles import MARK
 from codec.writer import write_records
@@ -223,3 +223,77 @@ def test_text_index_written_beside_an_object_reads_back(tmp_path_factory, payloa
         ]
     finally:
         fs.rm(f"/{name}", recursive=True)
+
+
+# -- against a real S3 server (moto), through a fault-injecting proxy ---------------------------
+
+
+def test_exports_to_s3_read_back_equal(capsys, s3, tmp_path):
+    import pyarrow.parquet as pq
+
+    s3.make_bucket("out")
+    src = str(DATA / "detection.tfrecord")
+    code, _, err = _cli(capsys, "export", src, "s3://out/x/d.tfrecord", "--shards", "2")
+    assert code == 0, err
+    shards = [f"s3://out/x/d-0000{k}-of-00002.tfrecord" for k in range(2)]
+    assert [p for s in shards for p in _payloads(s)] == _payloads(src)
+    code, _out, err = _cli(capsys, "export", src, "s3://out/x/d.parquet")
+    assert code == 0, err
+    assert _cli(capsys, "export", src, str(tmp_path / "d.parquet"))[0] == 0
+    remote_table = pq.read_table(io.BytesIO(s3.get("out", "x/d.parquet")))
+    assert remote_table.equals(pq.read_table(tmp_path / "d.parquet"))
+    assert sorted(s3.keys("out")) == sorted(
+        [
+            "x/d-00000-of-00002.tfrecord",
+            "x/d-00001-of-00002.tfrecord",
+            "x/d.tfrecord.index-map.csv",
+            "x/d.parquet",
+            "x/d.parquet.index-map.csv",
+        ]
+    )
+
+
+@pytest.mark.parametrize("step", ["upload", "move"])
+def test_a_server_failing_the_upload_leaves_nothing(capsys, s3_proxy, s3, step):
+    """500 on every PUT of the temporary object (the upload), or on every PUT to the final
+    name (S3's server-side copy): the command fails with the remote exit code and the bucket
+    holds neither the final object nor a temporary one."""
+    s3.make_bucket("out")
+    path = ".tfb-export-" if step == "upload" else "/out/x.tfrecord"
+    s3_proxy.fail(500, times=None, method="PUT", path=path)
+    code, out, err = _cli(capsys, "export", str(DATA / "basic.tfrecord"), "s3://out/x.tfrecord")
+    assert code == EXIT_REMOTE and out == ""
+    assert err.startswith("tfrecord-browser: s3://out/x.tfrecord: the upload failed")
+    assert err.count("\n") == 1 and "Traceback" not in err
+    s3_proxy.clear_faults()
+    assert s3.keys("out") == []
+
+
+def test_a_source_replaced_during_the_export_stops_it(capsys, monkeypatch, s3, tmp_path):
+    """The source object changes after the export opened it (and, its text index beside it,
+    read only some of its blocks): its other blocks would be another version's, so the
+    export stops with the changed-object exit code and writes nothing."""
+    from browser_app.export import plan as plan_module
+
+    monkeypatch.setenv("TFRECORD_BROWSER_REMOTE_BLOCK", "4K")
+    data = tmp_path / "src.tfrecord"
+    write_records(data, [bytes([i]) * 700 for i in range(200)])
+    s3.put("data", "src.tfrecord", data.read_bytes())
+    with codec.TFRecordFile(data) as f:  # with its index beside it, opening reads little
+        f.write_text_index(tmp_path / "src.idx")
+    s3.put("data", "src.tfrecord.idx", (tmp_path / "src.idx").read_bytes())
+    (tmp_path / "src.idx").unlink()
+    real_init = plan_module.Plan.__init__
+
+    def plan_then_replace(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        s3.put("data", "src.tfrecord", data.read_bytes()[::-1])  # a new version
+
+    monkeypatch.setattr(plan_module.Plan, "__init__", plan_then_replace)
+    code, out, err = _cli(
+        capsys, "export", "s3://data/src.tfrecord", str(tmp_path / "o.jsonl"), "--no-index-map"
+    )
+    assert code == EXIT_CHANGED and out == "", err
+    assert err.startswith("tfrecord-browser: s3://data/src.tfrecord: the object changed")
+    assert not (tmp_path / "o.jsonl").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["src.tfrecord"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from browser_app.edits import RecordRef
-from browser_app.errors import ExportError
+from browser_app.errors import ExportError, os_error_message
 from browser_app.export import remote
 from browser_app.export.base import (
     ExportFormat,
@@ -37,7 +37,7 @@ from browser_app.export.base import (
 )
 from browser_app.export.plan import ExportSource, Plan
 from browser_app.export.tempfiles import RunLock, atomic_file, clean_stale
-from codec.errors import WriteError
+from codec.errors import RemoteError, WriteError
 from codec.locations import is_url, shown
 from codec.writer import fsync_dir, new_file_mode
 
@@ -342,14 +342,17 @@ def guard_sources(sources: Iterable[str], dsts: Sequence[str]) -> None:
 def staged(stage: S, what: str = "export") -> Iterator[S]:
     """Run the body's writes on ``stage``, then :meth:`Stage.finish` it; on any failure
     discard what was staged (an OS error becomes :class:`codec.WriteError`, saying that
-    nothing was written)."""
+    nothing was written; a remote object that could not be read stays a
+    :class:`~codec.errors.RemoteError`, with its own exit code)."""
     try:
         yield stage
         stage.finish()
     except BaseException as exc:
         stage.discard()
-        if isinstance(exc, OSError):
-            raise WriteError(f"{what} failed, nothing written: {exc.strerror or exc}") from exc
+        if isinstance(exc, OSError) and not isinstance(exc, RemoteError):
+            remote_name = isinstance(exc.filename, str) and is_url(exc.filename)
+            why = os_error_message(exc) if remote_name else (exc.strerror or exc)
+            raise WriteError(f"{what} failed, nothing written: {why}") from exc
         raise
     finally:
         stage.release()
