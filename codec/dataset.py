@@ -415,7 +415,11 @@ class TFRecordDataset(Sequence[bytes]):
         """Verify every file; several files are checked in parallel processes."""
         self._check_open()
         return verify_paths(
-            [f.path for f in self.files], workers=workers, progress=progress, readers=self.files
+            [f.url or f.path for f in self.files],  # as given: worker processes open them
+            workers=workers,
+            progress=progress,
+            readers=self.files,
+            anon=any(f.anon for f in self.files),
         )
 
     def _check_open(self) -> None:

@@ -235,6 +235,8 @@ def remote_errors(url: str, doing: str = "") -> Iterator[None]:
     except (RemoteError, MissingExtraError):
         raise
     except FileNotFoundError as exc:
+        if exc.filename == name:  # one of ours, already in words ("3 of 16 shards are missing")
+            raise
         raise FileNotFoundError(2, "no such object", name) from _bare(exc)
     except PermissionError as exc:
         raise PermissionError(
@@ -246,6 +248,12 @@ def remote_errors(url: str, doing: str = "") -> Iterator[None]:
     except Exception as exc:
         if changed_error(exc):
             raise ObjectChangedError(name) from _bare(exc)
+        if type(exc).__name__ in ("NoCredentialsError", "PartialCredentialsError"):
+            raise PermissionError(
+                13,
+                "no credentials found (set them up for this store, or --anon for a public bucket)",
+                name,
+            ) from _bare(exc)
         what = f"{doing} failed" if doing else "failed"
         raise RemoteError(f"{name}: {what}: {describe(exc, url)}") from _bare(exc)
 
@@ -403,17 +411,23 @@ def expand_urls(
             folder = parent_url(base)
             stem = base.rsplit("/", 1)[-1]
             of = f"{n:05d}"
-            pattern = re.compile(rf"{re.escape(stem)}-(\d{{5,}})-of-{of}(\.[^/]*)?")
+            # ``name@N`` is name-00000-of-0000N...; ``stem.ext@N`` also stem-00000-of-0000N.ext
+            # (the names TensorFlow and a sharded export give), as for local files.
+            head, dot, _ = stem.rpartition(".")
+            shapes = [re.escape(stem)] + ([re.escape(head)] if dot and head else [])
+            pattern = re.compile(rf"(?:{'|'.join(shapes)})-(\d{{5,}})-of-{of}(\.[^/]*)?")
             entries = {
-                e["name"].rstrip("/").rsplit("/", 1)[-1]: e
+                str(e["name"]).rstrip("/").rsplit("/", 1)[-1]: e
                 for e in fs.ls(_path_of(fs, folder), detail=True)
             }
             listing = list(entries)
             found: dict[int, str] = {}
             for x in listing:
                 mm = pattern.fullmatch(x)
-                if mm and int(mm.group(1)) < n:
-                    found[int(mm.group(1))] = x
+                k = int(mm.group(1)) if mm else n
+                # A shard's name beats another name with its number (its text index beside it)
+                if k < n and (k not in found or (looks_like(x) and not looks_like(found[k]))):
+                    found[k] = x
             if len(found) < n:
                 first = next(k for k in range(n) if k not in found)
                 raise FileNotFoundError(

@@ -2,7 +2,9 @@
 
 Safe defaults: listen on 127.0.0.1 only, headless, no usage statistics, no file watcher (the
 data tree may be huge), a Host allow-list against DNS rebinding, tracebacks never shown in
-the browser. ``--root`` limits which files the app may open (see :mod:`browser_app.paths`).
+the browser. ``--root`` limits which files the app may open (see :mod:`browser_app.paths`);
+it may be a URL prefix (``s3://bucket/data``), and remote paths then must lie under it.
+``--anon`` reaches the app (after ``--``), for public buckets.
 Problems found before the server starts are raised (:mod:`browser_app.errors`); the command
 line puts them into words.
 """
@@ -22,8 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from browser_app.cli.inputs import expand_inputs
 from browser_app.errors import AppError, InputError, PathRefused, UsageError, os_error_message
 from browser_app.paths import expand_inside
+from codec.locations import is_url, parent_url, protocol, shown, url_inside
 
 if TYPE_CHECKING:
     from browser_app.cli.inputs import Subcommands
@@ -51,8 +55,11 @@ _WILDCARD_HOSTS = {"0.0.0.0", "::", ""}
 def register(sub: Subcommands) -> None:
     """Add ``view`` to the command line."""
     p = sub.add_parser("view", help="start the browser app")
-    p.add_argument("paths", nargs="*", metavar="PATH")
-    p.add_argument("--root", help="the folder the app may open files from")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files, patterns or URLs to open")
+    p.add_argument(
+        "--root",
+        help="the folder the app may open files from, or a URL prefix (s3://bucket/data)",
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--no-browser", action="store_true", help="do not open a web browser")
@@ -116,9 +123,16 @@ def allowed_hosts(host: str) -> list[str]:
 
 
 def server_command(
-    host: str, port: int, root: str, paths: Sequence[str], python: str = sys.executable
+    host: str,
+    port: int,
+    root: str,
+    paths: Sequence[str],
+    python: str = sys.executable,
+    *,
+    anon: bool = False,
 ) -> list[str]:
-    """The ``streamlit run`` command line for the app."""
+    """The ``streamlit run`` command line for the app (``anon``: the app reads remote URLs
+    without credentials)."""
     cmd = [
         python,
         "-m",
@@ -153,7 +167,7 @@ def server_command(
     ]
     for name in allowed_hosts(host):
         cmd += ["--server.allowedHosts", name]
-    cmd += ["--", "--root", root, *paths]
+    cmd += ["--", "--root", root, *(["--anon"] if anon else []), *paths]
     return cmd
 
 
@@ -194,7 +208,11 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     that names nothing."""
     out = out or sys.stdout
     paths: list[str] = list(args.paths or [])
-    if not paths and args.root:
+    anon = bool(getattr(args, "anon", False))
+    if any(is_url(p) for p in paths) or (args.root and is_url(args.root)):
+        root = _remote_root(args.root, paths, anon)
+        abs_paths = paths
+    elif not paths and args.root:
         root = args.root  # browse the root: the picker lists its files
     elif not paths:
         # Imported here: it needs Pillow, which no other command has to load.
@@ -211,18 +229,9 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         out.write(f"Opening the bundled sample dataset in {sample}\n")
     else:
         root = args.root or default_root(paths)
-    root = os.path.realpath(os.path.expanduser(root))
-    if not os.path.isdir(root):
-        raise UsageError(f"--root {root}: not a folder")
-    for p in paths:
-        try:
-            expand_inside(
-                root,
-                os.path.abspath(os.path.expanduser(p)),
-                on_skip=lambda note: sys.stderr.write(f"tfrecord-browser: {note}\n"),
-            )
-        except PathRefused as exc:
-            raise PathRefused(f"{exc} (use --root to widen it)", path=p) from exc
+    if not is_url(root):
+        root = _local_root(root, paths)
+        abs_paths = [os.path.abspath(os.path.expanduser(p)) for p in paths]
     host = args.host or "127.0.0.1"
     port = pick_port(host, int(args.port or 8501))
     if args.port and port != args.port:
@@ -232,8 +241,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             "Warning: listening on every network interface; anyone who can reach this machine"
             " can browse the files under the root.\n"
         )
-    abs_paths = [os.path.abspath(os.path.expanduser(p)) for p in paths]
-    cmd = server_command(host, port, root, abs_paths)
+    cmd = server_command(host, port, root, abs_paths, anon=anon)
     url = _url(host, port)
     env = dict(os.environ)
     env.setdefault("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
@@ -248,7 +256,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     previous = _stop_on_signals()
     try:
         if wait_healthy(url, proc):
-            out.write(f"\n  tfrecord-browser is running at {url}\n  root: {root}\n")
+            out.write(f"\n  tfrecord-browser is running at {url}\n  root: {shown(root)}\n")
             out.write("  Press Ctrl+C to stop.\n\n")
             out.flush()
             if not getattr(args, "no_browser", False) and _can_open_browser():
@@ -264,6 +272,69 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _local_root(root: str, paths: Sequence[str]) -> str:
+    """The local root folder, checked, with every path inside it."""
+    root = os.path.realpath(os.path.expanduser(root))
+    if not os.path.isdir(root):
+        raise UsageError(f"--root {root}: not a folder")
+    for p in paths:
+        try:
+            expand_inside(
+                root,
+                os.path.abspath(os.path.expanduser(p)),
+                on_skip=lambda note: sys.stderr.write(f"tfrecord-browser: {note}\n"),
+            )
+        except PathRefused as exc:
+            raise PathRefused(f"{exc} (use --root to widen it)", path=p) from exc
+    return root
+
+
+def default_remote_root(paths: Sequence[str]) -> str | None:
+    """The deepest URL prefix holding every URL of ``paths`` (same protocol and bucket), or
+    ``None`` when they have none in common or one of them is not a URL."""
+    if not paths or not all(is_url(p) for p in paths):
+        return None
+    folders = [parent_url(p.split("?", 1)[0]).rstrip("/").split("/") for p in paths]
+    common: list[str] = []
+    for parts in zip(*folders):
+        if len(set(parts)) != 1:
+            break
+        common.append(parts[0])
+    if len(common) < 3 or not common[2]:  # "s3:", "", "bucket": at least the bucket
+        return None
+    return "/".join(common)
+
+
+def _remote_root(root: str | None, paths: Sequence[str], anon: bool) -> str:
+    """The URL prefix the app may open objects under (``--root``, else the deepest one
+    holding every path), with every path checked to lie under it and to name objects."""
+    if root is None:
+        root = default_remote_root(paths)
+        if root is None:
+            raise UsageError(
+                "the paths have no folder in common to be the app's root: give --root"
+                " (a URL prefix such as s3://bucket/data)"
+            )
+    if not is_url(root):
+        raise UsageError(
+            f"--root {root} is a local folder and {shown(paths[0])} is remote: give a URL"
+            " prefix as --root to open remote objects"
+        )
+    if (
+        protocol(root) in ("s3", "gs", "gcs", "az", "abfs", "abfss")
+        and len(root.split("://", 1)[1].strip("/")) == 0
+    ):
+        raise UsageError(f"--root {shown(root)}: name a bucket at least")
+    for p in paths:
+        if not url_inside(p, root):
+            raise PathRefused(
+                f"{shown(p)} is outside the root {shown(root)} (use --root to widen it)",
+                path=shown(p),
+            )
+    expand_inputs(paths, anon=anon)  # they name objects, or it says why not, now
+    return root
 
 
 class _Stop(KeyboardInterrupt):
