@@ -191,7 +191,7 @@ def test_patterns_of_urls(s3: MotoS3):
     assert codec.expand_paths("s3://bkt/ds/train.tfrecord@4") == whole
     with pytest.raises(FileNotFoundError, match="no object matches"):
         codec.expand_paths("s3://bkt/ds/valid-*")
-    with codec.TFRecordDataset("s3://bkt/ds/train-*") as ds:
+    with codec.TFRecordDataset("s3://bkt/ds/train-*-of-00004.tfrecord") as ds:
         assert len(ds) == 20
 
 
