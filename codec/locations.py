@@ -187,6 +187,14 @@ def _timeout() -> float:
 
 
 _FS_LOCK = threading.Lock()
+_ANON_BUCKETS: set[str] = set()
+
+
+def _bucket(url: str) -> str:
+    """``proto://bucket`` of a URL (its host, for http)."""
+    proto = protocol(url) or ""
+    rest = url[len(proto) + 3 :]
+    return f"{proto}://{rest.split('/', 1)[0].split('?', 1)[0]}"
 
 
 def filesystem(url: str, *, anon: bool = False) -> tuple[Any, str]:
@@ -194,10 +202,16 @@ def filesystem(url: str, *, anon: bool = False) -> tuple[Any, str]:
 
     Raises :class:`~codec.errors.MissingExtraError` naming the extra to install when the
     protocol's library is missing, and :class:`~codec.errors.RemoteError` for a protocol
-    fsspec does not know."""
+    fsspec does not know. Once a bucket was read anonymously, every later call for an object
+    in it is anonymous too (a journal or an identity check asks without knowing how the
+    object was opened)."""
     proto = protocol(url)
     if proto is None:
         raise ValueError(f"{url}: not a URL")
+    bucket = _bucket(url)
+    if anon:
+        _ANON_BUCKETS.add(bucket)
+    anon = anon or bucket in _ANON_BUCKETS
     try:
         import fsspec
     except ImportError as exc:
@@ -334,8 +348,10 @@ _stat_cache: dict[tuple[str, bool], tuple[float, RemoteStat]] = {}
 
 
 def forget() -> None:
-    """Forget every object's size and version kept from a listing or a recent request."""
+    """Forget every object's size and version kept from a listing or a recent request, and
+    which buckets were read anonymously."""
     _stat_cache.clear()
+    _ANON_BUCKETS.clear()
 
 
 def _remember(url: str, anon: bool, info: dict[str, Any]) -> None:
@@ -351,6 +367,7 @@ def remote_stat(url: str, *, anon: bool = False, fresh: bool = False) -> RemoteS
     """Size and version of the object at ``url`` (one request; answers younger than a few
     seconds are reused unless ``fresh``). A folder or a missing object raises
     ``FileNotFoundError`` / ``IsADirectoryError`` with the URL as shown."""
+    anon = anon or _bucket(url) in _ANON_BUCKETS
     key = (url, anon)
     now = time.monotonic()
     hit = _stat_cache.get(key)
