@@ -58,7 +58,7 @@ FETCHERS = 8  # parallel ranged requests per object
 READ_AHEAD = 8  # blocks fetched ahead of a sequential reader, at most
 FIRST_AHEAD = 1  # ... at first, doubled as reading goes on: the first page or a jump does
 # not share the link with megabytes nobody asked for yet
-TRIES = 5
+TRIES = 6  # 0.25 + 0.5 + 1 + 2 + 4 s of backoff: throttling gets time to pass
 BACKOFF = 0.25  # seconds before the second try; doubled after each
 
 
