@@ -110,7 +110,10 @@ class _Memory:
 
     def summary(self) -> dict[str, float]:
         s = self.samples
+        tenth = max(1, len(s) // 10)
         return {
+            "anon_first_tenth": statistics.median(x["RssAnon"] for x in s[:tenth]),
+            "anon_last_tenth": statistics.median(x["RssAnon"] for x in s[-tenth:]),
             "rss_start": s[0]["VmRSS"],
             "rss_max": max(x["VmRSS"] for x in s),
             "rss_end": s[-1]["VmRSS"],
@@ -119,6 +122,15 @@ class _Memory:
             "anon_end": s[-1]["RssAnon"],
             "file_max": max(x["RssFile"] for x in s),
         }
+
+
+def _cpu_seconds() -> float:
+    """CPU time of this process so far, user and system (the kernel's work of writing the
+    block cache to disk is system time)."""
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
 
 
 def _settle(src: Any) -> None:
@@ -205,6 +217,7 @@ def child_index(url: str, verify: bool = False) -> dict[str, Any]:
 
     _remote_libraries()
     t0 = time.perf_counter()
+    cpu0 = _cpu_seconds()
     f = codec.TFRecordFile(url)
     with _Memory() as memory:
         if verify:
@@ -216,6 +229,7 @@ def child_index(url: str, verify: bool = False) -> dict[str, Any]:
     seconds = time.perf_counter() - t0
     return {
         "seconds": seconds,
+        "cpu": _cpu_seconds() - cpu0,
         "records": records,
         "size": f.size,
         "bytes_read": f._source.bytes_read,
@@ -409,6 +423,7 @@ def measure(
             p for p in (str(REPO), environ.get("PYTHONPATH", "")) if p
         )
         before = (0, 0, 0) if link is None else _counters(link)
+        cpu0 = _cpu_seconds()  # this process: the proxy's and the server's threads
         proc = subprocess.run(
             [sys.executable, "-m", "benchmarks.bench_remote", "--child", name, json.dumps(args)],
             cwd=REPO,
@@ -427,6 +442,7 @@ def measure(
             result["proxy_bytes"] = after[0] - before[0]
             result["proxy_requests"] = after[1] - before[1]
             result["server_bytes"] = after[2] - before[2]
+            result["link_cpu"] = _cpu_seconds() - cpu0
         result["cache_bytes"] = remote_usage(Path(cache))[0]
     return result
 
@@ -464,6 +480,7 @@ def ceilings(link: Link, rows: list[Row]) -> None:
                 f"ceiling: our full index through the proxy, no cap ({_size_label(r['size'])})",
                 r["size"] / r["seconds"] / 1e6,
                 "MB/s",
+                f"CPU {r['cpu'] / (r['size'] / 1e9):.1f} s/GB",
             )
         )
 
@@ -559,6 +576,20 @@ def full_index(link: Link, rows: list[Row], verify: bool) -> None:
         Row(GROUP, f"  {what}: bytes read / object size", r["proxy_bytes"] / r["size"], "x"),
         Row(
             GROUP,
+            f"  {what}: CPU of the reading process (user + system) per GB",
+            r["cpu"] / (r["size"] / 1e9),
+            "s",
+            f"{r['cpu'] / r['seconds']:.2f} cores",
+        ),
+        Row(
+            GROUP,
+            f"  {what}: CPU of the proxy and the server per GB",
+            r["link_cpu"] / (r["size"] / 1e9),
+            "s",
+            f"{r['link_cpu'] / r['seconds']:.2f} cores",
+        ),
+        Row(
+            GROUP,
             f"  {what}: resident memory start / max / end",
             r["rss_max"],
             "MB",
@@ -566,10 +597,17 @@ def full_index(link: Link, rows: list[Row], verify: bool) -> None:
         ),
         Row(
             GROUP,
+            f"  {what}: heap (RssAnon) start / max / end",
+            r["anon_max"],
+            "MB",
+            f"{r['anon_start']:.0f} / {r['anon_max']:.0f} / {r['anon_end']:.0f}",
+        ),
+        Row(
+            GROUP,
             f"  {what}: block cache on disk after (cap {INDEX_CAP}iB)",
-            r["cache_bytes"] / (1 << 30),
-            "GiB",
-            f"<= {cap / (1 << 30):.0f} GiB",
+            r["cache_bytes"] / MiB,
+            "MiB",
+            f"<= {cap // MiB} MiB",
             r["cache_bytes"] <= cap,
         ),
     ]
@@ -657,12 +695,26 @@ def paging(link: Link, rows: list[Row], stride: int) -> None:
             "MB",
             f"{r['anon_start']:.0f} / {r['anon_max']:.0f} / {r['anon_end']:.0f}",
         ),
+        Row(
+            GROUP,
+            "  heap, median of the first / last tenth of the run",
+            r["anon_last_tenth"] - r["anon_first_tenth"],
+            "MB more",
+            f"{r['anon_first_tenth']:.0f} / {r['anon_last_tenth']:.0f}",
+        ),
         Row(GROUP, "  mapped block file resident (RssFile) max", r["file_max"], "MB"),
         Row(GROUP, "  time, and records shown", r["seconds"], "s", f"{r['records']:,} records"),
         Row(
             GROUP, "  block cache on disk after (default cap)", r["cache_bytes"] / (1 << 30), "GiB"
         ),
     ]
+
+
+def _load_row(when: str) -> Row:
+    """The machine's load (others' work shares its cores with the reader, the proxy and the
+    server, and every figure above moves with it)."""
+    cores = os.cpu_count() or 1
+    return Row(GROUP, f"load average {when} (1 min), {cores} cores", os.getloadavg()[0], "")
 
 
 def _gallery_data(quick: bool) -> tuple[Path, int]:
@@ -678,6 +730,7 @@ def run(quick: bool = False) -> list[Row]:
     pictures, count = _gallery_data(quick)
     link = Link(size, pictures.parent)
     try:
+        rows.append(_load_row("before"))
         ceilings(link, rows)
         first = first_page(link, rows)
         jump(link, rows)
@@ -686,6 +739,7 @@ def run(quick: bool = False) -> list[Row]:
         gallery(link, rows, pictures, count)
         download(link, rows, first)
         paging(link, rows, stride=1)
+        rows.append(_load_row("after"))
     finally:
         link.stop()
     return rows
@@ -693,7 +747,7 @@ def run(quick: bool = False) -> list[Row]:
 
 def sweep(size: int = 1_000_000_000) -> list[Row]:
     """First page, jump and full verify at each block size of :data:`SWEEP_BLOCKS`."""
-    rows: list[Row] = []
+    rows: list[Row] = [_load_row("before")]
     link = Link(size, None)
     try:
         for block in SWEEP_BLOCKS:
@@ -731,7 +785,9 @@ def sweep(size: int = 1_000_000_000) -> list[Row]:
                     ">= 80%",
                     share >= 0.8,
                 ),
+                Row(group, "full verify, CPU per GB", full["cpu"] / (full["size"] / 1e9), "s"),
             ]
+        rows.append(_load_row("after"))
     finally:
         link.stop()
     return rows

@@ -52,7 +52,10 @@ __all__ = ["RemoteObject", "RemoteSource", "block_size", "remote_cache_cap", "re
 
 BLOCK_ENV = "TFRECORD_BROWSER_REMOTE_BLOCK"
 CAP_ENV = "TFRECORD_BROWSER_REMOTE_CACHE_CAP"
-DEFAULT_BLOCK = 4 << 20  # 4 MiB: at 50 ms and 100 MB/s a block costs ~0.1 s; see benchmarks
+# 4 MiB, measured (python -m benchmarks.bench_remote --sweep: 50 ms a request, 100 MB/s):
+# 1-2 MiB blocks reach only 66-75 % of the link, 8 MiB double the first page's bytes and a
+# jump's time for a few % more, 16 MiB read 80 MiB for the first page and jump in > 1 s.
+DEFAULT_BLOCK = 4 << 20
 DEFAULT_CAP = 4 << 30
 FETCHERS = 8  # parallel ranged requests per object
 READ_AHEAD = 8  # blocks fetched ahead of a sequential reader, at most
@@ -508,7 +511,7 @@ class RemoteSource:
             if missed and not follows:  # a jump: nothing read ahead until reading goes on
                 self._ahead, self._front = 0, last
             elif follows:
-                if last > self._front:
+                if last > self._front or missed:  # reading goes on (here or elsewhere)
                     self._front = last
                     self._ahead = min(READ_AHEAD, max(FIRST_AHEAD, 2 * self._ahead))
                 for k in range(last + 1, min(blocks.count, last + 1 + self._ahead)):

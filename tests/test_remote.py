@@ -279,7 +279,12 @@ def test_read_ahead_grows_with_sequential_reading_and_starts_over_at_a_jump(
         assert fetched() == set(range(20 + remote.READ_AHEAD))  # a full window ahead
         src.need(40 * BLOCK + 10, 40 * BLOCK + 20)  # a jump: that block alone
         assert fetched() == set(range(20 + remote.READ_AHEAD)) | {40}
-        for k in range(41, 45):  # reading on from there: the window grows again
+        back = 20 + remote.READ_AHEAD
+        for k in range(back - 2, back + 3):  # back where reading was, and on: it grows again
+            src.need(k * BLOCK, (k + 1) * BLOCK)
+        again = fetched() - set(range(back + 3)) - {40}
+        assert again and max(again) < back + 3 + remote.READ_AHEAD
+        for k in range(41, 45):  # reading on from the jump
             src.need(k * BLOCK, (k + 1) * BLOCK)
         after = fetched() - set(range(41))
         assert set(range(41, 46)) <= after and max(after) < 45 + remote.READ_AHEAD
