@@ -2,7 +2,8 @@
 and a review by keyboard (see :mod:`browser_app.ui.widgets.gallery_grid` for the keys).
 
 The grid, its pager and its controls are one fragment: paging, moving the focus and marking
-rerun only them, not the sidebar and the header."""
+rerun only them, not the sidebar and the header. After "Go to %" the tiles are those of the
+records found at that byte (:mod:`browser_app.ui.widgets.landing`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import streamlit as st
 
 from browser_app.ui import frame, services
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import detail, gallery_grid, pager
+from browser_app.ui.widgets import detail, gallery_grid, landing, pager, remote
 
 
 def render() -> None:
@@ -22,6 +23,20 @@ def render() -> None:
 
 @st.fragment
 def _gallery(src: Source) -> None:
+    with remote.guard(src, "gallery"):
+        _tiles(src)
+
+
+def _tiles(src: Source) -> None:
+    got = landing.current(src)
+    if got is not None:
+        landing.bar(src, "gallery")
+        bar = st.container(horizontal=True, vertical_alignment="center", gap="small")
+        with bar:
+            detail.boxes_toggle("gallery")
+            _name, size = gallery_grid.tile_size()
+        landing.tiles(src, got, size.thumb, size.per_row)
+        return
     start, stop, total = pager.pager(src, "gallery")
     bar = st.container(horizontal=True, vertical_alignment="center", gap="small")
     with bar:
