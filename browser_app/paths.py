@@ -51,6 +51,7 @@ __all__ = [
     "expand_inside",
     "is_pattern",
     "is_url_root",
+    "url_root_for",
     "list_tfrecords",
     "relative_inside",
     "relative_to_root",
@@ -217,6 +218,32 @@ def _pattern_head(url: str) -> str:
     if fixed != bare:
         return parent_url(fixed) if not fixed.endswith("/") else fixed.rstrip("/")
     return parent_url(bare)
+
+
+def url_root_for(specs: list[str]) -> str:
+    """The root for URL ``specs`` given without ``--root``: the deepest folder prefix that
+    holds them all (like the local default, the folder of the paths given). Raises
+    :class:`PathRefused` when they do not share a protocol and bucket, or mix URLs with
+    local paths."""
+    if not specs or not all(is_url(s) for s in specs):
+        raise PathRefused(
+            "local paths and URLs cannot be opened together without --root; give --root (a"
+            " folder, or a URL prefix such as s3://bucket/data)"
+        )
+    heads = [_pattern_head(s) if is_pattern(s) else parent_url(_without_query(s)) for s in specs]
+    parts = [h.split("/") for h in heads]
+    common: list[str] = []
+    for column in zip(*parts):
+        if len(set(column)) != 1:
+            break
+        common.append(column[0])
+    root = "/".join(common)
+    if len(common) < 3 or not is_url(root + "/x"):  # "s3:", "", "bucket"
+        raise PathRefused(
+            f"{', '.join(shown(s) for s in specs[:3])}: not in one bucket; give --root (a URL"
+            " prefix they all lie under)"
+        )
+    return root
 
 
 def _expand_url(root: str, text: str, anon: bool) -> list[str]:

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from browser_app.errors import AppError, InputError, PathRefused, UsageError, os_error_message
-from browser_app.paths import expand_inside
+from browser_app.paths import expand_inside, is_url_root, url_root_for
 
 if TYPE_CHECKING:
     from browser_app.cli.inputs import Subcommands
@@ -209,17 +209,28 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         root = args.root or str(sample)
         paths = [str(sample / "detection.tfrecord")]
         out.write(f"Opening the bundled sample dataset in {sample}\n")
+    elif not args.root and any(is_url_root(p) for p in paths):
+        root = url_root_for(paths)  # the URLs' folder, as the local default is the paths'
     else:
         root = args.root or default_root(paths)
-    root = os.path.realpath(os.path.expanduser(root))
-    if not os.path.isdir(root):
-        raise UsageError(f"--root {root}: not a folder")
-    for p in paths:
+    if is_url_root(root):
+        root = root.rstrip("/")
+    else:
+        root = os.path.realpath(os.path.expanduser(root))
+        if not os.path.isdir(root):
+            raise UsageError(f"--root {root}: not a folder")
+    # URLs (and paths under a URL root) are passed on as given; local paths made absolute.
+    given = [
+        p if is_url_root(p) or is_url_root(root) else os.path.abspath(os.path.expanduser(p))
+        for p in paths
+    ]
+    for p, full in zip(paths, given):
         try:
             expand_inside(
                 root,
-                os.path.abspath(os.path.expanduser(p)),
+                full,
                 on_skip=lambda note: sys.stderr.write(f"tfrecord-browser: {note}\n"),
+                anon=bool(getattr(args, "anon", False)),
             )
         except PathRefused as exc:
             raise PathRefused(f"{exc} (use --root to widen it)", path=p) from exc
@@ -232,8 +243,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             "Warning: listening on every network interface; anyone who can reach this machine"
             " can browse the files under the root.\n"
         )
-    abs_paths = [os.path.abspath(os.path.expanduser(p)) for p in paths]
-    cmd = server_command(host, port, root, abs_paths)
+    cmd = server_command(host, port, root, given)
     url = _url(host, port)
     env = dict(os.environ)
     env.setdefault("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
