@@ -51,11 +51,11 @@ __all__ = [
     "expand_inside",
     "is_pattern",
     "is_url_root",
-    "url_root_for",
     "list_tfrecords",
     "relative_inside",
     "relative_to_root",
     "resolve_inside",
+    "url_root_for",
 ]
 
 _PATTERN = re.compile(r"[*?\[]|@\d+$")
