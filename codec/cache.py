@@ -571,6 +571,96 @@ def evict_inflated(cache_dir: Path, cap: int | None = None) -> list[Path]:
     return removed
 
 
+@dataclass
+class _Copy:
+    """An inflated copy being made: the temporary file written, the name it takes when done,
+    its problems note, and whether it lives in the cache (else it is private and removed as
+    soon as it is open)."""
+
+    fd: int
+    tmp_name: str
+    target: Path
+    note: Path
+    in_cache: bool
+
+
+def _copy_names(
+    ident: FileIdentity, compression: Compression, cache_dir: Path
+) -> tuple[Path, Path]:
+    key = ident.digest(f"{compression}:v2")  # v2: every inflated byte kept, problems as JSON
+    cache = cache_dir / "inflated"
+    return cache / f"{key}.tfrecord", cache / f"{key}.problems"
+
+
+def cached_copy(
+    ident: FileIdentity, compression: Compression, cache_dir: Path, shown: str
+) -> tuple[int, list[Problem]] | None:
+    """A descriptor of the finished inflated copy of this file and its problems, if the
+    cache has one (marked in use and as just used); ``None`` otherwise."""
+    target, note = _copy_names(ident, compression, cache_dir)
+    cached = _open_copy(target)
+    if cached is None:
+        return None
+    problems = []
+    with contextlib.suppress(OSError, ValueError):
+        for message in json.loads(note.read_text()) if note.exists() else []:
+            problems.append(Problem(COMPRESSION, None, None, str(message), shown))
+    return cached, problems
+
+
+def _begin_copy(ident: FileIdentity, compression: Compression, cache_dir: Path) -> _Copy:
+    """A new temporary file for an inflated copy, locked as being written (so it is not taken
+    for a partial copy left by a crash)."""
+    target, note = _copy_names(ident, compression, cache_dir)
+    in_cache = True
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=target.parent, prefix=".inflate-")
+    except OSError:
+        # No cache to write to: a private temporary file, removed as soon as it is open.
+        fd, tmp_name = tempfile.mkstemp(prefix="tfrecord-browser-inflate-")
+        target = Path(tmp_name + ".tfrecord")
+        in_cache = False
+    if _fcntl is not None:
+        with contextlib.suppress(OSError):
+            _fcntl.flock(fd, _fcntl.LOCK_EX)
+    return _Copy(fd, tmp_name, target, note, in_cache)
+
+
+def _abandon_copy(copy: _Copy) -> None:
+    with contextlib.suppress(OSError):
+        os.close(copy.fd)
+    with contextlib.suppress(OSError):
+        os.unlink(copy.tmp_name)
+
+
+def _commit_copy(copy: _Copy, problems: list[Problem], cache_dir: Path) -> int:
+    """Sync the finished copy, give it its name, note its problems, make room under the cap;
+    a read-only descriptor of it, marked in use. Closes the writing descriptor."""
+    try:
+        os.fsync(copy.fd)
+        os.replace(copy.tmp_name, copy.target)
+        copy_fd = os.open(copy.target, os.O_RDONLY)
+    except BaseException:
+        _abandon_copy(copy)
+        raise
+    os.close(copy.fd)
+    if not copy.in_cache:
+        with contextlib.suppress(OSError):
+            os.unlink(copy.target)
+        return copy_fd
+    _share(copy_fd)
+    _used(copy.target, copy_fd)
+    messages = [p.message for p in problems]
+    with contextlib.suppress(OSError):
+        if messages:
+            copy.note.write_text(json.dumps(messages))
+        else:
+            copy.note.unlink(missing_ok=True)
+    evict_inflated(cache_dir)
+    return copy_fd
+
+
 def inflate_to_cache(
     read: Callable[[int, int], bytes],
     ident: FileIdentity,
@@ -589,33 +679,15 @@ def inflate_to_cache(
     the file would inflate past :func:`inflate_limit` (``max_inflate`` overrides it).
 
     The copy stays marked in use while the descriptor (or a memory map of it) is open; a new
-    copy makes room for itself by :func:`evict_inflated`."""
-    cache = cache_dir / "inflated"
-    key = ident.digest(f"{compression}:v2")  # v2: every inflated byte kept, problems as JSON
-    target = cache / f"{key}.tfrecord"
-    note = cache / f"{key}.problems"
+    copy makes room for itself by :func:`evict_inflated`. (:class:`codec.inflating.
+    InflatingSource` makes the same copy in the background, for a remote object.)"""
     shown = shown or ident.path
-    if use_cache and (cached := _open_copy(target)) is not None:
-        problems = []
-        with contextlib.suppress(OSError, ValueError):
-            for message in json.loads(note.read_text()) if note.exists() else []:
-                problems.append(Problem(COMPRESSION, None, None, str(message), shown))
-        return cached, problems
-    in_cache = True
-    try:
-        cache.mkdir(parents=True, exist_ok=True)
-        tmp_fd, tmp_name = tempfile.mkstemp(dir=cache, prefix=".inflate-")
-    except OSError:
-        # No cache to write to: a private temporary file, removed as soon as it is open.
-        tmp_fd, tmp_name = tempfile.mkstemp(prefix="tfrecord-browser-inflate-")
-        target = Path(tmp_name + ".tfrecord")
-        in_cache = False
+    if use_cache and (cached := cached_copy(ident, compression, cache_dir, shown)) is not None:
+        return cached
+    copy = _begin_copy(ident, compression, cache_dir)
     limit, why = inflate_limit(ident.size, cache_dir, max_inflate)
     try:
-        with os.fdopen(tmp_fd, "wb") as out:
-            if _fcntl is not None:  # being written: not a partial copy left by a crash
-                with contextlib.suppress(OSError):
-                    _fcntl.flock(out.fileno(), _fcntl.LOCK_EX)
+        with os.fdopen(os.dup(copy.fd), "wb") as out:
             result = inflate(
                 read,
                 ident.size,
@@ -626,25 +698,7 @@ def inflate_to_cache(
                 limit=limit,
                 why=why,
             )
-            out.flush()
-            os.fsync(out.fileno())
-            os.replace(tmp_name, target)
     except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
+        _abandon_copy(copy)
         raise
-    copy_fd = os.open(target, os.O_RDONLY)
-    if not in_cache:
-        with contextlib.suppress(OSError):
-            os.unlink(target)
-        return copy_fd, result.problems
-    _share(copy_fd)
-    _used(target, copy_fd)
-    messages = [p.message for p in result.problems]
-    with contextlib.suppress(OSError):
-        if messages:
-            note.write_text(json.dumps(messages))
-        else:
-            note.unlink(missing_ok=True)
-    evict_inflated(cache_dir)
-    return copy_fd, result.problems
+    return _commit_copy(copy, result.problems, cache_dir), result.problems

@@ -261,6 +261,7 @@ def _first_bad_header(buf: Any, offsets: array, lengths: np.ndarray) -> int:
 
 
 _RESYNC_WINDOW = 1 << 20
+_FIRST_WINDOW = 1 << 16
 
 
 def find_next_record(buf: Any, start: int, size: int, need: Need | None = None) -> int | None:
@@ -272,8 +273,10 @@ def find_next_record(buf: Any, start: int, size: int, need: Need | None = None) 
     need = need or _all_there
     data = np.frombuffer(buf, dtype=np.uint8)
     pos = start
+    step = _FIRST_WINDOW  # small first (a boundary is usually near), then growing
     while pos + HEADER_SIZE <= size:
-        count = min(_RESYNC_WINDOW, size - HEADER_SIZE - pos + 1)
+        count = min(step, size - HEADER_SIZE - pos + 1)
+        step = min(2 * step, _RESYNC_WINDOW)
         need(pos, pos + count + HEADER_SIZE - 1)
         window = data[pos : pos + count + HEADER_SIZE - 1]
         # Build little-endian u64 / u32 values at every byte position of the window.

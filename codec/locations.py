@@ -30,6 +30,7 @@ __all__ = [
     "RemoteStat",
     "expand_urls",
     "filesystem",
+    "forget",
     "is_url",
     "join_url",
     "parent_url",
@@ -154,7 +155,9 @@ def storage_options(proto: str, *, anon: bool = False) -> dict[str, Any]:
         opts["config_kwargs"] = {
             "connect_timeout": timeout,
             "read_timeout": timeout,
-            "retries": {"max_attempts": 2, "mode": "standard"},
+            # One attempt each: the retries (with backoff, and one message when they run out)
+            # are ours, in codec.remote, not botocore's 5 times s3fs's 5.
+            "retries": {"total_max_attempts": 1},
         }
         if anon:
             opts["anon"] = True
@@ -212,6 +215,8 @@ def filesystem(url: str, *, anon: bool = False) -> tuple[Any, str]:
                 f"{shown(url)}: {proto}:// is not a protocol this tool can read"
             ) from exc
         raise RemoteError(f"{shown(url)}: {redact_text(str(exc), url)}") from exc
+    if proto in ("s3", "s3a") and hasattr(fs, "retries"):
+        fs.retries = 1  # see storage_options: retrying is codec.remote's job
     return fs, path
 
 
@@ -318,6 +323,11 @@ def _mtime_ns(info: dict[str, Any]) -> int:
 
 _STAT_TTL = 5.0
 _stat_cache: dict[tuple[str, bool], tuple[float, RemoteStat]] = {}
+
+
+def forget() -> None:
+    """Forget every object's size and version kept from a listing or a recent request."""
+    _stat_cache.clear()
 
 
 def _remember(url: str, anon: bool, info: dict[str, Any]) -> None:

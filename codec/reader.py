@@ -162,7 +162,6 @@ class TFRecordFile(Sequence[bytes]):
         self._source: ByteSource = opened.source
         self._need = self._source.need
         self.remote = self._source.remote
-        self.size = self._source.size
         # How far one step of the header scan reads: a remote object in a few blocks, so the
         # first page waits for megabytes, not for the 128 MiB a memory map takes at once.
         self._step_bytes = 2 * getattr(self._source, "block", 0) or _SCAN_BYTES
@@ -170,12 +169,23 @@ class TFRecordFile(Sequence[bytes]):
         self._lengths = array("Q")
         self._problems: list[Problem] = list(self.stream_problems)
         self._next = 0
-        self._done = self.size == 0
+        self._done = self.size == 0 and self._complete
         self._damaged: dict[int, Problem] = {}
         self._read_since_release = 0
         self._last: tuple[int, bytes, bool] | None = None  # the last record read (see read)
         if not self._done and use_cache:
             self._load_index_cache()
+
+    @property
+    def size(self) -> int:
+        """The size of the (decompressed) stream; of a compressed remote object still being
+        inflated, the part inflated so far (see :attr:`_complete`)."""
+        return self._source.size
+
+    @property
+    def _complete(self) -> bool:
+        """Whether the stream's size is final (only a remote object being inflated grows)."""
+        return bool(getattr(self._source, "complete", True))
 
     @property
     def _buf(self) -> Any:
@@ -219,16 +229,28 @@ class TFRecordFile(Sequence[bytes]):
                 return True
             start = self._next
             prev = (self._offsets[-1], self._lengths[-1]) if self._offsets else None
+            growing = not self._complete
+            if growing:  # wait until the stream is inflated past this step, or ends
+                self._need(start, start + self._step_bytes + HEADER_SIZE)
+                growing = not self._complete
+            size = self.size
             chunk = scan(
                 self._buf,
                 start,
-                self.size,
+                size,
                 max_records=max_records,
                 max_bytes=self._step_bytes,
                 path=self.path,
                 prev=prev,
                 need=self._need,
             )
+            if growing and (chunk.done or chunk.problems or chunk.damaged):
+                # The walk met the end of what is inflated so far, which is not the end of
+                # the stream: wait for more and walk this step again.
+                self._need(size, size + self._step_bytes)
+                return False
+            if chunk.done and self.stream_problems is not self._source_problems():
+                self._adopt_stream_problems()
             if chunk.prev_length is not None:
                 self._lengths[-1] = chunk.prev_length
             self._offsets.extend(chunk.offsets)
@@ -243,6 +265,16 @@ class TFRecordFile(Sequence[bytes]):
                 self._explain_no_records()
                 self._save_index_cache()
             return self._done
+
+    def _source_problems(self) -> list[Problem]:
+        return getattr(self._source, "problems", self.stream_problems)
+
+    def _adopt_stream_problems(self) -> None:
+        """Take in what inflating found, now that a stream inflated in the background is
+        complete (they come first, as for a file inflated at open)."""
+        found = self._source_problems()
+        self._problems = [*found, *self._problems[len(self.stream_problems) :]]
+        self.stream_problems = found
 
     def _explain_no_records(self) -> None:
         """A compressed file whose inflated stream holds no record at all gets one clear
@@ -318,6 +350,8 @@ class TFRecordFile(Sequence[bytes]):
     def problems(self) -> list[Problem]:
         """Damage found so far: by the header scan, and data-CRC failures met on reading.
         Complete once :meth:`verify` has run."""
+        if self.stream_problems is not self._source_problems() and self._complete:
+            self._adopt_stream_problems()
         found = self._problems + list(self._damaged.values())
         return sorted(found, key=lambda p: -1 if p.offset is None else p.offset)
 

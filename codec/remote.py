@@ -56,7 +56,7 @@ DEFAULT_BLOCK = 4 << 20  # 4 MiB: at 50 ms and 100 MB/s a block costs ~0.1 s; se
 DEFAULT_CAP = 4 << 30
 FETCHERS = 8  # parallel ranged requests per object
 READ_AHEAD = 8  # blocks fetched ahead of a sequential reader
-TRIES = 5
+TRIES = 6  # 0.25 + 0.5 + 1 + 2 + 4 s of backoff: throttling gets time to pass
 BACKOFF = 0.25  # seconds before the second try; doubled after each
 
 

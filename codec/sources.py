@@ -38,8 +38,10 @@ class ByteSource(Protocol):
     ``need`` is called before a range of ``buffer`` is looked at (a remote source fetches it
     then; a memory map has every byte already)."""
 
-    size: int
     remote: bool
+
+    @property
+    def size(self) -> int: ...
 
     @property
     def buffer(self) -> Any: ...
@@ -196,6 +198,7 @@ def _open_remote(
     max_inflate: int | None,
     anon: bool,
 ) -> Opened:
+    from .inflating import InflatingSource
     from .remote import RemoteSource
 
     source = RemoteSource(url, cache, anon=anon, use_cache=use_cache)
@@ -210,18 +213,19 @@ def _open_remote(
             source.release(offset, offset + n)
             return data
 
-        stream_fd, problems = inflate_to_cache(
+        # Inflated in the background as far as the reader asks: the first page does not
+        # wait for the whole object.
+        stream = InflatingSource(
             read,
             ident,
             kind,
             cache,
-            use_cache=use_cache,
-            progress=progress,
             shown=source.shown,
             max_inflate=max_inflate,
+            use_cache=use_cache,
+            on_done=source.close,
         )
     except BaseException:
         source.close()
         raise
-    source.close()
-    return Opened(MmapSource(stream_fd), ident, None, source.size, kind, problems)
+    return Opened(stream, ident, None, source.size, kind, [])

@@ -11,10 +11,12 @@ import signal
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+from netservers import FaultProxy, MotoS3, RangeHTTPServer, forget_s3_filesystems
 
 from codec.values import plural
 
@@ -126,3 +128,54 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         sys.stderr.write(message)
     if session.exitstatus == pytest.ExitCode.OK:
         session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+# -- servers on loopback for remote datasets (tests/netservers.py) -------------------------------
+
+
+@pytest.fixture
+def http_server() -> Iterator[RangeHTTPServer]:
+    """An empty range-serving HTTP server: ``put(name, data)`` objects, ``url(name)``."""
+    with RangeHTTPServer() as server:
+        yield server
+
+
+@pytest.fixture
+def http_proxy() -> Iterator[Callable[..., FaultProxy]]:
+    """``http_proxy(upstream, latency=0, bandwidth=None)``: a running FaultProxy in front of
+    ``upstream`` (a URL, or a server with an ``endpoint``), stopped after the test."""
+    with ExitStack() as stack:
+
+        def make(upstream: str | RangeHTTPServer | MotoS3, **kwargs: float | None) -> FaultProxy:
+            url = upstream if isinstance(upstream, str) else upstream.endpoint
+            return stack.enter_context(FaultProxy(url, **kwargs))  # type: ignore[arg-type]
+
+        yield make
+
+
+@pytest.fixture(scope="session")
+def s3_server() -> Iterator[MotoS3]:
+    """moto's S3 server for the whole session, with fake credentials in the environment."""
+    with MotoS3() as server:
+        yield server
+
+
+@pytest.fixture
+def s3(s3_server: MotoS3, monkeypatch: pytest.MonkeyPatch) -> Iterator[MotoS3]:
+    """The S3 server emptied, and ``AWS_ENDPOINT_URL`` pointing at it for this test."""
+    s3_server.reset()
+    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_server.endpoint)
+    forget_s3_filesystems()
+    yield s3_server
+    forget_s3_filesystems()
+
+
+@pytest.fixture
+def s3_proxy(s3: MotoS3, monkeypatch: pytest.MonkeyPatch) -> Iterator[FaultProxy]:
+    """A FaultProxy in front of the (emptied) S3 server, and ``AWS_ENDPOINT_URL`` pointing at
+    the proxy for this test; ``s3_proxy.endpoint`` is its URL."""
+    with FaultProxy(s3.endpoint) as proxy:
+        monkeypatch.setenv("AWS_ENDPOINT_URL", proxy.endpoint)
+        forget_s3_filesystems()
+        yield proxy
+        forget_s3_filesystems()
