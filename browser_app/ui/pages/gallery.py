@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from browser_app.ui import frame, services
+from browser_app.ui import frame, services, state
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import detail, gallery_grid, landing, pager, remote
 
@@ -18,25 +18,20 @@ def render() -> None:
     src = frame.start("Gallery")
     if src is None:
         return
+    if landing.view(src, "gallery"):  # after "Go to %": the records found there
+        return
     _gallery(src)
 
 
 @st.fragment
 def _gallery(src: Source) -> None:
+    if state.landing() is not None:
+        st.rerun(scope="app")  # "Go to %": the page shows the records found there
     with remote.guard(src, "gallery"):
         _tiles(src)
 
 
 def _tiles(src: Source) -> None:
-    got = landing.current(src)
-    if got is not None:
-        landing.bar(src, "gallery")
-        bar = st.container(horizontal=True, vertical_alignment="center", gap="small")
-        with bar:
-            detail.boxes_toggle("gallery")
-            _name, size = gallery_grid.tile_size()
-        landing.tiles(src, got, size.thumb, size.per_row)
-        return
     start, stop, total = pager.pager(src, "gallery")
     bar = st.container(horizontal=True, vertical_alignment="center", gap="small")
     with bar:

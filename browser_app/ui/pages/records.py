@@ -43,6 +43,8 @@ def render() -> None:
         return
     st.html(CSS)
     state.put(_SIDEBAR_SHOWS, _sidebar_facts(src))
+    if landing.view(src, "records"):  # after "Go to %": the records found there
+        return
     _body(src)
 
 
@@ -64,16 +66,13 @@ def _sidebar_facts(src: Source) -> tuple[int, int] | None:
 def _body(src: Source) -> None:
     if state.get(_SIDEBAR_SHOWS) != _sidebar_facts(src):
         st.rerun(scope="app")  # an edit or a mark: the sidebar's counts change too
+    if state.landing() is not None:
+        st.rerun(scope="app")  # "Go to %": the page shows the records found there
     with remote.guard(src, "records"):
         _page(src)
 
 
 def _page(src: Source) -> None:
-    got = landing.current(src)
-    if got is not None:
-        landing.bar(src, "records")
-        landing.records(src, got)
-        return
     start, stop, _total = pager.pager(src, "records")
     view = services.page_view(src, start, stop, boxes=state.show_boxes())  # edits applied
     if not view.rows:

@@ -20,8 +20,9 @@ import pandas as pd
 import streamlit as st
 
 import codec
-from browser_app.ui import services, state
+from browser_app.ui import opening, services, state
 from browser_app.ui.source import Source
+from browser_app.ui.widgets import detail, gallery_grid, remote
 from browser_app.ui.widgets.records_table import column_config
 from browser_app.view import (
     LandedNumber,
@@ -31,9 +32,10 @@ from browser_app.view import (
     md_text,
     percent_text,
 )
+from codec.errors import RemoteError
 from codec.values import format_bytes
 
-__all__ = ["bar", "current", "percent_input", "records", "tiles"]
+__all__ = ["bar", "current", "percent_input", "view"]
 
 _KEPT = "landing:kept"
 _REFRESH_SECONDS = 2.0  # how often estimated numbers are looked at again
@@ -156,60 +158,86 @@ def _refresh(src: Source, numbers: list[LandedNumber]) -> float | None:
     return _REFRESH_SECONDS if waiting and not src.dataset.index_complete else None
 
 
-def records(src: Source, got: codec.DatasetLanding) -> None:
+def _records(src: Source, got: codec.DatasetLanding) -> None:
     """The landed records as table rows (pictures included, like the records page), with
     their numbers and the caption that says what they are."""
-    if _nothing(src, got):
-        return
     spans = _spans(got)
     view = services.landed_page(src, got.file, spans, boxes=state.show_boxes())
-
-    def draw() -> None:
-        numbers = _numbers(src, got)
-        percent = state.landing() or 0.0
-        st.caption(md_text(landed_caption(percent, numbers, _where(src, got))))
-        rows = landed_rows(view, numbers)
-        names = [name for name, _ in view.columns]
-        df = pd.DataFrame(rows, columns=names)
-        cfg = column_config(view, {"#"})
-        cfg["#"] = st.column_config.TextColumn("#", width="small", pinned=True)
-        row_height = 52 if view.has_images else 35
-        st.dataframe(
-            df,
-            hide_index=True,
-            column_config=cfg,
-            row_height=row_height,
-            height=min(len(df), 14) * row_height + 38 if len(df) else "auto",
-            width="stretch",
-        )
-        _exact_button(numbers, "records")
-
-    st.fragment(run_every=_refresh(src, _numbers(src, got)))(draw)()
+    numbers = _numbers(src, got)
+    percent = state.landing() or 0.0
+    st.caption(md_text(landed_caption(percent, numbers, _where(src, got))))
+    rows = landed_rows(view, numbers)
+    names = [name for name, _ in view.columns]
+    df = pd.DataFrame(rows, columns=names)
+    cfg = column_config(view, {"#"})
+    cfg["#"] = st.column_config.TextColumn("#", width="small", pinned=True)
+    row_height = 52 if view.has_images else 35
+    st.dataframe(
+        df,
+        hide_index=True,
+        column_config=cfg,
+        row_height=row_height,
+        height=min(len(df), 14) * row_height + 38 if len(df) else "auto",
+        width="stretch",
+    )
+    _exact_button(numbers, "records")
 
 
-def tiles(src: Source, got: codec.DatasetLanding, size: int, per_row: int) -> None:
+def _tiles(src: Source, got: codec.DatasetLanding, size: int, per_row: int) -> None:
     """The landed records as gallery tiles, captioned with their numbers (opening none:
     their numbers are not known yet)."""
-    if _nothing(src, got):
-        return
     spans = _spans(got)
     items = services.landed_tiles(src, got.file, spans, size=size, boxes=state.show_boxes())
+    numbers = _numbers(src, got)
+    percent = state.landing() or 0.0
+    st.caption(md_text(landed_caption(percent, numbers, _where(src, got))))
+    shown = landed_tiles(items, numbers)
+    with st.container(key="tfb-gallery"):
+        for row_start in range(0, len(shown), per_row):
+            cols = st.columns(per_row, gap="small")
+            for col, item in zip(cols, shown[row_start : row_start + per_row]):
+                with col:
+                    if item.data is not None:
+                        st.image(item.data, width="stretch")
+                    else:
+                        st.caption(md_text(item.error or "no picture"))
+                    st.caption(md_text(item.caption))
+    _exact_button(numbers, "gallery")
 
-    def draw() -> None:
-        numbers = _numbers(src, got)
-        percent = state.landing() or 0.0
-        st.caption(md_text(landed_caption(percent, numbers, _where(src, got))))
-        shown = landed_tiles(items, numbers)
-        with st.container(key="tfb-gallery"):
-            for row_start in range(0, len(shown), per_row):
-                cols = st.columns(per_row, gap="small")
-                for col, item in zip(cols, shown[row_start : row_start + per_row]):
-                    with col:
-                        if item.data is not None:
-                            st.image(item.data, width="stretch")
-                        else:
-                            st.caption(md_text(item.error or "no picture"))
-                        st.caption(md_text(item.caption))
-        _exact_button(numbers, "gallery")
 
-    st.fragment(run_every=_refresh(src, _numbers(src, got)))(draw)()
+def _body(src: Source, where: str) -> None:
+    """One run of the landing view (a fragment of its own, rerun while numbers are
+    estimates): the whole page again when the jump was left."""
+    with remote.guard(src, where):
+        got = current(src)
+        if got is None:
+            st.rerun(scope="app")  # left (or exact now): the page's usual view
+        bar(src, where)
+        if _nothing(src, got):
+            return
+        if where == "gallery":
+            with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+                detail.boxes_toggle("gallery")
+                _name, size = gallery_grid.tile_size()
+            _tiles(src, got, size.thumb, size.per_row)
+        else:
+            _records(src, got)
+
+
+def view(src: Source, where: str) -> bool:
+    """The records found by the session's jump, on the Records page (``where`` ``records``)
+    or the Gallery (``gallery``), in a fragment that looks at their numbers again every few
+    seconds while some are estimates and the index grows. Returns False, drawing nothing,
+    when there is no jump to show (the page then shows its usual view)."""
+    if state.landing() is None:
+        return False
+    try:
+        got = current(src)
+    except RemoteError as exc:
+        remote.trouble(opening.as_trouble(src.spec, exc), src, where)
+        return True
+    if got is None:
+        return False
+    every = _refresh(src, _numbers(src, got)) if got.landing.offset is not None else None
+    st.fragment(run_every=every)(_body)(src, where)
+    return True

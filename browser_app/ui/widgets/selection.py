@@ -189,11 +189,14 @@ def sidebar_facets(src: Source | None) -> None:
         side.caption("Facets are counted once the index is complete.")
         return
     asked = state.get(f"facets:{src.spec}", False)
-    if ds.indexed > FACTS_AUTO_RECORDS and not asked:
+    # Counted at once for a local dataset of a usual size; a remote one is read whole only
+    # when asked (it is downloaded, block by block).
+    if (ds.indexed > FACTS_AUTO_RECORDS or src.remote) and not asked:
         if side.button(
             "Count facets",
             key=state.widget_key("sel:count"),
-            help=f"Reads each of the {plural(ds.indexed, 'record')} once",
+            help=f"Reads each of the {plural(ds.indexed, 'record')} once"
+            + (" (every byte of the remote objects)" if src.remote else ""),
         ):
             state.put(f"facets:{src.spec}", True)
             st.rerun()
