@@ -147,15 +147,21 @@ def remote_source(f: codec.TFRecordFile) -> Any:
     return source if getattr(source, "remote", False) else None
 
 
+CHANGES_CHECKED = 8  # remote objects asked about per run, at most
+
+
 def remote_changes(src: Source) -> list[str]:
     """The remote objects of ``src`` that this process has read from and that are no longer
-    the version opened (the server is asked at most every few seconds per object): their
-    URLs as shown."""
+    the version opened (the server is asked at most every few seconds per object, and about
+    :data:`CHANGES_CHECKED` of them at most: the last read from, in file order): their URLs
+    as shown."""
+    read = [
+        (p, f)
+        for p, f in zip(src.paths, src.dataset.files)
+        if not f.closed and (s := remote_source(f)) is not None and s.requests
+    ]
     out = []
-    for p, f in zip(src.paths, src.dataset.files):
-        source = remote_source(f)
-        if source is None or not source.requests or f.closed:
-            continue
+    for p, f in read[-CHANGES_CHECKED:]:
         try:
             now = remote_stat(p, anon=src.anon)
         except FileNotFoundError:
