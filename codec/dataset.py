@@ -199,7 +199,8 @@ class TFRecordDataset(Sequence[bytes]):
             self.files: list[TFRecordFile] = given
             self.paths = [f.path for f in given]
         else:
-            self.paths = expand_paths(source)  # type: ignore[arg-type]
+            anon = bool(reader_options.get("anon", False))
+            self.paths = expand_paths(source, anon=anon)  # type: ignore[arg-type]
             self.files = []
             try:
                 for p in self.paths:

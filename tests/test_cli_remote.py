@@ -20,8 +20,8 @@ from hypothesis import strategies as st
 import codec
 from browser_app.cli import main
 from browser_app.cli import run as run_command
-from browser_app.cli.launch import default_remote_root
-from browser_app.errors import EXIT_CHANGED, EXIT_REMOTE, EXIT_USAGE
+from browser_app.errors import EXIT_CHANGED, EXIT_REMOTE, EXIT_USAGE, PathRefused
+from browser_app.paths import url_root_for
 from codec.errors import ObjectChangedError, RemoteError
 from codec.text_index import parse_text_index
 from codec.writer import write_records
@@ -187,13 +187,14 @@ def test_anon_goes_before_or_after_the_command(capsys, monkeypatch):
 
 
 def test_view_takes_a_url_prefix_as_its_root(capsys):
-    assert default_remote_root(["s3://b/data/a/x.tfrecord", "s3://b/data/b/y@4"]) == "s3://b/data"
-    assert default_remote_root(["s3://b/x.tfrecord", "s3://c/y.tfrecord"]) is None
-    assert default_remote_root(["s3://b/x.tfrecord", "/local/y.tfrecord"]) is None
+    assert url_root_for(["s3://b/data/a/x.tfrecord", "s3://b/data/b/y@4"]) == "s3://b/data"
+    for apart in (["s3://b/x.tfrecord", "s3://c/y.tfrecord"], ["s3://b/x", "/local/y"]):
+        with pytest.raises(PathRefused, match="--root"):
+            url_root_for(apart)
     code, _, err = _cli(capsys, "view", "s3://b/other/x.tfrecord", "--root", "s3://b/data")
     assert code == EXIT_USAGE and "outside the root s3://b/data" in err
     code, _, err = _cli(capsys, "view", "s3://b/x.tfrecord", "--root", str(DATA))
-    assert code == EXIT_USAGE and "give a URL prefix as --root" in err
+    assert code == EXIT_USAGE and "start the app with --root s3://bucket/prefix" in err
     code, _, err = _cli(capsys, "view", "s3://b/x.tfrecord", "gs://c/y.tfrecord")
     assert code == EXIT_USAGE and "give --root" in err
 

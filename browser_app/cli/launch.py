@@ -24,10 +24,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from browser_app.cli.inputs import expand_inputs
 from browser_app.errors import AppError, InputError, PathRefused, UsageError, os_error_message
-from browser_app.paths import expand_inside
-from codec.locations import is_url, parent_url, protocol, shown, url_inside
+from browser_app.paths import expand_inside, is_url_root, url_root_for
+from codec.locations import shown
 
 if TYPE_CHECKING:
     from browser_app.cli.inputs import Subcommands
@@ -209,10 +208,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     paths: list[str] = list(args.paths or [])
     anon = bool(getattr(args, "anon", False))
-    if any(is_url(p) for p in paths) or (args.root and is_url(args.root)):
-        root = _remote_root(args.root, paths, anon)
-        abs_paths = paths
-    elif not paths and args.root:
+    if not paths and args.root:
         root = args.root  # browse the root: the picker lists its files
     elif not paths:
         # Imported here: it needs Pillow, which no other command has to load.
@@ -227,11 +223,31 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         root = args.root or str(sample)
         paths = [str(sample / "detection.tfrecord")]
         out.write(f"Opening the bundled sample dataset in {sample}\n")
+    elif not args.root and any(is_url_root(p) for p in paths):
+        root = url_root_for(paths)  # the URLs' folder, as the local default is the paths'
     else:
         root = args.root or default_root(paths)
-    if not is_url(root):
-        root = _local_root(root, paths)
-        abs_paths = [os.path.abspath(os.path.expanduser(p)) for p in paths]
+    if is_url_root(root):
+        root = root.rstrip("/")
+    else:
+        root = os.path.realpath(os.path.expanduser(root))
+        if not os.path.isdir(root):
+            raise UsageError(f"--root {root}: not a folder")
+    # URLs (and paths under a URL root) are passed on as given; local paths made absolute.
+    given = [
+        p if is_url_root(p) or is_url_root(root) else os.path.abspath(os.path.expanduser(p))
+        for p in paths
+    ]
+    for p, full in zip(paths, given):
+        try:
+            expand_inside(
+                root,
+                full,
+                on_skip=lambda note: sys.stderr.write(f"tfrecord-browser: {note}\n"),
+                anon=anon,
+            )
+        except PathRefused as exc:
+            raise PathRefused(f"{exc} (use --root to widen it)", path=p) from exc
     host = args.host or "127.0.0.1"
     port = pick_port(host, int(args.port or 8501))
     if args.port and port != args.port:
@@ -241,7 +257,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             "Warning: listening on every network interface; anyone who can reach this machine"
             " can browse the files under the root.\n"
         )
-    cmd = server_command(host, port, root, abs_paths, anon=anon)
+    cmd = server_command(host, port, root, given, anon=anon)
     url = _url(host, port)
     env = dict(os.environ)
     env.setdefault("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
@@ -272,69 +288,6 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-
-
-def _local_root(root: str, paths: Sequence[str]) -> str:
-    """The local root folder, checked, with every path inside it."""
-    root = os.path.realpath(os.path.expanduser(root))
-    if not os.path.isdir(root):
-        raise UsageError(f"--root {root}: not a folder")
-    for p in paths:
-        try:
-            expand_inside(
-                root,
-                os.path.abspath(os.path.expanduser(p)),
-                on_skip=lambda note: sys.stderr.write(f"tfrecord-browser: {note}\n"),
-            )
-        except PathRefused as exc:
-            raise PathRefused(f"{exc} (use --root to widen it)", path=p) from exc
-    return root
-
-
-def default_remote_root(paths: Sequence[str]) -> str | None:
-    """The deepest URL prefix holding every URL of ``paths`` (same protocol and bucket), or
-    ``None`` when they have none in common or one of them is not a URL."""
-    if not paths or not all(is_url(p) for p in paths):
-        return None
-    folders = [parent_url(p.split("?", 1)[0]).rstrip("/").split("/") for p in paths]
-    common: list[str] = []
-    for parts in zip(*folders):
-        if len(set(parts)) != 1:
-            break
-        common.append(parts[0])
-    if len(common) < 3 or not common[2]:  # "s3:", "", "bucket": at least the bucket
-        return None
-    return "/".join(common)
-
-
-def _remote_root(root: str | None, paths: Sequence[str], anon: bool) -> str:
-    """The URL prefix the app may open objects under (``--root``, else the deepest one
-    holding every path), with every path checked to lie under it and to name objects."""
-    if root is None:
-        root = default_remote_root(paths)
-        if root is None:
-            raise UsageError(
-                "the paths have no folder in common to be the app's root: give --root"
-                " (a URL prefix such as s3://bucket/data)"
-            )
-    if not is_url(root):
-        raise UsageError(
-            f"--root {root} is a local folder and {shown(paths[0])} is remote: give a URL"
-            " prefix as --root to open remote objects"
-        )
-    if (
-        protocol(root) in ("s3", "gs", "gcs", "az", "abfs", "abfss")
-        and len(root.split("://", 1)[1].strip("/")) == 0
-    ):
-        raise UsageError(f"--root {shown(root)}: name a bucket at least")
-    for p in paths:
-        if not url_inside(p, root):
-            raise PathRefused(
-                f"{shown(p)} is outside the root {shown(root)} (use --root to widen it)",
-                path=shown(p),
-            )
-    expand_inputs(paths, anon=anon)  # they name objects, or it says why not, now
-    return root
 
 
 class _Stop(KeyboardInterrupt):
