@@ -125,7 +125,7 @@ def test_a_remote_root_in_the_browser(tmp_path: Path, s3: MotoS3, s3_proxy: Faul
         fresh = browser.new_page(viewport=VIEWPORT)
         fresh.goto(f"{url}/?file=det.tfrecord&record={record}")
         expect(fresh.get_by_text(f"Record {record:,}", exact=True)).to_be_visible(timeout=30_000)
-        expect(_cell(fresh, 1, record % 25)).to_have_text(f"{record}")
+        expect(_cell(fresh, 1, record % 25)).to_have_text(f"{record}", timeout=30_000)
         _settled(fresh)
         _ok(fresh)
         _shot(fresh, "remote-deep-link.png")
