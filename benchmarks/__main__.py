@@ -15,7 +15,7 @@ import time
 
 from benchmarks.common import Row, table
 
-MODULES = ["records", "messages", "app", "schema", "export", "hostile", "ui"]
+MODULES = ["records", "messages", "app", "schema", "export", "hostile", "ui", "remote"]
 
 
 def main(argv: list[str] | None = None) -> int:

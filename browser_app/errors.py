@@ -11,12 +11,16 @@
     ├── JournalError                a journal file that cannot be read or written
     │   └── JournalMismatchError    the source changed since its journal was started
     └── ExportError                 an export or import that cannot be done; nothing written
-        └── ImportFormatError       a JSON Lines input that is not what export writes
+        ├── ImportFormatError       a JSON Lines input that is not what export writes
+        └── UploadError             an output could not be put in place in an object store
+                                    (exit 3); nothing is left under its final name
 
 Codec errors (:mod:`codec.errors`) stay codec errors: a damaged record is not a front-end
-failure. :func:`exit_code` and :func:`message` are the one place that turns any exception into
-what the command line prints and returns; :func:`os_error_message` is the one place that puts
-an operating-system error into words.
+failure; their exit codes are in :data:`CODEC_EXIT_CODES` (a remote object that could not be
+read exits 3, one that changed while it was read 4, a URL whose library is missing 2).
+:func:`exit_code` and :func:`message` are the one place that turns any exception into what
+the command line prints and returns; :func:`os_error_message` is the one place that puts an
+operating-system error into words.
 """
 
 from __future__ import annotations
@@ -25,11 +29,22 @@ import errno
 import os
 from typing import Any
 
-from codec.errors import CodecError, LimitError, WriteError
+from codec.errors import (
+    CodecError,
+    LimitError,
+    MissingExtraError,
+    ObjectChangedError,
+    RemoteError,
+    WriteError,
+)
+from codec.locations import is_url
 
 __all__ = [
+    "CODEC_EXIT_CODES",
+    "EXIT_CHANGED",
     "EXIT_DAMAGED",
     "EXIT_OK",
+    "EXIT_REMOTE",
     "EXIT_USAGE",
     "AppError",
     "ConversionError",
@@ -41,6 +56,7 @@ __all__ = [
     "JournalMismatchError",
     "PathRefused",
     "SpecError",
+    "UploadError",
     "UsageError",
     "ValueParseError",
     "exit_code",
@@ -51,6 +67,8 @@ __all__ = [
 EXIT_OK = 0  # done, and everything read was intact
 EXIT_DAMAGED = 1  # done, but damage was found (or a damaged record could not be read)
 EXIT_USAGE = 2  # a usage error, or an input or output that cannot be opened
+EXIT_REMOTE = 3  # a remote object could not be read or written (network, server): try again
+EXIT_CHANGED = 4  # a remote object changed while it was read: run the command again
 
 
 def _show(value: Any) -> str:
@@ -146,6 +164,14 @@ class ImportFormatError(ExportError, ValueError):
     """A JSON Lines input that is not what the JSON Lines export writes; names the line."""
 
 
+class UploadError(ExportError):
+    """An output could not be uploaded to, checked in or moved into place in an object store
+    (after the library's retries). Nothing is left under the destination's final name, nor
+    under the temporary name it was uploaded to."""
+
+    exit_code = EXIT_REMOTE
+
+
 # --------------------------------------------------------------------------------------------
 # Turning errors into words and exit codes
 
@@ -164,16 +190,39 @@ _ERRNO_WORDS = {
 
 
 def os_error_message(exc: OSError, path: str | os.PathLike[str] | None = None) -> str:
-    """``"<path>: <what went wrong>"`` for an operating-system error, in words."""
+    """``"<path>: <what went wrong>"`` for an operating-system error, in words. A remote
+    object's error (its ``filename`` a URL, as shown) keeps the words it was given, which say
+    what to do about an object ("no such object", "access denied (check the credentials...)");
+    a :class:`~codec.errors.RemoteError` is its own message."""
+    if isinstance(exc, RemoteError):
+        return str(exc)
     where = os.fspath(path) if path is not None else (exc.filename or "")
-    what = _ERRNO_WORDS.get(exc.errno or 0) or exc.strerror or str(exc)
+    remote = isinstance(exc.filename, str) and is_url(exc.filename)
+    what = (
+        (exc.strerror if remote else None)
+        or _ERRNO_WORDS.get(exc.errno or 0)
+        or exc.strerror
+        or str(exc)
+    )
     return f"{where}: {what}" if where else what
+
+
+CODEC_EXIT_CODES: dict[type[BaseException], int] = {
+    MissingExtraError: EXIT_USAGE,  # install the extra the message names
+    ObjectChangedError: EXIT_CHANGED,
+    RemoteError: EXIT_REMOTE,
+}
+"""The exit codes of the codec's errors that have one of their own (the most specific class
+that matches wins); other codec errors exit 1 (damage), OS errors and limits 2."""
 
 
 def exit_code(exc: BaseException) -> int:
     """The exit code the command line returns for ``exc``."""
     if isinstance(exc, AppError):
         return exc.exit_code
+    for cls in type(exc).__mro__:
+        if cls in CODEC_EXIT_CODES:
+            return CODEC_EXIT_CODES[cls]
     if isinstance(exc, (WriteError, OSError, LimitError)):
         return EXIT_USAGE  # a refused input (one past a limit) was never read: not damage
     if isinstance(exc, CodecError):

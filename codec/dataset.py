@@ -199,7 +199,8 @@ class TFRecordDataset(Sequence[bytes]):
             self.files: list[TFRecordFile] = given
             self.paths = [f.path for f in given]
         else:
-            self.paths = expand_paths(source)  # type: ignore[arg-type]
+            anon = bool(reader_options.get("anon", False))
+            self.paths = expand_paths(source, anon=anon)  # type: ignore[arg-type]
             self.files = []
             try:
                 for p in self.paths:
@@ -415,7 +416,11 @@ class TFRecordDataset(Sequence[bytes]):
         """Verify every file; several files are checked in parallel processes."""
         self._check_open()
         return verify_paths(
-            [f.path for f in self.files], workers=workers, progress=progress, readers=self.files
+            [f.url or f.path for f in self.files],  # as given: worker processes open them
+            workers=workers,
+            progress=progress,
+            readers=self.files,
+            anon=any(f.anon for f in self.files),
         )
 
     def _check_open(self) -> None:

@@ -187,6 +187,14 @@ def _timeout() -> float:
 
 
 _FS_LOCK = threading.Lock()
+_ANON_BUCKETS: set[str] = set()
+
+
+def _bucket(url: str) -> str:
+    """``proto://bucket`` of a URL (its host, for http)."""
+    proto = protocol(url) or ""
+    rest = url[len(proto) + 3 :]
+    return f"{proto}://{rest.split('/', 1)[0].split('?', 1)[0]}"
 
 
 def filesystem(url: str, *, anon: bool = False) -> tuple[Any, str]:
@@ -194,10 +202,16 @@ def filesystem(url: str, *, anon: bool = False) -> tuple[Any, str]:
 
     Raises :class:`~codec.errors.MissingExtraError` naming the extra to install when the
     protocol's library is missing, and :class:`~codec.errors.RemoteError` for a protocol
-    fsspec does not know."""
+    fsspec does not know. Once a bucket was read anonymously, every later call for an object
+    in it is anonymous too (a journal or an identity check asks without knowing how the
+    object was opened)."""
     proto = protocol(url)
     if proto is None:
         raise ValueError(f"{url}: not a URL")
+    bucket = _bucket(url)
+    if anon:
+        _ANON_BUCKETS.add(bucket)
+    anon = anon or bucket in _ANON_BUCKETS
     try:
         import fsspec
     except ImportError as exc:
@@ -235,6 +249,8 @@ def remote_errors(url: str, doing: str = "") -> Iterator[None]:
     except (RemoteError, MissingExtraError):
         raise
     except FileNotFoundError as exc:
+        if exc.filename == name:  # one of ours, already in words ("3 of 16 shards are missing")
+            raise
         raise FileNotFoundError(2, "no such object", name) from _bare(exc)
     except PermissionError as exc:
         raise PermissionError(
@@ -246,6 +262,12 @@ def remote_errors(url: str, doing: str = "") -> Iterator[None]:
     except Exception as exc:
         if changed_error(exc):
             raise ObjectChangedError(name) from _bare(exc)
+        if type(exc).__name__ in ("NoCredentialsError", "PartialCredentialsError"):
+            raise PermissionError(
+                13,
+                "no credentials found (set them up for this store, or --anon for a public bucket)",
+                name,
+            ) from _bare(exc)
         what = f"{doing} failed" if doing else "failed"
         raise RemoteError(f"{name}: {what}: {describe(exc, url)}") from _bare(exc)
 
@@ -326,8 +348,10 @@ _stat_cache: dict[tuple[str, bool], tuple[float, RemoteStat]] = {}
 
 
 def forget() -> None:
-    """Forget every object's size and version kept from a listing or a recent request."""
+    """Forget every object's size and version kept from a listing or a recent request, and
+    which buckets were read anonymously."""
     _stat_cache.clear()
+    _ANON_BUCKETS.clear()
 
 
 def _remember(url: str, anon: bool, info: dict[str, Any]) -> None:
@@ -343,6 +367,7 @@ def remote_stat(url: str, *, anon: bool = False, fresh: bool = False) -> RemoteS
     """Size and version of the object at ``url`` (one request; answers younger than a few
     seconds are reused unless ``fresh``). A folder or a missing object raises
     ``FileNotFoundError`` / ``IsADirectoryError`` with the URL as shown."""
+    anon = anon or _bucket(url) in _ANON_BUCKETS
     key = (url, anon)
     now = time.monotonic()
     hit = _stat_cache.get(key)
@@ -403,17 +428,23 @@ def expand_urls(
             folder = parent_url(base)
             stem = base.rsplit("/", 1)[-1]
             of = f"{n:05d}"
-            pattern = re.compile(rf"{re.escape(stem)}-(\d{{5,}})-of-{of}(\.[^/]*)?")
+            # ``name@N`` is name-00000-of-0000N...; ``stem.ext@N`` also stem-00000-of-0000N.ext
+            # (the names TensorFlow and a sharded export give), as for local files.
+            head, dot, _ = stem.rpartition(".")
+            shapes = [re.escape(stem)] + ([re.escape(head)] if dot and head else [])
+            pattern = re.compile(rf"(?:{'|'.join(shapes)})-(\d{{5,}})-of-{of}(\.[^/]*)?")
             entries = {
-                e["name"].rstrip("/").rsplit("/", 1)[-1]: e
+                str(e["name"]).rstrip("/").rsplit("/", 1)[-1]: e
                 for e in fs.ls(_path_of(fs, folder), detail=True)
             }
             listing = list(entries)
             found: dict[int, str] = {}
             for x in listing:
                 mm = pattern.fullmatch(x)
-                if mm and int(mm.group(1)) < n:
-                    found[int(mm.group(1))] = x
+                k = int(mm.group(1)) if mm else n
+                # A shard's name beats another name with its number (its text index beside it)
+                if k < n and (k not in found or (looks_like(x) and not looks_like(found[k]))):
+                    found[k] = x
             if len(found) < n:
                 first = next(k for k in range(n) if k not in found)
                 raise FileNotFoundError(

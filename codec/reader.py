@@ -154,6 +154,7 @@ class TFRecordFile(Sequence[bytes]):
             anon=anon,
         )
         self.url = os.fspath(path) if opened.stat is None else None  # as given, for workers
+        self.anon = anon  # how it was opened, for workers that open it again
         self.stat = opened.stat
         self.identity = opened.identity
         self.file_size = opened.file_size
@@ -638,19 +639,50 @@ class TFRecordFile(Sequence[bytes]):
             for off, n in zip(self._offsets, self._lengths):
                 f.write(f"{off} {n + OVERHEAD}\n")
 
-    def load_text_index(self, source: str | os.PathLike[str]) -> None:
-        """Adopt an index in the DALI / ``tfrecord`` text format instead of scanning. Each
-        entry is checked against its header's length CRC, and the file is scanned as usual
-        where the text index disagrees with it."""
+    def load_text_index(
+        self, source: str | os.PathLike[str] | bytes, *, sample: int | None = None
+    ) -> int:
+        """Adopt an index in the DALI / ``tfrecord`` text format (a file, or its bytes)
+        instead of scanning; returns how many entries were adopted.
+
+        By default every entry is checked against its header (length and length CRC), the
+        entries are used up to the first one that does not match or does not follow the one
+        before, and the file is scanned as usual from there. ``sample=N`` (for a remote
+        object, where every header would cost a block read) uses the index only when its
+        entries run back to back over the whole stream and ``N`` headers spread over it check
+        out (else nothing is adopted), and does not save it as the file's index; every
+        record's data CRC is still checked when it is read (see :mod:`codec.text_index`)."""
+        import numpy as np
+
+        from .text_index import checked_prefix, parse_text_index, sampled_ok
+
         self._check_open()
-        offsets, lengths = _read_text_index(source, self._buf, self.size, self._need)
+        if isinstance(source, bytes):
+            data, name = source, self.path + " (text index)"
+        else:
+            with open(source, "rb") as fh:
+                data, name = fh.read(), os.fspath(source)
+        offsets, sizes = parse_text_index(data, name)
+        if sample is None:
+            need = self._need if self.remote else None  # a memory map has every byte
+            n = checked_prefix(self._buf, self.size, need, offsets, sizes)
+        else:
+            n = (
+                len(offsets)
+                if sampled_ok(self._buf, self.size, self._need, offsets, sizes, sample)
+                else 0
+            )
+        if not n:
+            return 0
         with self._lock:
-            self._offsets, self._lengths = offsets, lengths
+            self._offsets = array("Q", offsets[:n].astype(np.uint64).tobytes())
+            self._lengths = array("Q", (sizes[:n] - OVERHEAD).astype(np.uint64).tobytes())
             self._problems = list(self.stream_problems)
-            self._next = offsets[-1] + lengths[-1] + OVERHEAD if offsets else 0
+            self._next = int(offsets[n - 1] + sizes[n - 1])
             self._done = self._next >= self.size
-            if self._done:
+            if self._done and sample is None:
                 self._save_index_cache()
+        return n
 
     # -- lifetime --------------------------------------------------------------------------
 
@@ -786,32 +818,6 @@ def _check_blocks(
         return
     for block in blocks:
         yield check(block)
-
-
-def _read_text_index(
-    source: str | os.PathLike[str], buf: Any, size: int, need: Callable[[int, int], None]
-) -> tuple[array, array]:
-    """The entries of a DALI / ``tfrecord`` text index, up to the first one that does not
-    match a header of ``buf`` whose length CRC checks out."""
-    offsets = array("Q")
-    lengths = array("Q")
-    with open(source, encoding="ascii") as f:
-        for line in f:
-            parts = line.split()
-            if not parts:
-                continue
-            if len(parts) != 2:
-                raise ValueError(f"{source}: bad index line {line!r}")
-            off, total = int(parts[0]), int(parts[1])
-            if total < OVERHEAD or off + total > size:
-                break
-            need(off, off + HEADER_SIZE)
-            (length,) = struct.unpack_from("<Q", buf, off)
-            if length != total - OVERHEAD or not header_ok(buf, off):
-                break
-            offsets.append(off)
-            lengths.append(length)
-    return offsets, lengths
 
 
 def read_records(path: str | os.PathLike[str], **kwargs: Any) -> Iterator[bytes]:

@@ -52,10 +52,15 @@ __all__ = ["RemoteObject", "RemoteSource", "block_size", "remote_cache_cap", "re
 
 BLOCK_ENV = "TFRECORD_BROWSER_REMOTE_BLOCK"
 CAP_ENV = "TFRECORD_BROWSER_REMOTE_CACHE_CAP"
-DEFAULT_BLOCK = 4 << 20  # 4 MiB: at 50 ms and 100 MB/s a block costs ~0.1 s; see benchmarks
+# 4 MiB, measured (python -m benchmarks.bench_remote --sweep: 50 ms a request, 100 MB/s):
+# 1-2 MiB blocks reach only 66-75 % of the link, 8 MiB double the first page's bytes and a
+# jump's time for a few % more, 16 MiB read 80 MiB for the first page and jump in > 1 s.
+DEFAULT_BLOCK = 4 << 20
 DEFAULT_CAP = 4 << 30
 FETCHERS = 8  # parallel ranged requests per object
-READ_AHEAD = 8  # blocks fetched ahead of a sequential reader
+READ_AHEAD = 8  # blocks fetched ahead of a sequential reader, at most
+FIRST_AHEAD = 1  # ... at first, doubled as reading goes on: the first page or a jump does
+# not share the link with megabytes nobody asked for yet
 TRIES = 6  # 0.25 + 0.5 + 1 + 2 + 4 s of backoff: throttling gets time to pass
 BACKOFF = 0.25  # seconds before the second try; doubled after each
 
@@ -113,6 +118,9 @@ class RemoteObject:
         kwargs: dict[str, Any] = {"cache_type": "none", "block_size": 1 << 20}
         if protocol(self.url) in ("http", "https") and self.version:
             kwargs["headers"] = {"If-Match": self.version}
+            # Every read is pinned by If-Match, so the size seen at open is enough: without
+            # it each thread's first read would wait for a HEAD request of its own.
+            kwargs["size"] = self.size
         f = self.fs.open(self.path, "rb", **kwargs)
         details = getattr(f, "details", None) or {}
         now = version_of(details) if isinstance(details, dict) else ""
@@ -301,8 +309,12 @@ class _Blocks:
     def has(self, k: int) -> bool:
         return bool(self.present[k])
 
-    def put(self, k: int, data: bytes) -> None:
+    def write(self, k: int, data: bytes) -> None:
+        """Write block ``k``'s bytes (any thread, no lock needed: a block being fetched is
+        neither read nor evicted); :meth:`put` then marks it there."""
         os.pwrite(self.fd, data, k * self.block)
+
+    def put(self, k: int) -> None:
         self.present[k] = 1
         self.touch(k)
 
@@ -403,7 +415,8 @@ class RemoteSource:
         self._blocks_: _Blocks | None = None  # opened on first use: a dataset of many
         self._lock = threading.RLock()  # shards opens only the ones it reads
         self._inflight: dict[int, Future[None]] = {}
-        self._last_end = -1
+        self._ahead = 0  # blocks read ahead of a sequential reader, now
+        self._front = -1  # the furthest block it has reached
         self._since_check = 0
         self._closed = False
         self.failed: BaseException | None = None  # the last read-ahead failure, if any
@@ -470,7 +483,11 @@ class RemoteSource:
 
     def need(self, start: int, end: int) -> None:
         """Make sure bytes ``[start, end)`` (clipped to the object) are in the block file:
-        fetch the missing blocks in parallel, and read ahead when reading runs forward."""
+        fetch the missing blocks in parallel, and read ahead when reading runs forward.
+
+        Read-ahead starts small (:data:`FIRST_AHEAD` blocks) and doubles each time the
+        reader reaches a block further on, up to :data:`READ_AHEAD`; a read that lands away
+        from everything read so far (a jump) starts it over."""
         start = max(0, start)
         end = min(end, self.size)
         if end <= start:
@@ -479,20 +496,26 @@ class RemoteSource:
         first, last = start // b, (end - 1) // b
         waits: list[Future[None]] = []
         with self._lock:
+            blocks = self._blocks
+            missed = False
             for k in range(first, last + 1):
-                if self._blocks.has(k):
-                    self._blocks.touch(k)
+                if blocks.has(k):
+                    blocks.touch(k)
                     continue
+                missed = True
                 fut = self._inflight.get(k)
                 if fut is None:
                     fut = self._fetch_async(k)
                 waits.append(fut)
-            ahead = self._last_end
-            sequential = ahead >= 0 and start <= ahead + b and end > ahead
-            self._last_end = max(self._last_end, end) if sequential else end
-            if sequential or start == 0:
-                for k in range(last + 1, min(self._blocks.count, last + 1 + READ_AHEAD)):
-                    if not self._blocks.has(k) and k not in self._inflight:
+            follows = first == 0 or blocks.has(first - 1) or (first - 1) in self._inflight
+            if missed and not follows:  # a jump: nothing read ahead until reading goes on
+                self._ahead, self._front = 0, last
+            elif follows:
+                if last > self._front or missed:  # reading goes on (here or elsewhere)
+                    self._front = last
+                    self._ahead = min(READ_AHEAD, max(FIRST_AHEAD, 2 * self._ahead))
+                for k in range(last + 1, min(blocks.count, last + 1 + self._ahead)):
+                    if not blocks.has(k) and k not in self._inflight:
                         self._fetch_async(k)
         for fut in waits:
             fut.result()  # raises the fetch's error (after its retries)
@@ -508,10 +531,13 @@ class RemoteSource:
                 return
             start = k * self.block
             data = self.object.read(start, min(self.size, start + self.block))
+            if self._closed:
+                return
+            self._blocks.write(k, data)  # outside the lock: a slow disk stalls no other block
             with self._lock:
                 if self._closed:
                     return
-                self._blocks.put(k, data)
+                self._blocks.put(k)
                 self._since_check += len(data)
                 if self._since_check >= 16 * self.block:
                     self._since_check = 0

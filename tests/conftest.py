@@ -53,6 +53,9 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
     """Indexes and inflated streams go to a fresh folder, never the user's cache."""
     cache = tmp_path_factory.mktemp("cache")
     monkeypatch.setenv("TFRECORD_BROWSER_CACHE", str(cache))
+    from codec import locations
+
+    locations.forget()  # objects' sizes, versions and anonymous buckets are per test
     return cache
 
 

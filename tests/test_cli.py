@@ -19,6 +19,7 @@ from browser_app import errors
 from browser_app.cli import main
 from browser_app.cli import run as run_command
 from browser_app.selection import SpecError, parse_record_spec
+from codec.errors import MissingExtraError, ObjectChangedError, RemoteError
 from codec.writer import write_records
 
 
@@ -216,6 +217,10 @@ ERROR_CASES: list[tuple[BaseException, int, str]] = [
     (codec.WriteError("x.tfrecord: cannot write here"), 2, "x.tfrecord: cannot write here"),
     (codec.CorruptRecordError("a: record 5 at byte 501: data CRC"), 1, "record 5 at byte 501"),
     (codec.CodecError("not a TFRecord file"), 1, "not a TFRecord file"),
+    (errors.UploadError("s3://b/x.csv: the upload failed"), 3, "s3://b/x.csv: the upload failed"),
+    (RemoteError("s3://b/x: reading failed 5 times"), 3, "s3://b/x: reading failed 5 times"),
+    (ObjectChangedError("s3://b/x"), 4, "s3://b/x: the object changed since it was opened"),
+    (MissingExtraError("gs://b/x", "gcs", "gcsfs"), 2, "pip install 'tfrecord-browser[gcs]'"),
 ]
 
 

@@ -4,7 +4,6 @@ s3fs and fsspec's HTTP filesystem raise when the servers misbehave."""
 
 from __future__ import annotations
 
-import errno
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,9 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import botocore.exceptions
-import fsspec
-import fsspec.config
 import pytest
 import requests
 import s3fs
@@ -497,42 +493,6 @@ def quick_s3fs(endpoint: str | None = None, read_timeout: float = 5) -> s3fs.S3F
     return fs
 
 
-@pytest.mark.parametrize(
-    "setting",
-    ["AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_S3", "endpoint_url", "client_kwargs", "fsspec config"],
-)
-def test_each_way_of_pointing_s3fs_at_an_endpoint(
-    s3: MotoS3, s3_proxy: FaultProxy, monkeypatch: pytest.MonkeyPatch, setting: str
-) -> None:
-    s3.put("bucket", "k", BLOB)
-    # anything not told the proxy's address goes to a closed port on loopback (and fails)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:9")
-    kwargs: dict[str, Any] = {}
-    if setting.startswith("AWS_"):
-        monkeypatch.setenv(setting, s3_proxy.endpoint)
-    elif setting == "endpoint_url":
-        kwargs = {"endpoint_url": s3_proxy.endpoint}
-    elif setting == "client_kwargs":
-        kwargs = {"client_kwargs": {"endpoint_url": s3_proxy.endpoint}}
-    else:  # what FSSPEC_S3_ENDPOINT_URL does when set before fsspec is imported
-        monkeypatch.setitem(fsspec.config.conf, "s3", {"endpoint_url": s3_proxy.endpoint})
-    s3fs.S3FileSystem.clear_instance_cache()
-    fs, path = fsspec.core.url_to_fs("s3://bucket/k", **kwargs)
-    assert fs.cat_file(path, start=1, end=3) == BLOB[1:3]
-    assert s3fs.S3FileSystem(skip_instance_cache=True, **kwargs).cat_file(path, start=5, end=6)
-    assert s3_proxy.log == [("GET", "/bucket/k", "bytes=1-2"), ("GET", "/bucket/k", "bytes=5-5")]
-
-
-def test_fsspec_s3_endpoint_env_is_read_when_fsspec_is_imported(
-    s3: MotoS3, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv("FSSPEC_S3_ENDPOINT_URL", "http://127.0.0.1:9")
-    assert fsspec.config.conf.get("s3", {}).get("endpoint_url") != "http://127.0.0.1:9"
-    conf: dict[str, Any] = {}
-    fsspec.config.set_conf_env(conf)
-    assert conf["s3"] == {"endpoint_url": "http://127.0.0.1:9"}
-
-
 def test_s3fs_lists_reads_ranges_and_sees_etags_on_moto(s3: MotoS3) -> None:
     synthetic = SyntheticTFRecord(50 * 2_016, 2_000)
     data = synthetic.read(0, synthetic.size)
@@ -554,30 +514,6 @@ def test_s3fs_lists_reads_ranges_and_sees_etags_on_moto(s3: MotoS3) -> None:
     assert s3.keys("bucket") == [f"shards/train-0000{i}-of-00002" for i in range(2)]
 
 
-def test_a_replaced_s3_object_fails_its_if_match(s3: MotoS3) -> None:
-    stale = s3.put("bucket", "obj", BLOB)
-    fresh = s3.put("bucket", "obj", BLOB[::-1])
-    assert fresh != stale
-    with pytest.raises(botocore.exceptions.ClientError) as caught:
-        s3.client().get_object(Bucket="bucket", Key="obj", IfMatch=stale, Range="bytes=0-9")
-    assert caught.value.response["Error"]["Code"] == "PreconditionFailed"
-    assert caught.value.response["ResponseMetadata"]["HTTPStatusCode"] == 412
-    fs = s3fs.S3FileSystem()
-    with fs.open("bucket/obj", "rb", cache_type="none") as f:
-        assert f.read(10) == BLOB[::-1][:10]
-        s3.put("bucket", "obj", BLOB)
-        f.seek(5000)
-        with pytest.raises(s3fs.utils.FileExpired) as expired:  # S3File sends IfMatch
-            f.read(10)
-    assert isinstance(expired.value, OSError) and expired.value.errno == errno.EBUSY
-    # what does not pin the ETag reads the new object
-    with fs.open("bucket/obj", "rb", cache_type="none", size=len(BLOB)) as f:
-        s3.put("bucket", "obj", BLOB[::-1])
-        assert f.read(10) == BLOB[::-1][:10]
-    s3.put("bucket", "obj", BLOB)
-    assert fs.cat_file("bucket/obj", start=0, end=10) == BLOB[:10]
-
-
 def test_s3fs_through_the_proxy_reads_writes_and_is_counted(
     s3: MotoS3, s3_proxy: FaultProxy
 ) -> None:
@@ -592,40 +528,3 @@ def test_s3fs_through_the_proxy_reads_writes_and_is_counted(
     assert s3_proxy.bytes_uploaded >= len(BLOB)
     assert s3_proxy.bytes_forwarded >= 100
     assert s3_proxy.connections <= s3_proxy.requests
-
-
-@pytest.mark.parametrize(
-    "status, code", [(503, errno.EBUSY), (500, errno.EREMOTEIO), (429, errno.EIO)]
-)
-def test_s3fs_retries_throttling_and_5xx_then_reports_an_oserror(
-    s3: MotoS3, s3_proxy: FaultProxy, status: int, code: int
-) -> None:
-    s3.put("bucket", "obj", BLOB)
-    fs = s3fs.S3FileSystem()
-    s3_proxy.fail(status, times=1, method="GET")
-    assert fs.cat_file("bucket/obj", start=0, end=10) == BLOB[:10]  # retried
-    assert [m for m, _, _ in s3_proxy.log] == ["GET", "GET"]
-    s3_proxy.fail(status, times=None, method="GET")
-    with pytest.raises(OSError) as caught:
-        quick_s3fs().cat_file("bucket/obj", start=0, end=10)
-    assert caught.value.errno == code
-    assert isinstance(caught.value.__cause__, botocore.exceptions.ClientError)
-
-
-def test_s3fs_rereads_after_a_drop_and_reports_one_that_persists(
-    s3: MotoS3, s3_proxy: FaultProxy
-) -> None:
-    s3.put("bucket", "obj", BLOB * 20)
-    fs = s3fs.S3FileSystem()
-    s3_proxy.drop(after_bytes=1000, times=1, method="GET")
-    assert fs.cat_file("bucket/obj", start=0, end=100_000) == (BLOB * 20)[:100_000]
-    s3_proxy.drop(after_bytes=1000, times=None, method="GET")
-    with pytest.raises(aiohttp.ClientPayloadError):  # not wrapped in an OSError by s3fs
-        quick_s3fs().cat_file("bucket/obj", start=0, end=100_000)
-
-
-def test_s3fs_times_out_on_a_stall(s3: MotoS3, s3_proxy: FaultProxy) -> None:
-    s3.put("bucket", "obj", BLOB)
-    s3_proxy.stall(5, times=None, method="GET")
-    with pytest.raises(botocore.exceptions.ReadTimeoutError):
-        quick_s3fs(read_timeout=0.3).cat_file("bucket/obj", start=0, end=10)

@@ -190,3 +190,87 @@ def test_an_escaping_folder_link_in_the_middle_of_a_glob_is_skipped(tmp_path):
     files = expand_inside(root, "*/*.tfrecord", on_skip=notes.append)
     assert len(files) == 2 and len(notes) == 1
     assert "elsewhere/hidden.tfrecord" in notes[0] and str(secret) not in notes[0]
+
+
+# -- URL roots ---------------------------------------------------------------------------------
+
+URL_ROOT = "s3://bucket/data"
+
+
+@pytest.mark.parametrize(
+    ("spec", "url"),
+    [
+        ("train.tfrecord", "s3://bucket/data/train.tfrecord"),
+        ("./sub//part-00000-of-00002", "s3://bucket/data/sub/part-00000-of-00002"),
+        ("s3://bucket/data/x/y.tfrecord", "s3://bucket/data/x/y.tfrecord"),
+        ("s3://bucket/data", "s3://bucket/data"),
+        (".", "s3://bucket/data"),
+    ],
+)
+def test_url_root_resolves_relative_specs_and_urls_inside(spec, url):
+    assert resolve_inside(URL_ROOT, spec) == url
+
+
+@pytest.mark.parametrize(
+    ("spec", "reason"),
+    [
+        ("s3://bucket/data2/x.tfrecord", "outside the root s3://bucket/data"),
+        ("s3://bucket/x.tfrecord", "outside the root"),
+        ("s3://other/data/x.tfrecord", "outside the root"),
+        ("gs://bucket/data/x.tfrecord", "outside the root"),
+        ("s3://bucket/data/../secret/x", "'..'"),
+        ("../x.tfrecord", "'..'"),
+        ("/etc/passwd", "a local path"),
+        ("file:///etc/passwd", "a local path"),
+        ("", "no path"),
+    ],
+)
+def test_url_root_refuses_what_lies_outside(spec, reason):
+    with pytest.raises(PathRefused, match=reason):
+        resolve_inside(URL_ROOT, spec)
+    with pytest.raises(PathRefused, match=reason):
+        expand_inside(URL_ROOT, spec)  # refused before anything is listed
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    ["s3://bucket/da*/x.tfrecord", "s3://bucket/*", "s3://bucket/dat?/x", "s3://bucket/data@4"],
+)
+def test_a_url_pattern_must_stay_inside_before_it_is_listed(pattern):
+    """A wildcard in the part the root fixes could match beside the root: refused without
+    listing (no server is running here: a listing would fail differently)."""
+    with pytest.raises(PathRefused, match="outside the root"):
+        expand_inside(URL_ROOT, pattern)
+
+
+def test_a_local_root_refuses_urls_and_says_how_to_open_them(tree):
+    for url in ("s3://bucket/x.tfrecord", "https://host/a.tfrecord?X-Amz-Signature=abc"):
+        with pytest.raises(PathRefused) as caught:
+            resolve_inside(tree, url)
+        text = str(caught.value)
+        assert "--root" in text and "URLs are not opened under the local root folder" in text
+        assert "X-Amz-Signature" not in text and "abc" not in text
+        with pytest.raises(PathRefused):
+            expand_inside(tree, url)
+    # file:// is a local path.
+    assert resolve_inside(tree, f"file://{tree}/a.tfrecord") == os.path.realpath(
+        tree / "a.tfrecord"
+    )
+
+
+def test_url_relative_forms():
+    assert relative_inside(URL_ROOT, "s3://bucket/data/sub/x.tfrecord") == "sub/x.tfrecord"
+    assert relative_inside(URL_ROOT, "s3://bucket/data/") == "."
+    assert relative_inside(URL_ROOT, "s3://bucket/other/x") is None
+    assert relative_inside("/tmp", "s3://bucket/data/x") is None
+    # A signed URL keeps its query: it is never shortened into a form that loses it.
+    signed = "https://host/data/x.tfrecord?X-Amz-Signature=abc"
+    assert relative_inside("https://host/data", signed) is None
+    assert relative_to_root("https://host/data", signed) == "https://host/data/x.tfrecord?…"
+    assert relative_to_root(URL_ROOT, "s3://bucket/elsewhere/x") == "s3://bucket/elsewhere/x"
+
+
+def test_url_patterns_and_queries():
+    assert is_pattern("s3://bucket/data/train-*-of-00004") and is_pattern("gs://b/x@16")
+    assert is_pattern("s3://bucket/data/x?.tfrecord")
+    assert not is_pattern("https://host/x.tfrecord?sig=1&X-Amz-Date=2")

@@ -191,7 +191,7 @@ def test_patterns_of_urls(s3: MotoS3):
     assert codec.expand_paths("s3://bkt/ds/train.tfrecord@4") == whole
     with pytest.raises(FileNotFoundError, match="no object matches"):
         codec.expand_paths("s3://bkt/ds/valid-*")
-    with codec.TFRecordDataset("s3://bkt/ds/train-*") as ds:
+    with codec.TFRecordDataset("s3://bkt/ds/train-*-of-00004.tfrecord") as ds:
         assert len(ds) == 20
 
 
@@ -255,3 +255,37 @@ def test_landing_in_the_middle_of_a_remote_object_reads_little(s3: MotoS3):
         assert [f.read_at(o) for o, _ in land.spans] == payloads[first : first + 5]
         # the open's first block and read-ahead, and a few blocks where it landed
         assert f._source.bytes_read <= (1 + remote.READ_AHEAD + 6) * BLOCK < len(raw) // 2
+
+
+def test_read_ahead_grows_with_sequential_reading_and_starts_over_at_a_jump(
+    http_server: RangeHTTPServer,
+):
+    rng = random.Random(12)
+    _, raw = _stream(rng, 4000, 900, 1100)  # ~4 MB: 61 blocks
+    http_server.put("r.tfrecord", raw)
+    with codec.TFRecordFile(http_server.url("r.tfrecord")) as f:
+        src = f._source
+        count = -(-len(raw) // BLOCK)
+
+        def fetched() -> set[int]:
+            for fut in list(src._inflight.values()):
+                fut.result()
+            return {k for k in range(count) if src._blocks.has(k)}
+
+        opened = fetched()
+        assert 0 in opened and len(opened) < remote.READ_AHEAD  # the open read little ahead
+        for k in range(1, 20):  # reading on, block after block
+            src.need(k * BLOCK, (k + 1) * BLOCK)
+        assert fetched() == set(range(20 + remote.READ_AHEAD))  # a full window ahead
+        src.need(40 * BLOCK + 10, 40 * BLOCK + 20)  # a jump: that block alone
+        assert fetched() == set(range(20 + remote.READ_AHEAD)) | {40}
+        back = 20 + remote.READ_AHEAD
+        for k in range(back - 2, back + 3):  # back where reading was, and on: it grows again
+            src.need(k * BLOCK, (k + 1) * BLOCK)
+        again = fetched() - set(range(back + 3)) - {40}
+        assert again and max(again) < back + 3 + remote.READ_AHEAD
+        for k in range(41, 45):  # reading on from the jump
+            src.need(k * BLOCK, (k + 1) * BLOCK)
+        after = fetched() - set(range(41))
+        assert set(range(41, 46)) <= after and max(after) < 45 + remote.READ_AHEAD
+        assert src.requests == len(fetched())  # each block once

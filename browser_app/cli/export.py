@@ -8,7 +8,10 @@
 The format is taken from DST's extension unless ``--format`` says otherwise (``.tfrecord``,
 ``.tfrecord.gz``, ``.jsonl``, ``.json``, ``.csv``, ``.parquet``, ``.zip`` for images; a
 folder needs ``--format images``). ``--journal`` applies pending edits: a journal file, or
-``auto`` for the one the app keeps for these files. CSV text cells that a spreadsheet would
+``auto`` for the one the app keeps for these files. Sources and DST may be URLs (``s3://``,
+``gs://``, ``az://``; sources also ``https://``): a remote DST is written and verified locally,
+uploaded to a temporary name beside it, checked, and only then moved to its name (an existing
+object of that name is replaced, as a local file is). CSV text cells that a spreadsheet would
 run as formulas are kept exact and named in a warning, or written with a leading ``'`` with
 ``--csv-neutralize-formulas``. Exit codes: 0 done, 1 done but damaged source records were
 skipped, 2 usage error or a file that cannot be read or written (nothing is left at DST then).
@@ -22,7 +25,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 import codec
-from browser_app.cli.inputs import expand_inputs, records_option
+from browser_app.cli.inputs import anon, open_inputs, records_option
 from browser_app.edits import Journal, journal_path
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
 from browser_app.export import FORMATS, ExportReport, export, format_for_path, import_jsonl
@@ -147,7 +150,8 @@ def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError("export needs at least one source and a destination")
     *srcs, dst = args.paths
     fmt = _format(args, dst)
-    dataset = codec.TFRecordDataset(expand_inputs(srcs))
+    files = open_inputs(srcs, "auto", anon=anon(args))
+    dataset = codec.TFRecordDataset(files)
     journal: Journal | None = None
     try:
         if args.journal:
@@ -155,6 +159,7 @@ def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
         options: dict[str, object] = {
             "selection": records_option(args.records, len(dataset)) if args.records else None,
             "index_map": not args.no_index_map,
+            "anon": anon(args),
         }
         if fmt == TFRECORD:
             options.update(compression=args.compression, shards=args.shards)
@@ -170,8 +175,10 @@ def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
         if journal is not None:
             journal.close()
         dataset.close()
+        files.close()
 
 
 def cmd_import(args: argparse.Namespace, out: TextIO) -> int:
     """Turn JSON Lines written by ``export`` back into a TFRecord file."""
-    return _report(import_jsonl(args.src, args.dst, compression=args.compression), out)
+    report = import_jsonl(args.src, args.dst, compression=args.compression, anon=anon(args))
+    return _report(report, out)

@@ -14,7 +14,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 import codec
-from browser_app.cli.inputs import COMPRESSION_CHOICES, open_inputs
+from browser_app.cli.inputs import COMPRESSION_CHOICES, anon, open_inputs
 from browser_app.errors import EXIT_OK, UsageError
 from codec.filters import FilterSyntaxError, compile_filter, run_filter
 
@@ -56,7 +56,7 @@ def cmd_filter(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(f"the filter cannot be read: {exc}") from exc
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
-    files = open_inputs(srcs, args.compression)
+    files = open_inputs(srcs, args.compression, anon=anon(args))
     ds = codec.TFRecordDataset(files)
     try:
         try:

@@ -17,8 +17,10 @@ import codec
 from browser_app.errors import InputError, SpecError, UsageError, message, os_error_message
 from browser_app.selection import parse_record_spec
 from codec.cache import MAX_INFLATE_ENV, parse_size
-from codec.errors import LimitError
+from codec.errors import LimitError, RemoteError
 from codec.kinds import COMPRESSIONS
+from codec.locations import shown
+from codec.text_index import Listings, use_text_index
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -28,8 +30,11 @@ if TYPE_CHECKING:
 __all__ = [
     "COMPRESSION_CHOICES",
     "Handler",
+    "InputFiles",
+    "add_anon",
     "add_input",
     "add_max_inflate",
+    "anon",
     "expand_inputs",
     "max_inflate",
     "open_inputs",
@@ -50,7 +55,8 @@ def add_input(p: argparse.ArgumentParser, many: bool = True) -> None:
             "paths",
             nargs="+",
             metavar="PATH",
-            help="files, globs, shard patterns (train-*-of-00010) or name@N",
+            help="files, globs, shard patterns (train-*-of-00010), name@N, folders; or URLs"
+            " of the same (s3://bucket/train-*, gs://bucket/x@16, a folder prefix, https://...)",
         )
     p.add_argument(
         "--compression",
@@ -103,30 +109,77 @@ def max_inflate(args: argparse.Namespace) -> Iterator[None]:
             os.environ[MAX_INFLATE_ENV] = before
 
 
-def expand_inputs(paths: Sequence[str]) -> list[str]:
-    """The files named by ``paths`` (files, folders, globs, shard patterns); raises
-    :class:`InputError` when one of them names nothing, or ``name@N`` too many shards."""
+def add_anon(p: argparse.ArgumentParser, *, command: bool = True) -> None:
+    """``--anon``, on the main parser and (``command``) on every command, so it may come
+    before the command or after it."""
+    p.add_argument(
+        "--anon",
+        action="store_true",
+        default=argparse.SUPPRESS if command else False,
+        help="read s3://, gs:// and az:// URLs without credentials (public buckets)",
+    )
+
+
+def anon(args: argparse.Namespace) -> bool:
+    """Whether the command was given ``--anon``."""
+    return bool(getattr(args, "anon", False))
+
+
+def expand_inputs(paths: Sequence[str], *, anon: bool = False) -> list[str]:
+    """The files named by ``paths`` (files, folders, globs, shard patterns, and URLs of the
+    same); raises :class:`InputError` when one of them names nothing, or ``name@N`` too many
+    shards. A remote listing that fails is a :class:`~codec.errors.RemoteError` (and a URL
+    whose library is missing a :class:`~codec.errors.MissingExtraError`), raised as is."""
     try:
-        return codec.expand_paths(list(paths))
+        return codec.expand_paths(list(paths), anon=anon)
+    except RemoteError:
+        raise
     except (FileNotFoundError, LimitError) as exc:
         raise InputError(message(exc)) from exc
 
 
-def open_inputs(paths: Sequence[str], compression: str) -> list[codec.TFRecordFile]:
+class InputFiles(list[codec.TFRecordFile]):
+    """The open inputs of a command, in order; ``text_indexes`` names, by file (as shown),
+    the text index beside the data that was used instead of scanning it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.text_indexes: dict[str, str] = {}
+
+    def close(self) -> None:
+        for f in self:
+            f.close()
+
+
+def open_inputs(
+    paths: Sequence[str], compression: str, *, anon: bool = False, text_index: bool = True
+) -> InputFiles:
     """Every file named by ``paths``, open; raises :class:`InputError` naming the first one
-    that cannot be opened (the ones opened before it are closed again)."""
-    files: list[codec.TFRecordFile] = []
-    for p in expand_inputs(paths):
+    that cannot be opened (the ones opened before it are closed again). A remote object that
+    cannot be read raises its :class:`~codec.errors.RemoteError`.
+
+    With ``text_index`` (the default), a file whose index is not known yet uses the text index
+    beside it (``<name>.idx``, DALI's and the ``tfrecord`` package's) when it checks out
+    (:func:`codec.text_index.use_text_index`): one listing per remote folder."""
+    files = InputFiles()
+    listings: Listings = {}
+    for p in expand_inputs(paths, anon=anon):
         try:
-            files.append(codec.TFRecordFile(p, compression=compression))
+            f = codec.TFRecordFile(p, compression=compression, anon=anon)
+        except RemoteError:
+            files.close()
+            raise
         except OSError as exc:
-            for f in files:
-                f.close()
-            raise InputError(os_error_message(exc), path=exc.filename or p) from exc
+            files.close()
+            raise InputError(os_error_message(exc), path=exc.filename or shown(p)) from exc
         except LimitError as exc:  # it would inflate past the limit: not opened
-            for f in files:
-                f.close()
-            raise InputError(str(exc), path=p) from exc
+            files.close()
+            raise InputError(str(exc), path=shown(p)) from exc
+        files.append(f)
+        if text_index:
+            used = use_text_index(f, anon=anon, listings=listings)
+            if used is not None:
+                files.text_indexes[f.path] = used
     return files
 
 

@@ -2,7 +2,9 @@
 
 Safe defaults: listen on 127.0.0.1 only, headless, no usage statistics, no file watcher (the
 data tree may be huge), a Host allow-list against DNS rebinding, tracebacks never shown in
-the browser. ``--root`` limits which files the app may open (see :mod:`browser_app.paths`).
+the browser. ``--root`` limits which files the app may open (see :mod:`browser_app.paths`);
+it may be a URL prefix (``s3://bucket/data``), and remote paths then must lie under it.
+``--anon`` reaches the app (after ``--``), for public buckets.
 Problems found before the server starts are raised (:mod:`browser_app.errors`); the command
 line puts them into words.
 """
@@ -23,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from browser_app.errors import AppError, InputError, PathRefused, UsageError, os_error_message
-from browser_app.paths import expand_inside
+from browser_app.paths import expand_inside, is_url_root, url_root_for
+from codec.locations import shown
 
 if TYPE_CHECKING:
     from browser_app.cli.inputs import Subcommands
@@ -51,8 +54,11 @@ _WILDCARD_HOSTS = {"0.0.0.0", "::", ""}
 def register(sub: Subcommands) -> None:
     """Add ``view`` to the command line."""
     p = sub.add_parser("view", help="start the browser app")
-    p.add_argument("paths", nargs="*", metavar="PATH")
-    p.add_argument("--root", help="the folder the app may open files from")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="files, patterns or URLs to open")
+    p.add_argument(
+        "--root",
+        help="the folder the app may open files from, or a URL prefix (s3://bucket/data)",
+    )
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--no-browser", action="store_true", help="do not open a web browser")
@@ -116,9 +122,16 @@ def allowed_hosts(host: str) -> list[str]:
 
 
 def server_command(
-    host: str, port: int, root: str, paths: Sequence[str], python: str = sys.executable
+    host: str,
+    port: int,
+    root: str,
+    paths: Sequence[str],
+    python: str = sys.executable,
+    *,
+    anon: bool = False,
 ) -> list[str]:
-    """The ``streamlit run`` command line for the app."""
+    """The ``streamlit run`` command line for the app (``anon``: the app reads remote URLs
+    without credentials)."""
     cmd = [
         python,
         "-m",
@@ -153,7 +166,7 @@ def server_command(
     ]
     for name in allowed_hosts(host):
         cmd += ["--server.allowedHosts", name]
-    cmd += ["--", "--root", root, *paths]
+    cmd += ["--", "--root", root, *(["--anon"] if anon else []), *paths]
     return cmd
 
 
@@ -194,6 +207,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     that names nothing."""
     out = out or sys.stdout
     paths: list[str] = list(args.paths or [])
+    anon = bool(getattr(args, "anon", False))
     if not paths and args.root:
         root = args.root  # browse the root: the picker lists its files
     elif not paths:
@@ -209,17 +223,28 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         root = args.root or str(sample)
         paths = [str(sample / "detection.tfrecord")]
         out.write(f"Opening the bundled sample dataset in {sample}\n")
+    elif not args.root and any(is_url_root(p) for p in paths):
+        root = url_root_for(paths)  # the URLs' folder, as the local default is the paths'
     else:
         root = args.root or default_root(paths)
-    root = os.path.realpath(os.path.expanduser(root))
-    if not os.path.isdir(root):
-        raise UsageError(f"--root {root}: not a folder")
-    for p in paths:
+    if is_url_root(root):
+        root = root.rstrip("/")
+    else:
+        root = os.path.realpath(os.path.expanduser(root))
+        if not os.path.isdir(root):
+            raise UsageError(f"--root {root}: not a folder")
+    # URLs (and paths under a URL root) are passed on as given; local paths made absolute.
+    given = [
+        p if is_url_root(p) or is_url_root(root) else os.path.abspath(os.path.expanduser(p))
+        for p in paths
+    ]
+    for p, full in zip(paths, given):
         try:
             expand_inside(
                 root,
-                os.path.abspath(os.path.expanduser(p)),
+                full,
                 on_skip=lambda note: sys.stderr.write(f"tfrecord-browser: {note}\n"),
+                anon=anon,
             )
         except PathRefused as exc:
             raise PathRefused(f"{exc} (use --root to widen it)", path=p) from exc
@@ -232,8 +257,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             "Warning: listening on every network interface; anyone who can reach this machine"
             " can browse the files under the root.\n"
         )
-    abs_paths = [os.path.abspath(os.path.expanduser(p)) for p in paths]
-    cmd = server_command(host, port, root, abs_paths)
+    cmd = server_command(host, port, root, given, anon=anon)
     url = _url(host, port)
     env = dict(os.environ)
     env.setdefault("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
@@ -248,7 +272,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     previous = _stop_on_signals()
     try:
         if wait_healthy(url, proc):
-            out.write(f"\n  tfrecord-browser is running at {url}\n  root: {root}\n")
+            out.write(f"\n  tfrecord-browser is running at {url}\n  root: {shown(root)}\n")
             out.write("  Press Ctrl+C to stop.\n\n")
             out.flush()
             if not getattr(args, "no_browser", False) and _can_open_browser():

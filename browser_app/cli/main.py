@@ -16,9 +16,10 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from browser_app.cli import export, filter, launch, records, schema
-from browser_app.cli.inputs import Handler, add_max_inflate, max_inflate
-from browser_app.errors import EXIT_OK, EXIT_USAGE, AppError, exit_code, message
+from browser_app.cli.inputs import Handler, add_anon, add_max_inflate, max_inflate
+from browser_app.errors import EXIT_OK, EXIT_REMOTE, EXIT_USAGE, AppError, exit_code, message
 from codec.errors import CodecError
+from codec.locations import describe, is_url, redact_text
 
 __all__ = ["EXIT_INTERRUPTED", "build_parser", "main", "run"]
 
@@ -33,6 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Without a command, opens the app on the bundled sample dataset.",
     )
     add_max_inflate(parser, command=False)
+    add_anon(parser, command=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     launch.register(sub)
     records.register(sub)
@@ -41,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
     filter.register(sub)
     for command in sub.choices.values():  # every command opens files
         add_max_inflate(command)
+        add_anon(command)
     return parser
 
 
@@ -60,8 +63,45 @@ def run(handler: Handler, args: argparse.Namespace, out: TextIO | None = None) -
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
     except (AppError, CodecError, OSError) as exc:
-        sys.stderr.write(f"tfrecord-browser: {message(exc)}\n")
+        sys.stderr.write(f"tfrecord-browser: {_redacted(message(exc), args)}\n")
         return exit_code(exc)
+    except Exception as exc:
+        # A remote library's own error that reached here unwrapped (credentials missing,
+        # a refused request): one line, credential-free, and the remote exit code.
+        if not _from_remote_library(exc):
+            raise
+        sys.stderr.write(f"tfrecord-browser: {_redacted(describe(exc), args)}\n")
+        return EXIT_REMOTE
+
+
+# The packages whose errors are a remote store's (fsspec and the libraries behind its
+# protocols): reported as a remote failure, never as a traceback.
+_REMOTE_LIBRARIES = frozenset(
+    {"fsspec", "s3fs", "gcsfs", "adlfs", "botocore", "aiobotocore", "boto3", "aiohttp"}
+    | {"google", "azure", "urllib3", "requests"}
+)
+
+
+def _from_remote_library(exc: BaseException) -> bool:
+    return type(exc).__module__.split(".", 1)[0] in _REMOTE_LIBRARIES
+
+
+def _urls(args: argparse.Namespace) -> list[str]:
+    """Every URL the command was given."""
+    found: list[str] = []
+    for value in vars(args).values():
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            if isinstance(v, str) and is_url(v):
+                found.append(v)
+    return found
+
+
+def _redacted(text: str, args: argparse.Namespace) -> str:
+    """``text`` with the credentials and query strings of every URL given taken out (a
+    message is built from URLs as shown; this keeps it so whatever the message's origin)."""
+    for url in _urls(args):
+        text = redact_text(text, url)
+    return redact_text(text, "")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

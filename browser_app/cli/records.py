@@ -15,11 +15,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 import codec
-from browser_app.cli.inputs import add_input, open_inputs, records_option
+from browser_app.cli.inputs import add_input, anon, open_inputs, records_option
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
+from browser_app.export.remote import object_kind
+from browser_app.export.staging import output_file
 from browser_app.view.text import format_record_text, hex_preview
 from codec import example
 from codec.kinds import DATA_CRC, RAW, RECORD_KINDS
+from codec.locations import is_url, join_url, shown
+from codec.text_index import parse_text_index
 from codec.values import format_bytes, plural
 
 if TYPE_CHECKING:
@@ -51,9 +55,25 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--kind", choices=[AUTO, *RECORD_KINDS], default=AUTO)
     p.set_defaults(handler=cmd_dump)
 
-    p = sub.add_parser("index", help="write the text index of NVIDIA DALI and the tfrecord package")
+    p = sub.add_parser(
+        "index",
+        help="write the text index of NVIDIA DALI and the tfrecord package",
+        description="Write '<offset> <size>' per record. A local file's index goes beside it"
+        " (PATH.idx) unless --out says otherwise; a remote object's needs --beside (written"
+        " next to it in its bucket, as URL.idx) or --out. Remote outputs are uploaded under a"
+        " temporary name and moved into place once checked.",
+    )
     add_input(p)
-    p.add_argument("--out", help="file (one input) or folder; default: PATH.idx beside it")
+    p.add_argument(
+        "--out",
+        help="file (one input) or folder, local or a URL (a URL ending in / is a folder);"
+        " default: PATH.idx beside it",
+    )
+    p.add_argument(
+        "--beside",
+        action="store_true",
+        help="write each index next to its data, remote objects included (URL.idx)",
+    )
     p.set_defaults(handler=cmd_index)
 
 
@@ -62,7 +82,7 @@ def register(sub: Subcommands) -> None:
 
 def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
     """Records, bytes, compression and the header scan's problems of every input."""
-    files = open_inputs(args.paths, args.compression)
+    files = open_inputs(args.paths, args.compression, anon=anon(args))
     rows: list[dict[str, Any]] = []
     damaged = False
     for f in files:
@@ -81,6 +101,7 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
                     "file_bytes": f.file_size,
                     "problems": len(problems),
                     "skipped_bytes": sum(p.skipped for p in problems),
+                    "text_index": files.text_indexes.get(f.path),
                 }
             )
     if args.json:
@@ -92,6 +113,11 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
             if r["compression"] != "none":
                 size += f" ({r['compression']}, {format_bytes(r['file_bytes'])} on disk)"
             state = "no damage found by the header scan (run verify to check every CRC)"
+            if r["text_index"]:
+                state = (
+                    f"records counted from the text index beside it, {r['text_index']}"
+                    " (run verify to check every CRC)"
+                )
             if r["problems"]:
                 recovered = (
                     f" ({r['recovered']:,} of the records were found after damage: recovered)"
@@ -114,11 +140,14 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
 
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     """Check every record's CRCs; one line per problem, then one verdict per file."""
-    files = open_inputs(args.paths, args.compression)
-    paths = [f.path for f in files]
-    for f in files:
-        f.close()
-    reports = codec.verify_paths(paths, workers=args.workers, compression=args.compression)
+    files = open_inputs(args.paths, args.compression, anon=anon(args), text_index=False)
+    # The worker processes open each file again: by the URL as given (a signed URL's query
+    # included), never the shown form, and with the same options.
+    paths = [f.url or f.path for f in files]
+    files.close()
+    reports = codec.verify_paths(
+        paths, workers=args.workers, compression=args.compression, anon=anon(args)
+    )
     ok = all(r.ok for r in reports)
     if args.json:
         json.dump({"ok": ok, "files": [r.to_json() for r in reports]}, out)
@@ -188,7 +217,7 @@ def cmd_dump(args: argparse.Namespace, out: TextIO) -> int:
     files (a glob, a shard set) record numbers are global, as in the app, and each line names
     the file and the record's number in it. A record that cannot be read or decoded is named
     on stderr and the rest are still printed."""
-    files = open_inputs([args.path], args.compression)
+    files = open_inputs([args.path], args.compression, anon=anon(args))
     encode = _record_encoder(args.kind)
     damaged = False
     ds = codec.TFRecordDataset(files)
@@ -245,23 +274,65 @@ def cmd_dump(args: argparse.Namespace, out: TextIO) -> int:
 
 
 def cmd_index(args: argparse.Namespace, out: TextIO) -> int:
-    """Write the DALI / ``tfrecord`` package text index (``<offset> <size>`` per record)."""
-    files = open_inputs(args.paths, args.compression)
-    if args.out and len(files) > 1 and not os.path.isdir(args.out):
-        for f in files:
-            f.close()
-        raise UsageError("--out must be a folder when indexing several files")
-    damaged = False
-    for f in files:
-        with f:
-            name = os.path.basename(f.path) + ".idx"
-            if args.out:
-                target = os.path.join(args.out, name) if os.path.isdir(args.out) else args.out
-            else:
-                target = f.path + ".idx"
-            f.write_text_index(target)
+    """Write the DALI / ``tfrecord`` package text index (``<offset> <size>`` per record),
+    beside each input or where ``--out`` says; a URL destination is written atomically (see
+    :func:`browser_app.export.staging.output_file`)."""
+    if args.out and args.beside:
+        raise UsageError("give --out or --beside, not both")
+    files = open_inputs(args.paths, args.compression, anon=anon(args), text_index=False)
+    try:
+        targets = [_index_target(f, args, len(files)) for f in files]
+        damaged = False
+        for f, target in zip(files, targets):
+            _write_index(f, target, anon(args))
             damaged |= bool(f.problems)
-            out.write(f"{target}: {plural(len(f), 'record')}\n")
+            out.write(f"{shown(target)}: {plural(len(f), 'record')}\n")
             for p in f.problems:
                 sys.stderr.write(p.describe() + "\n")
+    finally:
+        files.close()
     return EXIT_DAMAGED if damaged else EXIT_OK
+
+
+def _index_target(f: codec.TFRecordFile, args: argparse.Namespace, count: int) -> str:
+    """Where the index of ``f`` goes (see ``index --help``)."""
+    given = f.url or f.path
+    name = given.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1] + ".idx"
+    if not args.out:
+        if f.remote and not args.beside:
+            raise UsageError(
+                f"{f.path} is a remote object: add --beside to write {f.path}.idx next to it,"
+                " or --out FILE or FOLDER"
+            )
+        if f.remote:
+            base = given.split("?", 1)[0]
+            return f"{base}.idx"
+        return f.path + ".idx"
+    dest = args.out
+    if is_url(dest):
+        folder = dest.endswith("/") or count > 1 or object_kind(dest, anon=anon(args)) == "folder"
+        return join_url(dest, name) if folder else dest
+    if os.path.isdir(dest):
+        return os.path.join(dest, os.path.basename(name))
+    if count > 1:
+        raise UsageError("--out must be a folder when indexing several files")
+    return dest
+
+
+def _write_index(f: codec.TFRecordFile, target: str, anon: bool) -> None:
+    """Write ``f``'s text index at ``target``: a local file atomically, a URL through the
+    export staging (written, read back, uploaded under a temporary name, moved)."""
+    if not is_url(target):
+        f.write_text_index(target)
+        return
+    count = len(f)
+    with output_file(target, check=check_text_index, expected=count, anon=anon) as local:
+        f.write_text_index(local)
+
+
+def check_text_index(path: str, expected: int, shown: str) -> None:
+    """Read a written text index back: ``expected`` entries."""
+    with open(path, "rb") as fh:
+        offsets, _sizes = parse_text_index(fh.read(), shown)
+    if len(offsets) != expected:
+        raise UsageError(f"{shown}: {len(offsets):,} index lines read back, {expected:,} written")

@@ -14,11 +14,14 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from browser_app.cli.inputs import add_input, open_inputs
+from browser_app.cli.inputs import add_input, anon, open_inputs
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, InputError, os_error_message
+from browser_app.export.remote import open_input
 from browser_app.view.text import format_schema
-from codec.errors import DecodeError
+from codec.errors import DecodeError, RemoteError
+from codec.labelmap import MAX_LABEL_MAP_BYTES, parse_label_map_bytes
 from codec.labelmap import read_label_map as load_label_map
+from codec.locations import is_url, shown
 from codec.schema import infer_schema
 
 if TYPE_CHECKING:
@@ -63,7 +66,8 @@ def register(sub: Subcommands) -> None:
     p.add_argument(
         "--label-map",
         metavar="FILE",
-        help="the Object Detection API's label_map.pbtxt: check class labels and texts against it",
+        help="the Object Detection API's label_map.pbtxt (a file or a URL): check class labels"
+        " and texts against it",
     )
     p.set_defaults(handler=cmd_schema)
 
@@ -80,8 +84,8 @@ def _positive(text: str) -> int:
 
 def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
     """Infer the schema of the inputs and print it as text or JSON."""
-    label_map = read_label_map(args.label_map) if args.label_map else None
-    files = open_inputs(args.paths, args.compression)
+    label_map = read_label_map(args.label_map, anon=anon(args)) if args.label_map else None
+    files = open_inputs(args.paths, args.compression, anon=anon(args))
     progress = _progress_printer() if sys.stderr.isatty() and not args.json else None
     try:
         schema = infer_schema(
@@ -109,15 +113,21 @@ def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_DAMAGED if damaged else EXIT_OK
 
 
-def read_label_map(path: str) -> dict[int, str]:
-    """The ``{id: name}`` of a label map file; raises :class:`InputError` when it cannot be
-    read or parsed."""
+def read_label_map(path: str, *, anon: bool = False) -> dict[int, str]:
+    """The ``{id: name}`` of a label map file (or a URL of one); raises :class:`InputError`
+    when it cannot be read or parsed."""
+    name = shown(path)
     try:
-        return load_label_map(path).names
+        if not is_url(path):
+            return load_label_map(path).names
+        with open_input(path, anon=anon) as f:
+            return parse_label_map_bytes(f.read(MAX_LABEL_MAP_BYTES + 1)).names
+    except RemoteError:
+        raise
     except OSError as exc:
-        raise InputError(os_error_message(exc, path), path=path) from exc
+        raise InputError(os_error_message(exc, name), path=name) from exc
     except DecodeError as exc:
-        raise InputError(f"{path}: {exc}", path=path) from exc
+        raise InputError(f"{name}: {exc}", path=name) from exc
 
 
 def _jsonable(x: object) -> object:

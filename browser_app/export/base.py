@@ -15,6 +15,7 @@ from typing import Literal, TypedDict
 
 from browser_app.edits import RecordRef
 from codec.framing import Problem
+from codec.locations import shown
 from codec.values import format_bytes, plural
 
 __all__ = [
@@ -53,13 +54,15 @@ class ExportOptions(TypedDict, total=False):
     the edited dataset's order); ``include_added``: records added after a selected record
     come with it (default true); ``verify``: read the outputs back before they are moved into
     place (default true); ``progress``: see :data:`Progress`; ``index_map``: write the old →
-    new index map beside the output (default true; see :mod:`browser_app.export.index_map`)."""
+    new index map beside the output (default true; see :mod:`browser_app.export.index_map`);
+    ``anon``: read and write ``s3://``, ``gs://``, ``az://`` URLs without credentials."""
 
     selection: Iterable[RecordRef] | None
     include_added: bool
     verify: bool
     progress: Progress | None
     index_map: bool
+    anon: bool
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,7 @@ class ExportReport:
 
     def summary(self) -> str:
         """One sentence: what was written where, how, and what was left out."""
-        where = self.outputs[0] if len(self.outputs) == 1 else f"{len(self.outputs)} files"
+        where = shown(self.outputs[0]) if len(self.outputs) == 1 else f"{len(self.outputs)} files"
         what = f"{plural(self.images, 'image')} from " if self.format == IMAGES else ""
         parts = [f"wrote {what}{plural(self.records, 'record')} to {where} ({self.format})"]
         detail = []
@@ -215,7 +218,7 @@ class ExportReport:
         if self.verified:
             parts.append("verified")
         if self.index_map:
-            parts.append(f"where each record went is in {self.index_map}")
+            parts.append(f"where each record went is in {shown(self.index_map)}")
         if self.backup:
             parts.append(f"the previous file is kept as {self.backup}")
         if self.cleaned:

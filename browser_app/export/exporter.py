@@ -71,6 +71,7 @@ def run(exporter: Exporter, source: ExportSource, **options: Unpack[ExportOption
         include_added=options.get("include_added", True),
         verify=options.get("verify", True),
         progress=options.get("progress"),
+        anon=options.get("anon", False),
     ) as job:
         exporter.write(job)
         if with_map:

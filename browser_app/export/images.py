@@ -20,9 +20,11 @@ from browser_app.export.base import (
 )
 from browser_app.export.exporter import Exporter, run
 from browser_app.export.plan import ExportSource
+from browser_app.export.remote import object_kind
 from browser_app.export.staging import Job
 from codec.errors import CodecError
 from codec.images import ImageRef, find_images
+from codec.locations import is_url, shown
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -71,7 +73,8 @@ def _picture_files(job: Job) -> Iterator[tuple[str, bytes]]:
 class ImagesExporter(Exporter):
     """Picture files named by :func:`image_file_name`: a destination ending in ``.zip``
     gives a zip file, anything else a folder. A new folder appears complete or not at all;
-    into an existing folder each file is written atomically."""
+    into an existing folder each file is written atomically. A URL that does not end in
+    ``.zip`` is a folder prefix of the object store."""
 
     name = IMAGES
     label = "Pictures (a .zip, or a folder)"
@@ -88,14 +91,17 @@ class ImagesExporter(Exporter):
                 for name, data in files:
                     z.writestr(name, data)
             out.expected = job.report.images
-        elif os.path.isdir(dst):
+        elif not is_url(dst) and os.path.isdir(dst):
             for name, data in files:
                 with job.atomic_file(os.path.join(dst, name)) as f:
                     f.write(data)
                 job.report.bytes += len(data)
         else:
-            if os.path.lexists(dst):
-                raise ExportError(f"{dst}: exists and is not a folder")
+            # A URL is a folder prefix: its pictures are uploaded together, each one moved
+            # under it only once all of them are uploaded and checked.
+            kind = object_kind(dst, anon=job.anon) if is_url(dst) else None
+            if kind == "object" or (not is_url(dst) and os.path.lexists(dst)):
+                raise ExportError(f"{shown(dst)}: exists and is not a folder")
             out = job.reserve_folder(dst, _check_folder)
             for name, data in files:
                 with open(os.path.join(out.tmp, name), "wb") as f:

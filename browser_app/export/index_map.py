@@ -22,6 +22,7 @@ from browser_app.edits import RecordRef
 from browser_app.errors import ExportError
 from browser_app.export.plan import Plan
 from browser_app.export.staging import Job
+from codec.locations import shown as shown_url
 from codec.values import plural
 
 __all__ = [
@@ -109,7 +110,7 @@ def write_index_map(job: Job, path: str) -> str:
     job.guard([path])
     out = job.reserve(path, check_index_map)
     names = _file_names(plan)
-    shown = [os.path.basename(o.rstrip("/\\")) for o in outputs]
+    shown = [os.path.basename(shown_url(o).rstrip("/\\")) for o in outputs]
     selected = None if plan.whole else {ref for _pos, ref in plan.items()}
     deleted = set(plan.journal.deleted_records()) if plan.journal is not None else set()
     places = _places(counts)

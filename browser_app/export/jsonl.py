@@ -21,11 +21,13 @@ from browser_app.export.base import (
 )
 from browser_app.export.exporter import Exporter, run
 from browser_app.export.plan import ExportSource
+from browser_app.export.remote import open_input, same_place
 from browser_app.export.staging import Job, Stage, staged
 from browser_app.export.tfrecord import check_tfrecord, resolve_compression, write_tfrecord
 from codec import example as ex
 from codec.errors import CodecError
 from codec.kinds import EXAMPLE, FLOAT, RECORD_KINDS, RecordKind
+from codec.locations import is_url, shown
 from codec.values import plural
 
 if TYPE_CHECKING:
@@ -115,6 +117,7 @@ def import_jsonl(
     compression: str | None = None,
     verify: bool = True,
     progress: Progress | None = None,
+    anon: bool = False,
 ) -> ExportReport:
     """Turn JSON Lines written by :func:`export_jsonl` (or ``tfrecord-browser dump --json``)
     back into a TFRecord file: one record per line, in line order, each ``record`` read as
@@ -123,23 +126,26 @@ def import_jsonl(
     not keep. The report counts the records as ``reencoded`` (never as copied byte for byte),
     and in ``inexact`` the lines whose JSON was not in the exported form (so its values were
     normalised on the way in). Raises :class:`~browser_app.errors.ImportFormatError` naming the
-    first bad line; nothing is written then."""
+    first bad line; nothing is written then. ``src`` and ``dst`` may be URLs (``anon``: without
+    credentials); a remote input is read as a stream, once."""
     t0 = time.perf_counter()
     src, dst = os.fspath(src), os.fspath(dst)
     comp = resolve_compression(compression, dst)
-    if os.path.realpath(src) == os.path.realpath(dst):
-        raise ExportError(f"{dst}: the destination is the input file")
+    if same_place(src) == same_place(dst):
+        raise ExportError(f"{shown(dst)}: the destination is the input file")
     report = ExportReport(TFRECORD)
-    total = _count_lines(src)  # a missing or unreadable input raises its own OSError here
-    stage = Stage(report, total=total, verify=verify, progress=progress)
-    with staged(stage, "import"):
+    # A missing or unreadable input raises its own OSError here. A remote one is not read
+    # twice just to count its lines: its progress has no total.
+    total = 0 if is_url(src) else _count_lines(src)
+    stage = Stage(report, total=total, verify=verify, progress=progress, anon=anon)
+    name = shown(src)
+    with open_input(src, anon=anon) as fin, staged(stage, "import"):
         out = stage.reserve(dst, check_tfrecord(comp))
-        with open(src, "rb") as fin:
-            lines = stage.ticking(enumerate(fin, start=1))
-            payloads = (
-                _payload_from_line(raw, src, n, report.inexact) for n, raw in lines if raw.strip()
-            )
-            out.expected = write_tfrecord(out.tmp, comp, payloads)
+        lines = stage.ticking(enumerate(fin, start=1))
+        payloads = (
+            _payload_from_line(raw, name, n, report.inexact) for n, raw in lines if raw.strip()
+        )
+        out.expected = write_tfrecord(out.tmp, comp, payloads)
         report.records = report.reencoded = out.expected
         stage.tick("write", total)
     report.outputs = [dst]

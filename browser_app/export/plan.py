@@ -17,6 +17,7 @@ import codec
 from browser_app.edits import Journal, RecordRef
 from browser_app.errors import ExportError
 from browser_app.export.base import ExportReport
+from browser_app.export.remote import same_place
 from codec import example as ex
 from codec.errors import CorruptRecordError
 from codec.example import Record
@@ -50,6 +51,8 @@ class Plan:
         source: ExportSource,
         selection: Iterable[RecordRef] | None = None,
         include_added: bool = True,
+        *,
+        anon: bool = False,
     ) -> None:
         self.journal: Journal | None = None
         self._owned = False
@@ -61,7 +64,7 @@ class Plan:
         elif isinstance(source, codec.TFRecordFile):
             self.dataset = codec.TFRecordDataset(source)  # the file stays the caller's
         else:
-            self.dataset = codec.TFRecordDataset(source)
+            self.dataset = codec.TFRecordDataset(source, anon=anon)
             self._owned = True
         self.files: list[codec.TFRecordFile] = list(self.dataset.files)
         self.source_total = len(self.dataset)
@@ -176,5 +179,6 @@ class Plan:
         return [p for f in self.files for p in f.problems if p.kind != DATA_CRC]
 
     def source_paths(self) -> list[str]:
-        """The source files' real paths."""
-        return [os.path.realpath(f.path) for f in self.files]
+        """The source files' real paths (a remote object's URL as shown): what
+        :func:`~browser_app.export.staging.guard_sources` compares destinations with."""
+        return [same_place(f.path) for f in self.files]

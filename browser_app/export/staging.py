@@ -11,6 +11,10 @@ source is never written to, unless the exporter asks for exactly that
 The temporary outputs have names of their own, and the export holds a lock in every folder it
 writes to (:mod:`~browser_app.export.tempfiles`): the first export to a folder after one that
 was killed removes what the killed one left there, and never what a running one is writing.
+
+A destination that is a URL (``s3://``, ``gs://``, ``az://``) is staged the same way in a local
+staging folder, verified there, and committed by :func:`~browser_app.export.remote.publish`:
+uploaded to a temporary name beside the destination, checked, then moved to its final name.
 """
 
 from __future__ import annotations
@@ -24,7 +28,8 @@ from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from browser_app.edits import RecordRef
-from browser_app.errors import ExportError
+from browser_app.errors import ExportError, os_error_message
+from browser_app.export import remote
 from browser_app.export.base import (
     ExportFormat,
     ExportReport,
@@ -32,7 +37,8 @@ from browser_app.export.base import (
 )
 from browser_app.export.plan import ExportSource, Plan
 from browser_app.export.tempfiles import RunLock, atomic_file, clean_stale
-from codec.errors import WriteError
+from codec.errors import RemoteError, WriteError
+from codec.locations import is_url, shown
 from codec.writer import fsync_dir, new_file_mode
 
 if TYPE_CHECKING:
@@ -47,6 +53,7 @@ __all__ = [
     "exporting",
     "fsync_file",
     "guard_sources",
+    "output_file",
     "staged",
 ]
 
@@ -74,11 +81,16 @@ class Output:
     expected: int = 0
     records: int | None = None  # of the plan's records, in order, when they are split
 
+    @property
+    def remote(self) -> bool:
+        """Whether the destination is a URL (the output is uploaded on commit)."""
+        return is_url(self.dst)
+
 
 class Stage:
     """Outputs staged beside their destinations, synced, verified and committed together
     (:meth:`finish`) or all discarded. ``total`` is the amount of work in records, for the
-    progress reports."""
+    progress reports; ``anon`` reaches remote destinations without credentials."""
 
     def __init__(
         self,
@@ -87,11 +99,13 @@ class Stage:
         total: int = 0,
         verify: bool = True,
         progress: Progress | None = None,
+        anon: bool = False,
     ) -> None:
         self.report = report
         self.total = total
         self.verify = verify
         self.progress = progress
+        self.anon = anon
         self.outputs: list[Output] = []
         self.replacing = False
         self._locks: dict[str, RunLock] = {}
@@ -113,7 +127,8 @@ class Stage:
     # -- outputs -------------------------------------------------------------------------------
 
     def reserve(self, dst: str, check: Check) -> Output:
-        """A new empty temporary file beside ``dst``, to become ``dst`` on commit."""
+        """A new empty temporary file beside ``dst`` (for a URL: in the local staging
+        folder), to become ``dst`` on commit."""
         return self._reserve(dst, check, folder=False)
 
     def reserve_folder(self, dst: str, check: Check) -> Output:
@@ -121,11 +136,17 @@ class Stage:
         return self._reserve(dst, check, folder=True)
 
     def _reserve(self, dst: str, check: Check, *, folder: bool) -> Output:
-        directory = os.path.dirname(os.path.abspath(dst))
+        if is_url(dst):
+            remote.check_writable(dst, anon=self.anon)
+            directory = remote.staging_folder()
+            name = dst.split("?", 1)[0].rstrip("/")
+        else:
+            directory = os.path.dirname(os.path.abspath(dst))
+            name = dst
         try:
-            tmp = self._lock(directory).new_temp(dst, folder)
+            tmp = self._lock(directory).new_temp(name, folder)
         except OSError as exc:
-            raise WriteError(f"{dst}: cannot write here: {exc.strerror or exc}") from exc
+            raise WriteError(f"{shown(dst)}: cannot write here: {exc.strerror or exc}") from exc
         out = Output(tmp, dst, check)
         self.outputs.append(out)
         return out
@@ -146,7 +167,9 @@ class Stage:
     def atomic_file(self, path: str) -> Iterator[IO[Any]]:
         """Write the file ``path`` now, on its own: through a temporary output of this
         export, renamed over ``path`` once complete and synced. OS errors become
-        :class:`codec.WriteError`."""
+        :class:`codec.WriteError`. Local files only."""
+        if is_url(path):
+            raise ExportError(f"{shown(path)}: cannot be written on its own here")
         directory = os.path.dirname(os.path.abspath(path))
         try:
             with atomic_file(self._lock(directory), path) as f:
@@ -156,7 +179,8 @@ class Stage:
 
     def replace_on_commit(self) -> None:
         """Commit the one output over an existing file (the source), keeping that file as
-        a backup first; the backup's path goes to ``report.backup``."""
+        a backup first; the backup's path goes to ``report.backup``. A remote object is
+        never replaced in place."""
         self.replacing = True
 
     # -- the end -------------------------------------------------------------------------------
@@ -170,11 +194,15 @@ class Stage:
             n = len(self.outputs)
             for k, out in enumerate(self.outputs):
                 self.tick("verify", k, n)
-                out.check(out.tmp, out.expected, out.dst)
+                out.check(out.tmp, out.expected, shown(out.dst))
             self.tick("verify", n, n)
             self.report.verified = True
         self.report.bytes += sum(_size(out.tmp) for out in self.outputs)
         if self.replacing:
+            if any(out.remote for out in self.outputs):
+                raise ExportError(
+                    "a remote object is not replaced in place; export to a new name instead"
+                )
             self.report.backup = self._commit_keeping_backup()
         else:
             self.commit()
@@ -185,18 +213,42 @@ class Stage:
             lock.release()
         self._locks = {}
 
-    def discard(self) -> None:
-        """Remove every staged output."""
+    def discard(self, which: Callable[[Output], bool] | None = None) -> None:
+        """Remove every staged output (``which``: those it says yes to)."""
+        keep = []
         for out in self.outputs:
+            if which is not None and not which(out):
+                keep.append(out)
+                continue
             with contextlib.suppress(OSError):
                 if os.path.isdir(out.tmp) and not os.path.islink(out.tmp):
                     shutil.rmtree(out.tmp)
                 else:
                     os.unlink(out.tmp)
-        self.outputs = []
+        self.outputs = keep
+
+    def _remote_run(self) -> str:
+        """The run name of this export's temporary objects beside remote destinations: its
+        run in the local staging folder."""
+        return self._lock(remote.staging_folder()).run
 
     def commit(self) -> None:
-        """Rename every staged output over its destination."""
+        """Put every staged output in place: uploaded and moved to its URL (see
+        :func:`~browser_app.export.remote.publish`; :class:`~browser_app.errors.UploadError`
+        when that fails), or renamed over its local destination."""
+        uploads = [
+            remote.Upload(out.tmp, out.dst, remote.temp_url(out.dst, self._remote_run()))
+            for out in self.outputs
+            if out.remote
+        ]
+        if uploads:
+            try:
+                remote.publish(uploads, anon=self.anon)
+            except BaseException:
+                self.discard()
+                raise
+            uploaded = {up.local for up in uploads}
+            self.discard(lambda out: out.tmp in uploaded)  # the local copies are done with
         done: list[str] = []
         dst = ""
         try:
@@ -210,7 +262,7 @@ class Stage:
         except OSError as exc:
             self.discard()
             raise WriteError(
-                f"{dst}: cannot move the output into place: {exc.strerror or exc}"
+                f"{shown(dst)}: cannot move the output into place: {exc.strerror or exc}"
                 + (f" ({len(done)} of the other files were already written)" if done else "")
             ) from exc
         self.outputs = []
@@ -275,12 +327,13 @@ def _size(path: str) -> int:
 
 
 def guard_sources(sources: Iterable[str], dsts: Sequence[str]) -> None:
-    """Refuse destinations that are one of the (real) ``sources``."""
+    """Refuse destinations that are one of the ``sources`` (given as
+    :func:`~browser_app.export.remote.same_place` keys: real paths, URLs as shown)."""
     real = set(sources)
     for d in dsts:
-        if os.path.realpath(d) in real:
+        if remote.same_place(d) in real:
             raise ExportError(
-                f"{d} is a source file of this export; pick another destination"
+                f"{shown(d)} is a source file of this export; pick another destination"
                 " (or replace the source explicitly)"
             )
 
@@ -289,14 +342,17 @@ def guard_sources(sources: Iterable[str], dsts: Sequence[str]) -> None:
 def staged(stage: S, what: str = "export") -> Iterator[S]:
     """Run the body's writes on ``stage``, then :meth:`Stage.finish` it; on any failure
     discard what was staged (an OS error becomes :class:`codec.WriteError`, saying that
-    nothing was written)."""
+    nothing was written; a remote object that could not be read stays a
+    :class:`~codec.errors.RemoteError`, with its own exit code)."""
     try:
         yield stage
         stage.finish()
     except BaseException as exc:
         stage.discard()
-        if isinstance(exc, OSError):
-            raise WriteError(f"{what} failed, nothing written: {exc.strerror or exc}") from exc
+        if isinstance(exc, OSError) and not isinstance(exc, RemoteError):
+            remote_name = isinstance(exc.filename, str) and is_url(exc.filename)
+            why = os_error_message(exc) if remote_name else (exc.strerror or exc)
+            raise WriteError(f"{what} failed, nothing written: {why}") from exc
         raise
     finally:
         stage.release()
@@ -313,8 +369,9 @@ class Job(Stage):
         *,
         verify: bool = True,
         progress: Progress | None = None,
+        anon: bool = False,
     ) -> None:
-        super().__init__(report, total=plan.total, verify=verify, progress=progress)
+        super().__init__(report, total=plan.total, verify=verify, progress=progress, anon=anon)
         self.plan = plan
 
     def guard(self, dsts: Sequence[str]) -> None:
@@ -331,16 +388,17 @@ def exporting(
     include_added: bool = True,
     verify: bool = True,
     progress: Progress | None = None,
+    anon: bool = False,
 ) -> Iterator[Job]:
     """Plan the records of ``source``, give the body a :class:`Job` to write them with, then
     sync, verify and commit the job's outputs (or discard them all on failure). Damage that
     is not a record is added to the report's ``skipped`` when the whole dataset is exported;
     a journal whose edits were written over the source is set aside."""
     t0 = time.perf_counter()
-    plan = Plan(source, selection, include_added)
+    plan = Plan(source, selection, include_added, anon=anon)
     report = ExportReport(fmt, deleted=plan.deleted)
     try:
-        with staged(Job(plan, report, verify=verify, progress=progress)) as job:
+        with staged(Job(plan, report, verify=verify, progress=progress, anon=anon)) as job:
             yield job
         if report.backup is not None and plan.journal is not None:
             plan.journal.discard()  # its edits are part of the source file now
@@ -348,3 +406,23 @@ def exporting(
         plan.close()
         report.seconds = time.perf_counter() - t0
     report.skipped.extend(plan.region_problems())
+
+
+@contextlib.contextmanager
+def output_file(
+    dst: str, *, check: Check | None = None, expected: int = 0, anon: bool = False
+) -> Iterator[str]:
+    """A local path to write the file ``dst`` (a path or a URL) to, on its own: once the body
+    is done it is synced, read back with ``check`` (expecting ``expected``) when given, and
+    put in place as an export's output is (renamed over a local ``dst``; uploaded to a
+    temporary name, checked and moved for a URL). On any failure nothing is left."""
+
+    def unchecked(path: str, expected: int, shown: str) -> None:
+        return None
+
+    # The stage's report is its own: what it counts (bytes, leftovers cleaned) is not asked.
+    stage = Stage(ExportReport("tfrecord"), verify=check is not None, anon=anon)
+    with staged(stage, f"writing {shown(dst)}"):
+        out = stage.reserve(dst, check or unchecked)
+        out.expected = expected
+        yield out.tmp

@@ -16,7 +16,7 @@ import streamlit as st
 from PIL import Image, ImageDraw
 
 from browser_app.ui import navigation, opening, state
-from browser_app.ui.widgets import journal, messages, picker, selection
+from browser_app.ui.widgets import journal, messages, picker, remote, selection
 from browser_app.view import md_text
 
 __all__ = ["PAGES", "PageSpec", "main"]
@@ -135,7 +135,8 @@ def main() -> None:
         st.sidebar.error(f"The file picker failed: {type(exc).__name__}: {md_text(str(exc))}")
     messages.show_flashes()
     try:
-        current.run()
+        with remote.guard(src, "page"):
+            current.run()
     except Exception as exc:  # the last line of defence; Streamlit's reruns pass through
         log.exception("page %s failed", current.url_path)
         st.error(

@@ -1,5 +1,7 @@
 """The one frame every page starts with: the session's source, the queued messages, "no
-source open", the header with the indexing progress, and why an open source has no records.
+source open" (or why a remote source could not be opened, with what to do), the header with
+the indexing progress, an object replaced on the server, and why an open source has no
+records.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import streamlit as st
 
 from browser_app.ui import opening
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import header, messages
+from browser_app.ui.widgets import header, messages, remote
 
 __all__ = ["start"]
 
@@ -28,9 +30,14 @@ def start(
     messages.show_flashes()
     if src is None:
         st.subheader(title, anchor=False)
-        messages.no_source()
+        trouble = opening.trouble()
+        if trouble is not None:
+            remote.trouble(trouble)
+        else:
+            messages.no_source()
         return None
     header.source_header(src, title)
+    remote.changes(src)
     if needs_records and messages.empty_source(src):
         if on_empty is not None:
             on_empty(src)

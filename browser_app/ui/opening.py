@@ -1,11 +1,16 @@
 """Turning what the person asked for into an open source.
 
-A spec is a path, folder, glob or shard pattern relative to the root folder (confined to it
-by :mod:`browser_app.paths`), or an upload of this session (``upload:<name>``, a private
-file in the cache folder). :func:`open_source` opens it through the shared reader cache
-(:func:`browser_app.ui.services.open_dataset`) or raises :class:`~browser_app.errors.InputError`
-with a message for the person; :func:`current_source` opens the session's source and falls
-back to none, with the message shown once.
+A spec is a path, folder, glob or shard pattern relative to the root (confined to it by
+:mod:`browser_app.paths`; under a URL root, also a URL inside it, read anonymously when the
+session's switch says so: :func:`browser_app.ui.state.anon`), or an upload of this session
+(``upload:<name>``, a private file in the cache folder). :func:`open_source` opens it
+through the shared reader cache (:func:`browser_app.ui.services.open_dataset`) or raises
+:class:`~browser_app.errors.InputError` with a message for the person;
+:func:`current_source` opens the session's source and falls back to none, with the message
+shown once. A remote source that cannot be reached (the
+network, after retries) is not forgotten: the failure is kept (:func:`trouble`) and the
+source is tried again when the person asks (:func:`try_again`); one replaced on the server
+is opened again as it is now by :func:`reopen`.
 
 A GZIP/ZLIB file that would inflate past its limit (:func:`codec.cache.inflate_limit`) is
 not opened; the session is offered a higher limit for that source (:func:`inflate_offer`),
@@ -34,11 +39,12 @@ import streamlit as st
 
 import codec
 from browser_app.errors import InputError, PathRefused, os_error_message
-from browser_app.paths import expand_inside, relative_to_root
+from browser_app.paths import expand_inside, is_url_root, relative_to_root
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
 from codec.cache import cache_room, default_cache_dir, inflate_limit
-from codec.errors import LimitError
+from codec.errors import LimitError, MissingExtraError, ObjectChangedError, RemoteError
+from codec.locations import is_url
 from codec.values import format_bytes
 
 __all__ = [
@@ -46,13 +52,19 @@ __all__ = [
     "UPLOAD_MAX_AGE",
     "UPLOAD_NAME_MAX",
     "InflateOffer",
+    "RemoteTrouble",
     "accept_inflate_offer",
+    "as_trouble",
     "current_source",
     "dismiss_inflate_offer",
     "inflate_offer",
+    "note_trouble",
     "open_source",
+    "reopen",
     "store_upload",
     "sweep_uploads",
+    "trouble",
+    "try_again",
     "upload_dir",
     "upload_name",
 ]
@@ -65,6 +77,7 @@ _RAISE_FACTOR = 4  # each offer allows this many times the limit that refused th
 _OFFER = "inflate:offer"
 _CAPS = "inflate:caps"
 _NOTED = "open:noted"
+_TROUBLE = "open:trouble"
 
 
 def _upload_name(spec: str) -> str:
@@ -91,13 +104,47 @@ def _note_once(spec: str, note: str) -> None:
         state.flash(note, "warning")
 
 
-def _resolve(spec: str, root: str) -> tuple[list[str], str]:
+def _resolve_remote(spec: str, root: str, anon: bool) -> tuple[list[str], str]:
+    """``(objects, label)`` of ``spec`` under a URL root (or a URL under a local one, which
+    is refused with the way to open it)."""
+    label = state.link_spec(spec)
+    try:
+        files = services.remote_files(root, spec, anon)
+    except PathRefused as exc:
+        raise InputError(f"Refused: {exc}.") from exc
+    except MissingExtraError as exc:
+        raise InputError(f"{exc}.") from exc
+    except RemoteError:
+        raise  # the network: kept, and tried again when asked (see current_source)
+    except FileNotFoundError as exc:
+        what = exc.strerror or "not found"
+        raise InputError(f"Not found: {label}: {what}.") from exc
+    except PermissionError as exc:
+        raise InputError(_denied(label)) from exc
+    except OSError as exc:
+        raise InputError(f"{label}: cannot be listed: {exc.strerror or exc}.") from exc
+    except codec.CodecError as exc:  # name@N with too many shards
+        raise InputError(f"Refused: {exc}.") from exc
+    return files, label
+
+
+def _denied(label: str) -> str:
+    return (
+        f"{label}: access denied. Check the credentials the server finds (environment,"
+        " config files), or turn on “Anonymous access (public bucket)” in the sidebar for a"
+        " public bucket."
+    )
+
+
+def _resolve(spec: str, root: str, anon: bool = False) -> tuple[list[str], str]:
     """``(files, label)`` of ``spec``."""
     if state.is_upload(spec):
         path = state.upload_path(spec)
         if not path or not os.path.isfile(path):
             raise InputError(f"{_upload_name(spec)}: the uploaded copy is gone; upload it again.")
         return [path], _upload_name(spec)
+    if is_url_root(root) or is_url(spec):
+        return _resolve_remote(spec, root, anon)
     notes: list[str] = []
     try:
         files = expand_inside(root, spec, on_skip=notes.append)
@@ -191,16 +238,28 @@ def _refused(spec: str, label: str, root: str, files: list[str], exc: LimitError
 def open_source(spec: str, root: str | None = None) -> Source:
     """Open ``spec`` (path, folder, glob or shard pattern relative to the root, or an upload
     of this session). Raises :class:`~browser_app.errors.InputError` with a message for the
-    person."""
+    person, or :class:`codec.RemoteError` when a remote source cannot be reached (after
+    retries) or changed while it was being opened."""
     root = root or state.app_args().root
-    files, label = _resolve(spec, root)
+    anon = state.anon()
+    files, label = _resolve(spec, root, anon)
     for p in files:
-        if os.path.isdir(p):
+        if not is_url(p) and os.path.isdir(p):
             raise InputError(f"{relative_to_root(root, p)} is a folder, not a file.")
     try:
-        ds = services.open_dataset(tuple(files), _caps().get(spec))
+        ds = services.open_dataset(tuple(files), _caps().get(spec), anon)
+    except MissingExtraError as exc:
+        raise InputError(f"{exc}.") from exc
+    except RemoteError:
+        raise
     except PermissionError as exc:
+        if any(is_url(p) for p in files):
+            raise InputError(_denied(label)) from exc
         raise InputError(f"{label}: permission denied.") from exc
+    except FileNotFoundError as exc:
+        if any(is_url(p) for p in files):
+            raise InputError(f"Not found: {label}: {exc.strerror or 'no such object'}.") from exc
+        raise InputError(f"{label}: cannot be opened: {exc.strerror or exc}.") from exc
     except IsADirectoryError as exc:
         raise InputError(f"{label} is a folder, not a file.") from exc
     except OSError as exc:
@@ -212,20 +271,85 @@ def open_source(spec: str, root: str | None = None) -> Source:
     offer = inflate_offer()
     if offer is not None and offer.spec == spec:
         dismiss_inflate_offer()
-    return Source(spec=spec, label=label, root=root, paths=tuple(files), dataset=ds)
+    return Source(spec=spec, label=label, root=root, paths=tuple(files), dataset=ds, anon=anon)
+
+
+@dataclass(frozen=True)
+class RemoteTrouble:
+    """Why the session's remote source could not be opened or read: the message (URLs as
+    shown), and whether the object was replaced on the server (``changed``: it must be
+    opened again) or could not be reached (the same read may be tried again)."""
+
+    spec: str
+    message: str
+    changed: bool
+
+
+def trouble() -> RemoteTrouble | None:
+    """The trouble met by the session's source, while it is still the one open."""
+    value = state.get(_TROUBLE)
+    if isinstance(value, RemoteTrouble) and value.spec == state.source_spec():
+        return value
+    return None
+
+
+def as_trouble(spec: str, exc: RemoteError) -> RemoteTrouble:
+    """``exc``, met opening or reading ``spec``, as trouble to show."""
+    return RemoteTrouble(spec, str(exc), isinstance(exc, ObjectChangedError))
+
+
+def note_trouble(spec: str, exc: RemoteError) -> RemoteTrouble:
+    """Keep ``exc``, met opening ``spec``: the source is not tried again, and the trouble is
+    shown (with what to do), until the person tries again or reopens."""
+    found = as_trouble(spec, exc)
+    state.put(_TROUBLE, found)
+    return found
+
+
+def try_again() -> None:
+    """Forget the trouble: the next run opens and reads the source again."""
+    state.put(_TROUBLE, None)
+
+
+def reopen(src: Source | None = None) -> None:
+    """Open the session's source again as it is now on the server: the shared reader and
+    everything cached about the old version dropped (:func:`services.forget_source`)."""
+    spec = state.source_spec()
+    state.put(_TROUBLE, None)
+    if spec is None:
+        return
+    root, anon = state.app_args().root, state.anon()
+    if src is not None and src.spec == spec:
+        files, label = list(src.paths), src.label
+    else:
+        try:
+            files, label = _resolve(spec, root, anon)
+        except (InputError, RemoteError):
+            services.remote_files.clear()  # opening again lists again, and says what is wrong
+            return
+    services.forget_source(root, spec, tuple(files), anon, _caps().get(spec))
+    state.set_source(spec, state.record())
+    state.flash(f"{label}: opened again as it is now on the server.", "info")
 
 
 def current_source() -> Source | None:
     """The source of this session (see :func:`state.source_spec`), or None.
 
-    An error opening it is shown once, and the session falls back to no source."""
+    An error opening it is shown once, and the session falls back to no source. A remote
+    one that cannot be reached stays the session's source, with the trouble kept
+    (:func:`trouble`) and not tried again until the person asks."""
     _sweep_once()
     spec = state.source_spec()
     if not spec:
         return None
+    if trouble() is not None:
+        return None
     before = inflate_offer()
     try:
         return open_source(spec)
+    except RemoteError as exc:
+        note_trouble(spec, exc)
+        return None
     except InputError as exc:
         state.flash(str(exc), "error")
         state.forget_recent(spec)

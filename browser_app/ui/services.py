@@ -2,8 +2,13 @@
 drawn from them.
 
 Open readers are shared resources (``st.cache_resource``): one memory-mapped reader per set
-of files for every session, re-opened when a file changes on disk (``validate`` compares the
-size and mtime) and closed when evicted (``on_release``). The edit journal of a source is
+of files (and way of reaching remote objects: with credentials or anonymously) for every
+session, re-opened when a file changes on disk (``validate`` compares the size and mtime)
+and closed when evicted (``on_release``). A remote object is not asked at every run whether
+it changed (a request per object): reads are pinned to the version opened and raise
+:class:`~codec.errors.ObjectChangedError` when it was replaced, and :func:`remote_changes`
+asks, a few seconds apart, about the objects this session has read; the person then reopens
+the new version (:func:`forget_source`). The edit journal of a source is
 shared the same way, so two tabs on the same file see the same pending edits. Results that
 are plain data (a verify report, a feature summary, a page's table, a page's gallery tiles)
 use ``st.cache_data`` keyed by the files' identities (:class:`codec.cache.FileIdentity`);
@@ -25,7 +30,7 @@ import codec
 from browser_app import view
 from browser_app.edits import Journal, RecordRef
 from browser_app.errors import AppError, JournalError
-from browser_app.paths import RootEntry, list_tfrecords
+from browser_app.paths import RootEntry, expand_inside, list_tfrecords
 from browser_app.selection import (
     RecordFacts,
     Selection,
@@ -36,8 +41,10 @@ from browser_app.selection import (
 )
 from browser_app.ui import state
 from codec.cache import FileIdentity
-from codec.errors import CodecError
+from codec.errors import CodecError, RemoteError
 from codec.filters import run_filter
+from codec.kinds import DATA_CRC
+from codec.locations import filesystem, is_url, remote_stat
 from codec.schema.drift import findings
 
 if TYPE_CHECKING:
@@ -50,7 +57,11 @@ __all__ = [
     "feature_summary",
     "finding_records",
     "forget_journals",
+    "forget_source",
     "gallery_items",
+    "landed_numbers",
+    "landed_page",
+    "landed_tiles",
     "list_files",
     "marks",
     "neighbours",
@@ -60,6 +71,9 @@ __all__ = [
     "page_records",
     "page_view",
     "record_at",
+    "remote_changes",
+    "remote_files",
+    "remote_source",
     "shared_journal",
     "should_auto_verify",
     "usual_types",
@@ -87,8 +101,9 @@ _T = TypeVar("_T")
 
 
 def _unchanged(ds: codec.TFRecordDataset) -> bool:
-    """Whether every file of ``ds`` is open and has the size and mtime it was opened with."""
-    return all(not f.closed and f.identity.unchanged() for f in ds.files)
+    """Whether every file of ``ds`` is open and (a local one) has the size and mtime it was
+    opened with. Remote objects are checked when read, not here (see the module's text)."""
+    return all(not f.closed and (f.identity.remote or f.identity.unchanged()) for f in ds.files)
 
 
 def _close(ds: codec.TFRecordDataset) -> None:
@@ -101,35 +116,115 @@ def _close(ds: codec.TFRecordDataset) -> None:
     on_release=_close,
     show_spinner="Opening…",
 )
-def open_dataset(paths: tuple[str, ...], max_inflate: int | None = None) -> codec.TFRecordDataset:
-    """One shared reader for ``paths`` (real paths, already confined to the root); a GZIP or
-    ZLIB file inflates up to ``max_inflate`` bytes (default: :func:`codec.cache.inflate_limit`)."""
-    return codec.TFRecordDataset(list(paths), max_inflate=max_inflate)
+def open_dataset(
+    paths: tuple[str, ...], max_inflate: int | None = None, anon: bool = False
+) -> codec.TFRecordDataset:
+    """One shared reader for ``paths`` (real paths or URLs, already confined to the root); a
+    GZIP or ZLIB file inflates up to ``max_inflate`` bytes (default:
+    :func:`codec.cache.inflate_limit`); remote objects are read without credentials when
+    ``anon``."""
+    return codec.TFRecordDataset(list(paths), max_inflate=max_inflate, anon=anon)
 
 
 @st.cache_data(ttl=15, max_entries=64, show_spinner=False)
-def list_files(root: str, query: str) -> tuple[list[RootEntry], bool]:
+def list_files(root: str, query: str, anon: bool = False) -> tuple[list[RootEntry], bool]:
     """TFRecord-looking files under the root matching ``query`` (re-listed every 15 s)."""
-    return list_tfrecords(root, query)
+    return list_tfrecords(root, query, anon=anon)
+
+
+@st.cache_data(ttl=30, max_entries=64, show_spinner="Listing…")
+def remote_files(root: str, spec: str, anon: bool = False) -> list[str]:
+    """The objects a remote ``spec`` names under the root (:func:`paths.expand_inside
+    <browser_app.paths.expand_inside>`), listed again at most every 30 s rather than at every
+    run."""
+    return expand_inside(root, spec, anon=anon)
+
+
+def remote_source(f: codec.TFRecordFile) -> Any:
+    """The block source behind a remote file's reader (its requests and bytes read), or None
+    for a local file or a compressed object (read through its inflated copy)."""
+    source = getattr(f, "_source", None)
+    return source if getattr(source, "remote", False) else None
+
+
+CHANGES_CHECKED = 8  # remote objects asked about per run, at most
+
+
+def remote_changes(src: Source) -> list[str]:
+    """The remote objects of ``src`` that this process has read from and that are no longer
+    the version opened (the server is asked at most every few seconds per object, and about
+    :data:`CHANGES_CHECKED` of them at most: the last read from, in file order): their URLs
+    as shown."""
+    read = [
+        (p, f)
+        for p, f in zip(src.paths, src.dataset.files)
+        if not f.closed and (s := remote_source(f)) is not None and s.requests
+    ]
+    out = []
+    for p, f in read[-CHANGES_CHECKED:]:
+        try:
+            now = remote_stat(p, anon=src.anon)
+        except FileNotFoundError:
+            out.append(f.path)
+            continue
+        except OSError:  # the network: the reads say so when it matters
+            continue
+        ident = f.identity
+        if now.size != ident.size or (ident.version and now.version != ident.version):
+            out.append(f.path)
+    return out
+
+
+def forget_source(
+    root: str, spec: str, paths: tuple[str, ...], anon: bool, max_inflate: int | None
+) -> None:
+    """Drop everything kept about the source ``spec`` (its files ``paths``), so its remote
+    objects open again as they are now: the shared reader, the listing of its spec, what the
+    file systems and the codec remember of the objects (sizes, versions, listings), and the
+    plain-data results made from them (those of other sources are made again on demand)."""
+    open_dataset.clear(paths, max_inflate, anon)
+    remote_files.clear(root, spec, anon)
+    list_files.clear()
+    for p in paths:
+        if not is_url(p):
+            continue
+        try:
+            fs, path = filesystem(p, anon=anon)
+            fs.invalidate_cache(path)
+            remote_stat(p, anon=anon, fresh=True)
+        except (OSError, AttributeError, CodecError):
+            continue  # reopening says what is wrong
+    for cached in (_page, _gallery, _summary, _box_scale, _verify, _matches):
+        cached.clear()
 
 
 # -- plain-data results --------------------------------------------------------------------
 
 
 @st.cache_data(max_entries=32, show_spinner="Checking every CRC…")
-def _verify(key: Key, compression: tuple[str, ...]) -> list[dict[str, Any]]:
-    paths = [i.path for i in key]
-    reports = codec.verify_paths(paths, workers=min(len(paths), os.cpu_count() or 1))
+def _verify(
+    key: Key, compression: tuple[str, ...], _ds: codec.TFRecordDataset
+) -> list[dict[str, Any]]:
+    if any(i.remote for i in key):
+        # The open readers: their blocks are fetched once, into the shared block cache, with
+        # the credentials (or anonymous access) they were opened with.
+        reports = codec.verify_paths([f.path for f in _ds.files], workers=1, readers=_ds.files)
+    else:
+        paths = [i.path for i in key]
+        reports = codec.verify_paths(paths, workers=min(len(paths), os.cpu_count() or 1))
     return [view.report_dict(r) for r in reports]
 
 
 def verify(src: Source) -> list[dict[str, Any]]:
     """A full CRC check of every file of ``src`` (cached until a file changes)."""
-    return _verify(src.key, tuple(f.compression for f in src.dataset.files))
+    return _verify(src.key, tuple(f.compression for f in src.dataset.files), src.dataset)
 
 
 def should_auto_verify(src: Source) -> bool:
-    """Whether ``src`` is small enough to be verified in full when its overview opens."""
+    """Whether ``src`` is small enough to be verified in full when its overview opens (a
+    remote source never is: that would download it whole)."""
+    if src.remote:
+        return False
     return sum(f.size for f in src.dataset.files) <= AUTO_VERIFY_BYTES
 
 
@@ -440,3 +535,96 @@ def gallery_items(
         span,
         lambda fp, pages: _gallery(src.key, span, size, boxes, normalized, fp, pages, hidden),
     )
+
+
+# -- a jump into the bytes -----------------------------------------------------------------
+
+Spans = tuple[tuple[int, int], ...]
+"""The ``(offset, length)`` of records found by a jump, in one file."""
+
+
+def _landed_slots(f: codec.TFRecordFile, spans: Spans) -> list[codec.Slot]:
+    """The records at ``spans`` of ``f`` as slots (numbered by their place: the numbers the
+    person sees are written by :func:`landed_numbers`)."""
+    slots = []
+    for k, (off, n) in enumerate(spans):
+        try:
+            payload: bytes | None = f.read_at(off)
+            problem = None
+        except RemoteError:
+            raise
+        except (CodecError, IndexError) as exc:
+            payload = None
+            problem = codec.Problem(DATA_CRC, off, off, getattr(exc, "reason", str(exc)), f.path)
+        slots.append(codec.Slot(k, f.path, off, n, payload, problem))
+    return slots
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _landed_page(
+    key: Key,
+    file: int,
+    spans: Spans,
+    thumbs: int,
+    boxes: bool,
+    normalized: bool | None,
+    _ds: codec.TFRecordDataset,
+) -> view.PageView:
+    slots = _landed_slots(_ds.files[file], spans)
+    return view.page_view(slots, thumb_size=thumbs, boxes=boxes, normalized=normalized)
+
+
+def landed_page(
+    src: Source, file: int, spans: Spans, thumbs: int = 72, boxes: bool = True
+) -> view.PageView:
+    """The records table of the records at ``spans`` of file ``file`` (found by a jump),
+    cached per source identity."""
+    normalized = box_scale(src).normalized if boxes else None
+    return _landed_page(src.key, file, spans, thumbs, boxes, normalized, src.dataset)
+
+
+@st.cache_data(max_entries=16, show_spinner=False)
+def _landed_tiles(
+    key: Key,
+    file: int,
+    spans: Spans,
+    size: int,
+    boxes: bool,
+    normalized: bool | None,
+    hidden: frozenset[state.ClassKey],
+    _ds: codec.TFRecordDataset,
+) -> list[view.GalleryItem]:
+    slots = _landed_slots(_ds.files[file], spans)
+    return view.gallery_items(slots, size=size, boxes=boxes, normalized=normalized, hidden=hidden)
+
+
+def landed_tiles(
+    src: Source, file: int, spans: Spans, size: int = 160, boxes: bool = True
+) -> list[view.GalleryItem]:
+    """The gallery tiles of the records at ``spans`` of file ``file`` (found by a jump)."""
+    normalized = box_scale(src).normalized if boxes else None
+    hidden = state.hidden_classes(src.spec)
+    return _landed_tiles(src.key, file, spans, size, boxes, normalized, hidden, src.dataset)
+
+
+def landed_numbers(
+    src: Source, file: int, spans: Spans, estimate: int | None
+) -> list[view.LandedNumber]:
+    """The numbers of the records at ``spans`` of file ``file``, the first estimated as
+    ``estimate``: exact where the index has reached them (and every file before is
+    indexed), "inside a record" where it reached their byte and found no record there."""
+    ds = src.dataset
+    f = ds.files[file]
+    before_done = all(g.index_complete for g in ds.files[:file])
+    reached = f.size if f.index_complete else int(f.index_progress * f.size)
+    out = []
+    for k, (off, _n) in enumerate(spans):
+        guess = None if estimate is None else estimate + k
+        local = f.known_number(off)
+        if local is not None and before_done:
+            out.append(view.LandedNumber(ds.global_index(file, local), guess))
+        elif local is None and off < reached:
+            out.append(view.LandedNumber(None, guess, inside=True))
+        else:
+            out.append(view.LandedNumber(None, guess))
+    return out

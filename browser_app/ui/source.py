@@ -2,31 +2,61 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 
 import codec
 from browser_app.paths import relative_to_root
 from browser_app.ui import state
 from codec.cache import FileIdentity
+from codec.locations import is_url
 
 __all__ = ["Source"]
 
 
 @dataclass(frozen=True)
 class Source:
-    """An open source: the spec the person gave, a label, the root folder, the files (real
-    paths) and the shared reader."""
+    """An open source: the spec the person gave, a label, the root (a folder or a URL
+    prefix), the files (real paths, or the objects' URLs) and the shared reader; ``anon``:
+    its remote objects are read without credentials."""
 
     spec: str
     label: str
     root: str
     paths: tuple[str, ...]
     dataset: codec.TFRecordDataset
+    anon: bool = False
 
     @property
     def key(self) -> tuple[FileIdentity, ...]:
-        """The files' identities now: a cache key that changes with the files."""
-        return FileIdentity.of_paths(self.paths)
+        """The files' identities now: a cache key that changes with the files. A remote
+        object's is the one its reader opened (size and version): asking the server at every
+        run would cost a request per object; a replaced object is found when read (see
+        :mod:`browser_app.ui.widgets.remote`)."""
+        if not self.remote:
+            return FileIdentity.of_paths(self.paths)
+        return tuple(
+            f.identity if is_url(p) else FileIdentity.of_paths([p])[0]
+            for p, f in zip(self.paths, self.dataset.files)
+        )
+
+    @property
+    def remote(self) -> bool:
+        """Whether any file of this source is a remote object."""
+        return any(is_url(p) for p in self.paths)
+
+    @property
+    def link(self) -> str:
+        """The spec as links and labels carry it (a URL without its query string)."""
+        return state.link_spec(self.spec)
+
+    @property
+    def tag(self) -> str:
+        """A short name of the spec for widget keys (which reach the page): the spec itself
+        when it can be shown whole, else a digest of it."""
+        if self.link == self.spec:
+            return self.spec
+        return hashlib.sha256(self.spec.encode("utf-8", "surrogateescape")).hexdigest()[:16]
 
     def rel(self, path: str) -> str:
         """How a file of this source is named to the person (relative to the root)."""

@@ -1,14 +1,19 @@
 """Session state and query parameters: the only module that reads or writes either.
 
 What a person would bookmark lives in the URL as plain strings (``?file=<path relative to the
-root>&record=<N>``); everything else lives in ``st.session_state`` under keys starting with
-``tfb:``. Other modules never touch ``st.session_state`` or ``st.query_params`` directly: they
-call the helpers here: typed accessors for what several modules share (the open source, the
-position, the filter's result that the export reads, the last export, the inferred schema,
-the edit revision), and :func:`get`/:func:`put` and :func:`widget_key` for a widget's own
-values, which keeps the key space in one place.
+root>&record=<N>``, ``&at=<percent>`` for a jump into the bytes, ``&anon=1`` for anonymous
+access to a public bucket when the app was not started that way); everything else lives in
+``st.session_state`` under keys starting with ``tfb:``. Other modules never touch
+``st.session_state`` or ``st.query_params`` directly: they call the helpers here: typed
+accessors for what several modules share (the open source, the position, the filter's result
+that the export reads, the last export, the inferred schema, the edit revision), and
+:func:`get`/:func:`put` and :func:`widget_key` for a widget's own values, which keeps the key
+space in one place.
 
-Nothing is ever unpickled from a URL: query parameters are parsed as text and integers.
+Nothing is ever unpickled from a URL: query parameters are parsed as text and integers. A
+remote spec goes into the URL only as :func:`codec.locations.shown` writes it: a signed URL's
+query string (its signature) stays in this session's memory and never reaches the address
+bar; a link holding such a spec says so when opened (:data:`SIGNED_MARK`).
 """
 
 from __future__ import annotations
@@ -27,17 +32,20 @@ from browser_app.paths import relative_inside
 from browser_app.selection import Selection
 from browser_app.view import ExportOutcome, SchemaResult
 from codec.labelmap import LabelMap
+from codec.locations import is_url, shown
 
 __all__ = [
     "DEFAULT_PAGE_SIZE",
     "FILTER_SELECTION",
     "PAGE_SIZES",
+    "SIGNED_MARK",
     "UPLOAD_PREFIX",
     "AppArgs",
     "FilterSelection",
     "FlashKind",
     "TableColumns",
     "add_upload",
+    "anon",
     "app_args",
     "bump_edit_revision",
     "clear_source",
@@ -50,6 +58,8 @@ __all__ = [
     "init",
     "is_upload",
     "label_map",
+    "landing",
+    "link_spec",
     "page_size",
     "page_start",
     "pop_flashes",
@@ -60,9 +70,11 @@ __all__ = [
     "review_id_feature",
     "schema_result",
     "selection",
+    "set_anon",
     "set_export_outcome",
     "set_filter_selection",
     "set_label_map",
+    "set_landing",
     "set_page_size",
     "set_record",
     "set_review_id_feature",
@@ -96,6 +108,8 @@ _UPLOADS = "tfb:uploads"
 _UPLOAD_FILES = "tfb:upload_files"
 _FLASH = "tfb:flash"
 _SELECTION = "tfb:selection"
+_ANON = "tfb:anon"
+_LANDING = "tfb:landing"
 
 # Values several modules share (under tfb:x:, as get()/put() keep them).
 FILTER_SELECTION = "filter:selection"
@@ -109,27 +123,41 @@ Q_SIZE = "size"
 Q_SELECTION = "sel"
 Q_FACET = "facet"
 Q_SORT = "sort"
+Q_AT = "at"
+Q_ANON = "anon"
 _SELECTION_PARAMS = (Q_SELECTION, Q_FACET, Q_SORT)
+
+SIGNED_MARK = "?…"
+"""How :func:`codec.locations.shown` writes a URL's query string: a spec in a link that
+holds it was a signed URL, whose signature links never keep."""
 
 
 @dataclass(frozen=True)
 class AppArgs:
-    """What the launcher passed after ``--``: the root folder and the paths to open first."""
+    """What the launcher passed after ``--``: the root (a folder, or a URL prefix), the paths
+    to open first, and whether remote objects are read anonymously (public buckets)."""
 
     root: str
     paths: tuple[str, ...]
+    anon: bool = False
 
 
 def app_args(argv: Sequence[str] | None = None) -> AppArgs:
-    """Parse ``--root ROOT [PATH...]`` from ``sys.argv`` (unknown arguments are ignored).
+    """Parse ``--root ROOT [--anon] [PATH...]`` from ``sys.argv`` (unknown arguments are
+    ignored).
 
-    The root defaults to the current directory."""
+    The root defaults to the current directory; a URL root is kept as given (less a
+    trailing ``/``)."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--root", default=None)
+    parser.add_argument("--anon", action="store_true")
     parser.add_argument("paths", nargs="*")
     args, _ = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
-    root = os.path.realpath(args.root or os.getcwd())
-    return AppArgs(root=root, paths=tuple(args.paths))
+    if args.root and is_url(args.root):
+        root = args.root.rstrip("/") if not args.root.endswith("://") else args.root
+    else:
+        root = os.path.realpath(args.root or os.getcwd())
+    return AppArgs(root=root, paths=tuple(args.paths), anon=bool(args.anon))
 
 
 # -- generic helpers for every page ------------------------------------------------------
@@ -206,10 +234,20 @@ def init() -> None:
     ss.setdefault(_RECENT, [])
     ss.setdefault(_BOXES, True)
     ss.setdefault(_UPLOADS, {})
+    ss[_ANON] = _anon_param()
+    ss[_LANDING] = _at_param()
     size = _int_param(Q_SIZE)
     ss[_PAGE_SIZE] = size if size in PAGE_SIZES else DEFAULT_PAGE_SIZE
     spec = st.query_params.get(Q_FILE)
     rec = _int_param(Q_RECORD)
+    if spec and SIGNED_MARK in str(spec):
+        flash(
+            f"The link named {spec}: a signed URL. The signed part of a URL (its query string)"
+            " is never kept in links, so it cannot be opened from one: paste the whole signed"
+            " URL into the path box to open it again."
+        )
+        spec = None
+        ss[_LANDING] = None
     if spec:
         ss[_SOURCE] = str(spec)
         ss[_RECORD] = max(0, rec or 0)
@@ -226,6 +264,31 @@ def init() -> None:
             ss[_SOURCE] = None
             ss[_RECORD] = 0
     _publish()
+
+
+def _anon_param() -> bool:
+    """Anonymous access as the link asks (``anon=1`` / ``anon=0``), else as started."""
+    raw = str(st.query_params.get(Q_ANON) or "").strip().lower()
+    if raw in ("1", "true", "yes"):
+        return True
+    if raw in ("0", "false", "no"):
+        return False
+    return app_args().anon
+
+
+def _at_param() -> float | None:
+    """The link's jump into the bytes (``at=50``: 50 %), or None."""
+    raw = st.query_params.get(Q_AT)
+    if raw is None:
+        return None
+    try:
+        value = float(str(raw).strip().rstrip("%"))
+    except ValueError:
+        value = float("nan")
+    if not 0.0 <= value <= 100.0:  # NaN fails this too
+        flash(f"The link's {Q_AT}={raw!r} is not a percentage from 0 to 100; it was ignored.")
+        return None
+    return value
 
 
 def _selection_param() -> Selection:
@@ -252,12 +315,17 @@ def _publish() -> None:
     spec = ss.get(_SOURCE)
     want: dict[str, list[str]] = {}
     if spec and not is_upload(spec):
-        want[Q_FILE] = [spec]
+        want[Q_FILE] = [link_spec(spec)]
         want[Q_RECORD] = [str(ss.get(_RECORD, 0))]
+        at = ss.get(_LANDING)
+        if at is not None:
+            want[Q_AT] = [f"{at:g}"]
+        if bool(ss.get(_ANON)) != app_args().anon:
+            want[Q_ANON] = ["1" if ss.get(_ANON) else "0"]
         if ss.get(_PAGE_SIZE, DEFAULT_PAGE_SIZE) != DEFAULT_PAGE_SIZE:
             want[Q_SIZE] = [str(ss[_PAGE_SIZE])]
         want.update(selection().to_params())
-    for name in (Q_FILE, Q_RECORD, Q_SIZE, *_SELECTION_PARAMS):
+    for name in (Q_FILE, Q_RECORD, Q_SIZE, Q_AT, Q_ANON, *_SELECTION_PARAMS):
         if name in want:
             if st.query_params.get_all(name) != want[name]:
                 st.query_params[name] = want[name] if len(want[name]) > 1 else want[name][0]
@@ -274,6 +342,12 @@ def source_spec() -> str | None:
     return str(value) if value else None
 
 
+def link_spec(spec: str) -> str:
+    """``spec`` as it may go into a link or be shown: a URL without credentials or query
+    string (:func:`codec.locations.shown`); anything else as it is."""
+    return shown(spec) if is_url(spec) else spec
+
+
 def set_source(spec: str, record_no: int = 0) -> None:
     """Open ``spec`` (path, glob or shard pattern relative to the root) at ``record_no``."""
     ss = st.session_state
@@ -281,6 +355,7 @@ def set_source(spec: str, record_no: int = 0) -> None:
         ss[_SELECTION] = Selection()  # a selection belongs to the dataset it was made on
     ss[_SOURCE] = spec
     ss[_RECORD] = max(0, int(record_no))
+    ss[_LANDING] = None
     _remember(spec)
     _publish()
 
@@ -290,6 +365,7 @@ def clear_source() -> None:
     st.session_state[_SOURCE] = None
     st.session_state[_RECORD] = 0
     st.session_state[_SELECTION] = Selection()
+    st.session_state[_LANDING] = None
     _publish()
 
 
@@ -385,8 +461,33 @@ def record() -> int:
 
 
 def set_record(n: int) -> None:
-    """Make record ``n`` the current one (the page follows)."""
+    """Make record ``n`` the current one (the page follows; a jump into the bytes is left)."""
     st.session_state[_RECORD] = max(0, int(n))
+    st.session_state[_LANDING] = None
+    _publish()
+
+
+def landing() -> float | None:
+    """Where the views jumped into the bytes (a percentage, 0 to 100), or None: they then
+    show numbered pages around the current record."""
+    value = st.session_state.get(_LANDING)
+    return float(value) if isinstance(value, (int, float)) else None
+
+
+def set_landing(percent: float | None) -> None:
+    """Jump to ``percent`` % of the dataset's bytes (None: back to numbered pages)."""
+    st.session_state[_LANDING] = None if percent is None else min(100.0, max(0.0, percent))
+    _publish()
+
+
+def anon() -> bool:
+    """Whether remote objects are read without credentials (a public bucket)."""
+    return bool(st.session_state.get(_ANON, app_args().anon))
+
+
+def set_anon(value: bool) -> None:
+    """Read remote objects anonymously (or with credentials again); the URL follows."""
+    st.session_state[_ANON] = bool(value)
     _publish()
 
 

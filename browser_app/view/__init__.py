@@ -11,6 +11,7 @@ from .changes import diff_rows, part_preview
 from .export import DamageLeftOut, ExportOutcome, damage_left_out, export_outcome
 from .files import file_options
 from .gallery import GalleryItem, gallery_items, record_label
+from .landing import LandedNumber, landed_caption, landed_rows, landed_tiles, percent_text
 from .pictures import (
     BOX_SAMPLE,
     BROKEN_PICTURE,
@@ -90,6 +91,7 @@ __all__ = [
     "ExportOutcome",
     "FeatureRow",
     "GalleryItem",
+    "LandedNumber",
     "PageItem",
     "PageView",
     "Picture",
@@ -114,6 +116,9 @@ __all__ = [
     "hex_dump",
     "kind_label",
     "label_text",
+    "landed_caption",
+    "landed_rows",
+    "landed_tiles",
     "match_rows",
     "md_code",
     "md_text",
@@ -121,6 +126,7 @@ __all__ = [
     "page_view",
     "parse_bytes_cell",
     "part_preview",
+    "percent_text",
     "plural",
     "problem_dict",
     "record_label",

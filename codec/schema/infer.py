@@ -257,9 +257,12 @@ def _infer_parallel(
     tasks: list[tuple[int, tuple[str, dict[str, Any], int, int, int, dict[str, Any]]]] = []
     for k, f in enumerate(files):
         options = {"compression": f.compression, "check_crc": True}
+        if getattr(f, "anon", False):
+            options["anon"] = True
+        where = getattr(f, "url", None) or f.path  # as given: the shown form has no query
         for s in range(0, counts[k], piece):
             e = min(counts[k], s + piece)
-            tasks.append((k, (f.path, options, s, e, int(firsts[k]), built)))
+            tasks.append((k, (where, options, s, e, int(firsts[k]), built)))
     per_file: list[SchemaBuilder | None] = [None] * len(files)
     with ProcessPoolExecutor(max_workers=min(workers, len(tasks)) or 1) as pool:
         futures = [(k, a, pool.submit(_task, a)) for k, a in tasks]

@@ -2,26 +2,36 @@
 and a review by keyboard (see :mod:`browser_app.ui.widgets.gallery_grid` for the keys).
 
 The grid, its pager and its controls are one fragment: paging, moving the focus and marking
-rerun only them, not the sidebar and the header."""
+rerun only them, not the sidebar and the header. After "Go to %" the tiles are those of the
+records found at that byte (:mod:`browser_app.ui.widgets.landing`)."""
 
 from __future__ import annotations
 
 import streamlit as st
 
-from browser_app.ui import frame, services
+from browser_app.ui import frame, services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import detail, gallery_grid, pager
+from browser_app.ui.widgets import detail, gallery_grid, landing, pager, remote
 
 
 def render() -> None:
     src = frame.start("Gallery")
     if src is None:
         return
+    if landing.view(src, "gallery"):  # after "Go to %": the records found there
+        return
     _gallery(src)
 
 
 @st.fragment
 def _gallery(src: Source) -> None:
+    if state.landing() is not None:
+        st.rerun(scope="app")  # "Go to %": the page shows the records found there
+    with remote.guard(src, "gallery"):
+        _tiles(src)
+
+
+def _tiles(src: Source) -> None:
     start, stop, total = pager.pager(src, "gallery")
     bar = st.container(horizontal=True, vertical_alignment="center", gap="small")
     with bar:

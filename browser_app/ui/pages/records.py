@@ -4,7 +4,10 @@ other on a narrow one.
 
 Paging, selecting a row, the review bar and the editor rerun only the page's body (a
 fragment): the sidebar and the header are drawn again only when what they show changed
-(pending changes, review marks).
+(pending changes, review marks). After "Go to %" the body shows the records found at that
+byte instead (:mod:`browser_app.ui.widgets.landing`), until the person goes back to numbered
+pages. A remote source that fails while read shows what went wrong below what was drawn
+(:func:`browser_app.ui.widgets.remote.guard`).
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import streamlit as st
 from browser_app.errors import AppError
 from browser_app.ui import frame, services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import detail, editor, pager, records_table
+from browser_app.ui.widgets import detail, editor, landing, pager, records_table, remote
 from browser_app.view import PageView, plural
 from codec.errors import CodecError
 
@@ -40,6 +43,8 @@ def render() -> None:
         return
     st.html(CSS)
     state.put(_SIDEBAR_SHOWS, _sidebar_facts(src))
+    if landing.view(src, "records"):  # after "Go to %": the records found there
+        return
     _body(src)
 
 
@@ -61,6 +66,13 @@ def _sidebar_facts(src: Source) -> tuple[int, int] | None:
 def _body(src: Source) -> None:
     if state.get(_SIDEBAR_SHOWS) != _sidebar_facts(src):
         st.rerun(scope="app")  # an edit or a mark: the sidebar's counts change too
+    if state.landing() is not None:
+        st.rerun(scope="app")  # "Go to %": the page shows the records found there
+    with remote.guard(src, "records"):
+        _page(src)
+
+
+def _page(src: Source) -> None:
     start, stop, _total = pager.pager(src, "records")
     view = services.page_view(src, start, stop, boxes=state.show_boxes())  # edits applied
     if not view.rows:

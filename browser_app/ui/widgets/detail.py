@@ -335,7 +335,7 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
     st.markdown(head)
     st.caption(
         f"{rel}  ·  header at byte {slot.offset:,}  ·  payload {slot.length:,} bytes"
-        f"  ·  [link](?file={_q(src.spec)}&record={slot.index})"
+        f"  ·  [link](?file={_q(src.link)}&record={slot.index})"
         if not state.is_upload(src.spec)
         else f"{rel}  ·  header at byte {slot.offset:,}  ·  payload {slot.length:,} bytes"
     )

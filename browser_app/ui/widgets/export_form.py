@@ -40,6 +40,7 @@ from browser_app.view import (
 )
 from codec.errors import CodecError
 from codec.kinds import NO_COMPRESSION
+from codec.locations import filesystem, is_url, remote_errors
 from codec.values import format_bytes
 
 __all__ = ["form", "replace_section", "report"]
@@ -94,7 +95,7 @@ def _selection(src: Source, how: str) -> tuple[list[int] | None, str | None]:
 def _destination(src: Source, text: str) -> str:
     """The real path of ``text`` inside the root; raises PathRefused."""
     real = resolve_inside(src.root, text)
-    if os.path.isdir(real) and not text.endswith("/") and _format() != IMAGES:
+    if not is_url(real) and os.path.isdir(real) and not text.endswith("/") and _format() != IMAGES:
         raise PathRefused(f"{text} is a folder; give a file name")
     return real
 
@@ -129,6 +130,19 @@ def _options(fmt: str) -> dict[str, Any]:
     return options
 
 
+def _exists(path: str) -> bool:
+    """Whether ``path`` (a file, or an object under a URL root) exists; an object that
+    cannot be asked about counts as absent (the export itself then says what is wrong)."""
+    if not is_url(path):
+        return os.path.lexists(path)
+    try:
+        fs, inner = filesystem(path, anon=state.anon())
+        with remote_errors(path, "asking whether it exists"):
+            return bool(fs.exists(inner))
+    except OSError:
+        return False
+
+
 def _existing_outputs(dst: str) -> list[str]:
     """The paths an export to ``dst`` as the form stands writes (every shard of a sharded
     one) that exist already."""
@@ -137,7 +151,7 @@ def _existing_outputs(dst: str) -> list[str]:
         paths = export.output_paths(dst, format=fmt, **_options(fmt))
     except AppError:
         return []  # the export itself says what is wrong
-    return [p for p in paths if os.path.lexists(p)]
+    return [p for p in paths if _exists(p)]
 
 
 def _confirmed(existing: list[str]) -> bool:
@@ -173,7 +187,8 @@ def _run(src: Source, j: Journal | None) -> None:
         return
     parent = os.path.dirname(dst)
     try:
-        os.makedirs(parent, exist_ok=True)
+        if not is_url(dst):  # an object store has no folders to make
+            os.makedirs(parent, exist_ok=True)
     except OSError as exc:
         st.error(
             f"Cannot create the folder {md_text(relative_to_root(src.root, parent))}:"
@@ -306,7 +321,7 @@ def _destination_input(src: Source) -> None:
     st.text_input(
         "Destination (inside the root folder)",
         key=state.widget_key("export:dest"),
-        help=f"A path relative to {src.root}; folders are created as needed",
+        help=f"A path relative to {state.link_spec(src.root)}; folders are created as needed",
     )
     dest_text = str(state.widget_value("export:dest") or "")
     existing: list[str] = []

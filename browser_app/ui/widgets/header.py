@@ -1,5 +1,7 @@
 """The top of every page with a source open: the title, what is open (files, records, size,
-compression) and, while the index is still being built, its progress."""
+compression; for remote data, where it is read from and what reading it has cost) and, while
+the index is still being built, its progress. Indexing a remote source pauses when the
+network fails (after retries), until the person tries again."""
 
 from __future__ import annotations
 
@@ -8,9 +10,12 @@ import time
 import streamlit as st
 
 import codec
+from browser_app.ui import opening, state
 from browser_app.ui.source import Source
+from browser_app.ui.widgets import remote
 from browser_app.view import md_text, plural
 from codec.cache import default_cache_dir, inflated_usage
+from codec.errors import RemoteError
 from codec.kinds import NO_COMPRESSION
 from codec.values import format_bytes
 
@@ -18,6 +23,11 @@ __all__ = ["index_progress", "inflated_copies", "source_header"]
 
 _INDEX_STEP = 1 << 16  # records indexed per step
 _STEP_SECONDS = 0.25  # indexing time per tick, so the page stays responsive
+_PAUSED = "index:paused"  # the trouble that paused indexing a remote source
+
+
+def _resume() -> None:
+    state.put(_PAUSED, None)
 
 
 def source_header(src: Source, title: str) -> None:
@@ -39,6 +49,7 @@ def source_header(src: Source, title: str) -> None:
     st.caption("  ·  ".join(parts))
     if comps != [NO_COMPRESSION]:
         inflated_copies()
+    remote.status(src)
     index_progress(src)
 
 
@@ -59,6 +70,10 @@ def index_progress(src: Source) -> None:
     ds = src.dataset
     if ds.index_complete:
         return
+    paused = state.get(_PAUSED)
+    if isinstance(paused, opening.RemoteTrouble) and paused.spec == src.spec:
+        remote.trouble(paused, src, "index", on_retry=_resume)
+        return
 
     @st.fragment(run_every=0.5)
     def _tick() -> None:
@@ -68,6 +83,11 @@ def index_progress(src: Source) -> None:
                 ds.index_more(_INDEX_STEP)
         except codec.ReaderClosedError:
             return
+        except RemoteError as exc:
+            found = opening.as_trouble(src.spec, exc)
+            message = f"Indexing paused: {found.message}"
+            state.put(_PAUSED, opening.RemoteTrouble(found.spec, message, found.changed))
+            st.rerun(scope="app")
         if ds.index_complete:
             st.rerun(scope="app")
         st.progress(

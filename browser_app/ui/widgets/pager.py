@@ -1,5 +1,6 @@
-"""Paging through a source: first / previous / next / last, the page size, and "go to
-record". The current record (in the URL) decides the page shown.
+"""Paging through a source: first / previous / next / last, the page size, "go to record",
+and "go to %" of the bytes (:mod:`browser_app.ui.widgets.landing`; not within a selection).
+The current record (in the URL) decides the page shown.
 
 With a selection (:func:`browser_app.ui.state.selection`), pages are positions in its order
 (:func:`browser_app.ui.services.order`): the pager returns positions, which
@@ -13,6 +14,7 @@ import streamlit as st
 from browser_app.selection import position
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
+from browser_app.ui.widgets import landing
 from browser_app.view import plural
 
 __all__ = ["pager"]
@@ -71,7 +73,7 @@ def pager(
     stop = start + size if total is None else min(start + size, total)
     known = ds.indexed
     last_start = ((total - 1) // size) * size if total else 0
-    widths = [1.05, 1.25, 2.2, 1.05, 1.05] + ([2.7] if compact else [1.2, 1.5])
+    widths = [1.05, 1.25, 2.2, 1.05, 1.05] + ([2.7] if compact else [1.2, 1.5, 1.2])
     c = st.columns(widths, vertical_alignment="bottom")
     c[0].button(
         "First",
@@ -143,6 +145,7 @@ def pager(
         on_change=_on_jump,
         help="Record number (counting from 0); press Enter",
     )
+    landing.percent_input(where, c[7])
     return start, stop, total
 
 

@@ -25,7 +25,7 @@ from browser_app.view import PageView, label_text, review_cells
 from codec.dataset import DAMAGED, RECOVERED, SKIPPED
 from codec.values import format_float
 
-__all__ = ["REVIEW", "column_chooser", "records_table", "shown_columns"]
+__all__ = ["REVIEW", "column_chooser", "column_config", "records_table", "shown_columns"]
 
 # Text colours that read on a light and on a dark page alike (the app follows the browser's).
 DAMAGED_STYLE = "background-color: rgba(255, 43, 43, 0.12); color: #d93025"
@@ -92,7 +92,8 @@ def _frame(view: PageView, review: list[str | None]) -> pd.DataFrame:
     return pd.DataFrame(data)
 
 
-def _column_config(view: PageView, pinned: set[str]) -> dict[str, Any]:
+def column_config(view: PageView, pinned: set[str]) -> dict[str, Any]:
+    """How the table shows each column of ``view`` (``pinned`` ones kept on the left)."""
     cfg: dict[str, Any] = {
         "#": st.column_config.NumberColumn("#", width="small", format="%d"),
         "status": st.column_config.TextColumn("status", width="medium"),
@@ -202,12 +203,12 @@ def _style(df: pd.DataFrame, view: PageView) -> Any:
 
 
 def _table_name(src: Source, start: int) -> str:
-    return f"table:{src.spec}:{start}:{state.page_size()}"
+    return f"table:{src.tag}:{start}:{state.page_size()}"
 
 
 def _shows(src: Source) -> str:
     """The session value naming the record the table's selection shows."""
-    return f"table:{src.spec}:shows"
+    return f"table:{src.tag}:shows"
 
 
 def _on_select(src: Source, view: PageView, name: str) -> None:
@@ -252,7 +253,7 @@ def records_table(src: Source, view: PageView, start: int) -> int | None:
             _style(df, view),
             hide_index=True,
             column_order=shown,
-            column_config=_column_config(view, pinned),
+            column_config=column_config(view, pinned),
             key=state.widget_key(name),
             on_select=functools.partial(_on_select, src, view, name),
             selection_mode="single-row",

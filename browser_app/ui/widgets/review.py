@@ -39,7 +39,7 @@ _STATUS_BUTTONS: tuple[tuple[MarkStatus, str, str, str], ...] = (
 
 
 def _sid(src: Source) -> str:
-    return src.spec
+    return src.tag  # widget keys reach the page: never a signed URL
 
 
 def _set(src: Source, ref: RecordRef, status: str | None, comment: str | None) -> None:

@@ -188,5 +188,5 @@ def record_link(src: Source) -> Callable[[int], str]:
     exist), or the bare number for an upload (never in a URL)."""
     if state.is_upload(src.spec):
         return str
-    spec = quote(src.spec, safe="")
+    spec = quote(src.link, safe="")
     return lambda n: f"[{n}](./?file={spec}&record={n})"

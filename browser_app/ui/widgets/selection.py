@@ -88,9 +88,16 @@ def _sort_label(key: str) -> str:
     return label_text(SORTS.get(key) or key.removeprefix("feature:"))
 
 
+def _empty(src: Source) -> bool:
+    """Whether ``src`` is known to hold no record (without indexing further: the index of
+    a large remote dataset is built in the background, never by the sidebar)."""
+    ds = src.dataset
+    return ds.index_complete and ds.indexed == 0
+
+
 def sidebar_selection(src: Source | None) -> None:
     """The selection section of the sidebar (nothing while no source with records is open)."""
-    if src is None or not len(src.dataset):
+    if src is None or _empty(src):
         return
     sel = state.selection()
     ds = src.dataset
@@ -140,7 +147,7 @@ def sidebar_selection(src: Source | None) -> None:
     except (CodecError, OSError) as exc:
         side.error(f"The selection cannot be read: {md_text(str(exc))}.", icon=":material/error:")
         return
-    total = len(ds) if ds.index_complete else None
+    total = ds.indexed if ds.index_complete else None
     if sel.base == "finding" and services.finding_records(src, sel.arg) is None:
         side.info(
             "Open the Schema page to infer the schema: the finding's records come from it.",
@@ -169,7 +176,7 @@ def sidebar_selection(src: Source | None) -> None:
 def sidebar_facets(src: Source | None) -> None:
     """The facets of the current selection, under it in the sidebar. Drawn after the page,
     so the first look at a file does not wait for the pass that counts them."""
-    if src is None or not len(src.dataset):
+    if src is None or _empty(src):
         return
     sel = state.selection()
     try:
@@ -182,11 +189,14 @@ def sidebar_facets(src: Source | None) -> None:
         side.caption("Facets are counted once the index is complete.")
         return
     asked = state.get(f"facets:{src.spec}", False)
-    if len(ds) > FACTS_AUTO_RECORDS and not asked:
+    # Counted at once for a local dataset of a usual size; a remote one is read whole only
+    # when asked (it is downloaded, block by block).
+    if (ds.indexed > FACTS_AUTO_RECORDS or src.remote) and not asked:
         if side.button(
             "Count facets",
             key=state.widget_key("sel:count"),
-            help=f"Reads each of the {plural(len(ds), 'record')} once",
+            help=f"Reads each of the {plural(ds.indexed, 'record')} once"
+            + (" (every byte of the remote objects)" if src.remote else ""),
         ):
             state.put(f"facets:{src.spec}", True)
             st.rerun()

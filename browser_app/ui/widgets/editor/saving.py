@@ -46,8 +46,9 @@ _MESSAGES_KEPT = 6
 
 
 def sid(src: Source) -> str:
-    """The source's part of the editor's widget names and session values."""
-    return src.spec
+    """The source's part of the editor's widget names and session values (widget names reach
+    the page: a signed URL's is a digest)."""
+    return src.tag
 
 
 def target_name(src: Source, record_no: int) -> str:

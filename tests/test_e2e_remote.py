@@ -1,0 +1,131 @@
+"""End to end, a remote dataset: the real server started with ``--root s3://bkt/data`` against
+moto's S3 server on loopback (behind a proxy that caps the bandwidth, as a network does), in
+headless Chromium. A jump to 50 % numbered by estimate until the background index reaches it,
+the first page (and a URL outside the root refused), the gallery, and a deep link to a record
+opened in a fresh page.
+
+Uses Debian's chromium (``/usr/bin/chromium``). Without it the test is skipped locally and
+FAILS in CI (``CI=true``). Screenshots go to ``artifacts/``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import ARTIFACTS, chromium, need_chromium, running_server
+from netservers import FaultProxy, MotoS3
+
+import codec
+from browser_app.sample_data import write_sample
+from codec.framing import OVERHEAD, encode_record
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+VIEWPORT = {"width": 1440, "height": 1000}
+COPIES = 160  # the sample's 60 pictures, 160 times: 9,600 records, about 23 MB
+BANDWIDTH = 3e6  # bytes per second through the proxy at first: 50 % is seconds away
+
+
+def _payloads(tmp_path: Path) -> list[bytes]:
+    write_sample(tmp_path / "sample")
+    with codec.TFRecordFile(tmp_path / "sample" / "detection.tfrecord", use_cache=False) as f:
+        return list(f) * COPIES
+
+
+def _ok(page: Any) -> None:
+    assert page.get_by_test_id("stException").count() == 0
+    assert page.get_by_text("could not be shown").count() == 0
+
+
+def _settled(page: Any) -> None:
+    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']")
+
+
+def _shot(page: Any, name: str) -> None:
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.wait_for_timeout(300)
+    page.screenshot(path=str(ARTIFACTS / name))
+
+
+def _cell(page: Any, col: int, row: int) -> Any:
+    """A cell of the page's first table (the records table's column 0 selects rows: its
+    ``#`` is column 1; a landed table's is column 0)."""
+    grid = page.get_by_test_id("stDataFrame").first
+    return grid.get_by_test_id(f"glide-cell-{col}-{row}").first
+
+
+def test_a_remote_root_in_the_browser(tmp_path: Path, s3: MotoS3, s3_proxy: FaultProxy) -> None:
+    from playwright.sync_api import expect
+
+    need_chromium()
+    payloads = _payloads(tmp_path)
+    s3.put("bkt", "data/det.tfrecord", b"".join(encode_record(p) for p in payloads))
+    s3.put("bkt", "outside/secret.tfrecord", encode_record(payloads[0]))
+    s3_proxy.bandwidth = BANDWIDTH
+    env = {"TFRECORD_BROWSER_REMOTE_BLOCK": "128K", "TFRECORD_BROWSER_CACHE": str(tmp_path / "c")}
+    offsets, off = [], 0
+    for p in payloads:
+        offsets.append(off)
+        off += len(p) + OVERHEAD
+    half = next(i for i, o in enumerate(offsets) if o >= off // 2)
+
+    with (
+        running_server(["--root", "s3://bkt/data"], tmp_path, env) as url,
+        chromium() as browser,
+    ):
+        # A jump to 50 % on opening: found before the background index gets there.
+        jump = browser.new_page(viewport=VIEWPORT)
+        jump.goto(f"{url}/?file=det.tfrecord&at=50")
+        expect(jump.get_by_text("Jumped to 50 % of the bytes")).to_be_visible(timeout=30_000)
+        expect(jump.get_by_text("estimates from the average record size")).to_be_visible()
+        expect(_cell(jump, 0, 0)).to_have_text(re.compile(r"^≈ [\d,]+$"), timeout=30_000)
+        _shot(jump, "remote-jump-50.png")
+        estimate = int(_cell(jump, 0, 0).text_content().split()[1].replace(",", ""))
+        assert abs(estimate - half) <= len(payloads) // 20
+        _ok(jump)
+        # The background index reaches them (the network now fast): the same rows, numbered
+        # exactly.
+        s3_proxy.bandwidth = None
+        expect(_cell(jump, 0, 0)).to_have_text(f"{half:,}", timeout=60_000)
+        _settled(jump)
+        _shot(jump, "remote-jump-50-indexed.png")
+        expect(jump.get_by_text("their numbers are exact")).to_be_visible()
+        _ok(jump)
+
+        page = browser.new_page(viewport=VIEWPORT)
+        # The picker lists the bucket under the root; the first page of the object.
+        page.goto(url)
+        box = page.get_by_role("textbox", name="TFRecord path")
+        box.fill("s3://bkt/outside/secret.tfrecord")
+        box.press("Enter")
+        expect(page.get_by_text("outside the root").first).to_be_visible(timeout=30_000)
+        box.fill("det.tfrecord")
+        box.press("Enter")
+        expect(page).to_have_url(re.compile(r"file=det\.tfrecord"), timeout=30_000)
+        expect(_cell(page, 1, 0)).to_have_text("0", timeout=30_000)
+        expect(page.get_by_text("Remote (s3://)").first).to_be_visible()
+        expect(page.get_by_text("Record 0", exact=True)).to_be_visible()
+        _settled(page)
+        _ok(page)
+        _shot(page, "remote-first-page.png")
+
+        # The gallery of the same object.
+        page.goto(f"{url}/gallery?file=det.tfrecord")
+        pictures = page.locator(".st-key-tfb-gallery img")
+        expect(pictures).to_have_count(25, timeout=30_000)
+        _settled(page)
+        _ok(page)
+        _shot(page, "remote-gallery.png")
+
+        # A deep link to a record, opened in a fresh page.
+        record = half + 7
+        fresh = browser.new_page(viewport=VIEWPORT)
+        fresh.goto(f"{url}/?file=det.tfrecord&record={record}")
+        expect(fresh.get_by_text(f"Record {record:,}", exact=True)).to_be_visible(timeout=30_000)
+        expect(_cell(fresh, 1, record % 25)).to_have_text(f"{record}", timeout=30_000)
+        _settled(fresh)
+        _ok(fresh)
+        _shot(fresh, "remote-deep-link.png")
