@@ -204,10 +204,10 @@ class Watched(VerifyJob):
 # -- checks shared by the executors ------------------------------------------------------------
 
 
-def check_identical(ex: Executor, paths: Sequence[Path], seed: int) -> None:
-    """The verify job over random splits of ``paths`` on ``ex``: every file's JSON exactly
-    that of ``TFRecordFile.verify()``."""
-    tasks = random_tasks(paths, random.Random(seed))
+def check_identical(ex: Executor, paths: Sequence[Path], seed: int, cuts: int = 8) -> None:
+    """The verify job over random splits of ``paths`` (up to ``cuts`` cuts a file) on ``ex``:
+    every file's JSON exactly that of ``TFRecordFile.verify()``."""
+    tasks = random_tasks(paths, random.Random(seed), cuts)
     assert any(not t.whole for t in tasks)
     got = as_json(run(Shuffled(seed=seed), tasks, ex))
     assert got == [whole_json(p) for p in paths]
@@ -245,7 +245,7 @@ def check_unreadable(ex: Executor, tmp: Path) -> None:
     paths = [tmp / f"part-{i}.tfrecord" for i in range(4)]
     for i, p in enumerate(paths):
         codec.write_records(p, [bytes([i]) * n for n in range(200)])
-    tasks = plan([str(p) for p in paths], split=2_000)  # a gone file of many ranges, too
+    tasks = plan([str(p) for p in paths], split=8_000)  # a gone file of several ranges, too
     paths[1].unlink()
     paths[2].unlink()
     paths[2].mkdir()
@@ -317,7 +317,7 @@ def check_cancel(ex: Executor, tmp: Path) -> None:
 
 @pytest.fixture(scope="module")
 def pool() -> Iterator[ProcessExecutor]:
-    with ProcessExecutor(2) as ex:
+    with ProcessExecutor(2, max_kills=2) as ex:
         yield ex
 
 
@@ -360,15 +360,13 @@ def test_default_executor_runs_every_core(big):
     assert run(VerifyJob(), []) == []
 
 
-def test_a_worker_process_killed_mid_job_changes_nothing(tmp_path, big):
-    with ProcessExecutor(2) as ex:
-        check_kill_mid_job(ex, big, tmp_path)
+def test_a_worker_process_killed_mid_job_changes_nothing(pool, tmp_path, big):
+    check_kill_mid_job(pool, big, tmp_path)
 
 
-def test_a_task_that_kills_its_worker_every_time_is_reported_alone(tmp_path, big):
-    with ProcessExecutor(2, max_kills=2) as ex:
-        tasks = random_tasks(big, random.Random(4), cuts=3)
-        reports = run(Poison(victim=1), tasks, ex)
+def test_a_task_that_kills_its_worker_every_time_is_reported_alone(pool, big):
+    tasks = random_tasks(big, random.Random(4), cuts=3)
+    reports = run(Poison(victim=1), tasks, pool)
     assert as_json([reports[0], reports[2]]) == [whole_json(big[0]), whole_json(big[2])]
     (problem,) = reports[1].problems
     assert problem.kind == UNREADABLE and "died" in problem.message
@@ -390,6 +388,32 @@ def test_progress_only_grows_and_ends_at_every_task(ex, big):
 
 def test_cancel_stops_the_job_early(ex, tmp_path):
     check_cancel(ex, tmp_path)
+
+
+def test_cancel_on_a_pool_it_started_leaves_no_process(tmp_path):
+    """Cancelled on a pool ``run`` started itself: its processes (and the tasks they ran)
+    are stopped before ``run`` returns."""
+    import multiprocessing
+
+    before = set(multiprocessing.active_children())
+    paths = [tmp_path / f"c{i}.tfrecord" for i in range(20)]
+    for p in paths:
+        codec.write_records(p, [b"x"] * 3)
+    stop = threading.Event()
+
+    def progress(p: Progress) -> None:
+        if p.tasks_done >= 1:
+            stop.set()
+
+    with pytest.raises(JobCancelled):
+        run(
+            Slow(folder=str(tmp_path)),
+            plan([str(p) for p in paths]),
+            "processes:2",
+            progress=progress,
+            cancel=stop,
+        )
+    assert set(multiprocessing.active_children()) <= before
 
 
 def test_executors_by_name():

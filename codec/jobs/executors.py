@@ -110,8 +110,9 @@ class Executor(ABC):
     def batch(self) -> Batch:
         """A new, empty batch of tasks (one per job; several may run at once)."""
 
-    def close(self) -> None:
-        """Stop the workers this executor started (nothing to do by default)."""
+    def close(self, wait: bool = True) -> None:
+        """Stop the workers this executor started (nothing to do by default): after the
+        tasks they run (``wait``), or now."""
         return None
 
     def __enter__(self) -> Executor:
@@ -130,7 +131,7 @@ class Executor(ABC):
 class InlineExecutor(Executor):
     """Tasks one after the other in this process (one core; nothing to pickle)."""
 
-    name = "inline"
+    name = "this process"
 
     def batch(self) -> Batch:
         return _InlineBatch(self.retries)
@@ -204,11 +205,19 @@ class ProcessExecutor(Executor):
     def batch(self) -> Batch:
         return _PoolBatch(self)
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         with self._lock:
             pool, self._pool = self._pool, None
-        if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
+        if pool is None:
+            return
+        if not wait:  # stop the tasks running too (a cancelled job's)
+            stop = getattr(pool, "terminate_workers", None)  # Python 3.14
+            if stop is not None:
+                stop()
+            else:
+                for process in list((getattr(pool, "_processes", None) or {}).values()):
+                    process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 @dataclass
@@ -384,7 +393,8 @@ def _died(kills: int) -> str:
 class DaskExecutor(Executor):
     """Tasks on a Dask cluster: the scheduler at ``address``, or (``address=None``) a
     ``LocalCluster`` of ``workers`` single-threaded processes (default: every core) started
-    here and closed with the executor. Workers read the data themselves."""
+    here and closed with the executor, whose workers run with this process's environment as
+    it is now (also those restarted later). Workers read the data themselves."""
 
     def __init__(
         self,
@@ -408,7 +418,11 @@ class DaskExecutor(Executor):
                     threads_per_worker=1,
                     processes=True,
                     host="127.0.0.1",
-                    dashboard_address=None,
+                    dashboard_address=None,  # no dashboard; its HTTP server (health
+                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # checks): any port
+                    # a worker restarted after dying gets this environment too, not the one
+                    # this process has then (credentials, endpoints, the cache folder)
+                    env={k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"},
                 )
             except Exception as exc:
                 raise ExecutorError(
@@ -447,7 +461,7 @@ class DaskExecutor(Executor):
     def connected(self) -> bool:
         return not self._closed and self.client.status == "running"
 
-    def close(self) -> None:
+    def close(self, wait: bool = True) -> None:
         if self._closed:
             return
         self._closed = True

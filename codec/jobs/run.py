@@ -90,10 +90,15 @@ def run(
     ex = _make(executor, len(tasks)) if own else executor
     assert isinstance(ex, Executor)
     try:
-        return _Run(job, ex, tasks, progress, cancel).go()
+        result = _Run(job, ex, tasks, progress, cancel).go()
+    except JobCancelled:
+        if own:
+            ex.close(wait=False)
+        raise
     finally:
         if own:
             ex.close()
+    return result
 
 
 def _make(spec: str | Executor | None, n: int) -> Executor:
