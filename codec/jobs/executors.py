@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import logging
 import os
 import queue
 import threading
@@ -423,6 +424,8 @@ class DaskExecutor(Executor):
                     # a worker restarted after dying gets this environment too, not the one
                     # this process has then (credentials, endpoints, the cache folder)
                     env={k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"},
+                    # a task's error is reported as a problem of its input, not logged
+                    silence_logs=logging.CRITICAL,
                 )
             except Exception as exc:
                 raise ExecutorError(
