@@ -149,9 +149,13 @@ class JobCancelled(CodecError):
     finished."""
 
     def __init__(self, name: str, done: int, total: int) -> None:
+        from .values import plural
+
         self.done = done
         self.total = total
-        super().__init__(f"{name} was cancelled after {done} of {total} tasks; nothing was kept")
+        super().__init__(
+            f"{name} was cancelled after {done:,} of {plural(total, 'task')}; nothing was kept"
+        )
 
 
 class ExecutorError(CodecError, OSError):

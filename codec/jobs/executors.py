@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import ExecutorError, MissingExtraError, SchedulerError
+from ..values import plural
 
 __all__ = [
     "DEFAULT_RETRIES",
@@ -179,7 +180,7 @@ class ProcessExecutor(Executor):
     ) -> None:
         super().__init__(retries)
         self.workers = workers or cores()
-        self.name = f"{self.workers} local processes"
+        self.name = plural(self.workers, "local process", "local processes")
         self.max_kills = max(1, max_kills)
         self._context = context
         self._pool: ProcessPoolExecutor | None = None
@@ -310,7 +311,8 @@ class _PoolBatch(Batch):
         self.breaks += 1
         if self.breaks > self.ex.max_kills * (self.ex.workers + 1) + 1:
             raise ExecutorError(
-                f"the pool of {self.ex.workers} local processes keeps breaking: its worker"
+                f"the pool of {plural(self.ex.workers, 'local process', 'local processes')}"
+                " keeps breaking: its worker"
                 " processes die before finishing any task (killed, out of memory, or they"
                 " cannot start); try the inline executor to see the error"
             )
@@ -429,10 +431,11 @@ class DaskExecutor(Executor):
                 )
             except Exception as exc:
                 raise ExecutorError(
-                    f"a local Dask cluster of {n} workers could not be started: {_one_line(exc)}"
+                    f"a local Dask cluster of {plural(n, 'worker')} could not be started:"
+                    f" {_one_line(exc)}"
                 ) from exc
             self.address = self._cluster.scheduler_address
-            self.name = f"a local Dask cluster of {n} workers ({self.address})"
+            self.name = f"a local Dask cluster of {plural(n, 'worker')} ({self.address})"
         else:
             self.name = f"the Dask scheduler at {address}"
         try:
