@@ -1,0 +1,162 @@
+"""The verify job on a Dask cluster (one LocalCluster of two worker processes on 127.0.0.1 for
+the module): the same answers as ``TFRecordFile.verify()``, byte for byte, over the golden
+corpus and random byte-range splits of large files, with a worker killed mid-job, a shard that
+cannot be read, and data the workers read from S3 themselves (moto's server on loopback);
+progress and cancelling as on the other executors; a scheduler that cannot be reached, or is
+lost mid-job, is one clear error naming its address."""
+
+from __future__ import annotations
+
+import os
+import random
+import socket
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from netservers import MotoS3
+from test_jobs_executors import (
+    as_json,
+    check_cancel,
+    check_identical,
+    check_kill_mid_job,
+    check_progress,
+    check_unreadable,
+    generated,
+    golden,
+    random_tasks,
+    whole_json,
+)
+
+from codec.errors import SchedulerError
+from codec.jobs import DaskExecutor, Progress, Task, VerifyJob, executor, plan, run
+from codec.kinds import UNREADABLE
+
+pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def dask_ex(tmp_path_factory: pytest.TempPathFactory, s3_server: MotoS3) -> Iterator[DaskExecutor]:
+    """``dask:local:2``, its workers started with a cache folder of their own and the S3
+    server's endpoint in their environment (workers inherit it at the cluster's start)."""
+    env = {
+        "TFRECORD_BROWSER_CACHE": str(tmp_path_factory.mktemp("dask-cache")),
+        "AWS_ENDPOINT_URL": s3_server.endpoint,
+    }
+    saved = {name: os.environ.get(name) for name in env}
+    os.environ.update(env)
+    try:
+        ex = executor("dask:local:2")
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+    assert isinstance(ex, DaskExecutor)
+    with ex:
+        yield ex
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return generated(tmp_path_factory.mktemp("big"), seed=5)
+
+
+def _worker_pids(ex: DaskExecutor) -> set[int]:
+    return set(ex.client.run(os.getpid).values())
+
+
+def test_golden_corpus_split_at_random_is_the_whole_files_report(dask_ex):
+    check_identical(dask_ex, golden(), seed=2, cuts=4)
+
+
+def test_large_files_split_at_random_are_the_whole_files_report(dask_ex, big):
+    check_identical(dask_ex, big, seed=3)
+
+
+def test_a_worker_killed_mid_job_changes_nothing(dask_ex, big, tmp_path):
+    before = _worker_pids(dask_ex)
+    killed = check_kill_mid_job(dask_ex, big, tmp_path)
+    assert killed in before
+    assert killed not in _worker_pids(dask_ex)
+
+
+def test_a_shard_that_cannot_be_read_is_reported_and_the_job_completes(dask_ex, tmp_path):
+    check_unreadable(dask_ex, tmp_path)
+
+
+def test_progress_only_grows_and_ends_at_every_task(dask_ex, big):
+    check_progress(dask_ex, big[1:])
+
+
+def test_cancel_stops_the_job_early(dask_ex, tmp_path):
+    check_cancel(dask_ex, tmp_path)
+
+
+def test_workers_read_s3_objects_themselves(dask_ex, s3: MotoS3):
+    """Objects on S3, split into ranges: the workers read them (the endpoint is in their
+    environment) and every report is the one this process gets for the whole object; an
+    object deleted after planning is reported as unreadable."""
+    files = golden()[:6]
+    urls = []
+    for path in files:
+        s3.put("jobs", f"data/{path.name}", path.read_bytes())
+        urls.append(f"s3://jobs/data/{path.name}")
+    s3.put("jobs", "data/gone.tfrecord", files[0].read_bytes())
+    tasks = random_tasks(urls, random.Random(9), cuts=4)
+    tasks.append(Task(len(urls), "s3://jobs/data/gone.tfrecord", 0, files[0].stat().st_size))
+    want = [whole_json(url) for url in urls]
+    s3.delete("jobs", "data/gone.tfrecord")
+    reports = run(VerifyJob(), tasks, dask_ex)
+    assert as_json(reports[:-1]) == want
+    (problem,) = reports[-1].problems
+    assert problem.kind == UNREADABLE and problem.path == "s3://jobs/data/gone.tfrecord"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def test_a_scheduler_that_cannot_be_reached_is_one_error_naming_it():
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    for spec in (address, f"dask:{address}"):
+        with pytest.raises(SchedulerError) as info:
+            executor(spec, timeout=1)
+        assert info.value.address == address
+        assert str(info.value).startswith(f"{address}: cannot reach the Dask scheduler")
+
+
+def test_losing_the_scheduler_mid_job_is_one_error_naming_it(tmp_path):
+    """A scheduler (with no workers, so the tasks wait) closed while the job runs."""
+    from distributed import LocalCluster
+
+    cluster = LocalCluster(
+        n_workers=0,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=None,
+        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+    )
+    address = cluster.scheduler_address
+    paths = [tmp_path / f"{i}.tfrecord" for i in range(3)]
+    for p in paths:
+        p.write_bytes(b"")
+    closer = threading.Thread(target=cluster.close)
+
+    def progress(p: Progress) -> None:
+        if not closer.is_alive() and closer.ident is None:
+            closer.start()
+
+    try:
+        with executor(address) as ex, pytest.raises(SchedulerError) as info:
+            run(VerifyJob(), plan([str(p) for p in paths]), ex, progress=progress)
+    finally:
+        closer.join()
+        cluster.close()
+    assert info.value.address == address
+    assert str(info.value).startswith(f"{address}: the connection to the Dask scheduler was lost")
