@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..reader import TFRecordFile, VerifyReport, data_crc_problem, report_of
 from .plan import Task
-from .walk import RangeWalk, walk_range
+from .walk import RangeWalk, stitch, walk_range
 
 __all__ = ["VerifyPart", "merge_verify", "verify_task"]
 
@@ -63,23 +63,6 @@ def merge_verify(
             continue
         reports.append(_merge_file(stitch(ranges, rerun)))
     return reports
-
-
-def stitch(ranges: Sequence[VerifyPart], rerun: Callable[[Task], VerifyPart]) -> list[VerifyPart]:
-    """The ranges of one file, each walked from where the one before it left (walking again
-    those that entered elsewhere)."""
-    out: list[VerifyPart] = []
-    for part in ranges:
-        if out:
-            before = out[-1].walk
-            assert before is not None and part.walk is not None
-            entered = part.walk.entry if part.walk.entry is not None else part.size
-            if entered != before.exit:
-                last = before.last
-                prev = last if last is not None else part.task.prev
-                part = rerun(part.task.resumed(before.exit, prev))
-        out.append(part)
-    return out
 
 
 def _merge_file(ranges: Sequence[VerifyPart]) -> VerifyReport:
