@@ -179,15 +179,17 @@ class _PrefixChecks:
 
 
 def _per_record(c: Columns, fid: int, records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(lengths, entry ids)`` of feature ``fid`` for each of ``records`` (0 / -1 when
-    absent)."""
+    """``(lengths, entry ids)`` of feature ``fid`` for each of ``records`` (ascending; 0 / -1
+    when absent). Entries of other records are left out."""
     entries = np.flatnonzero(c.fid == fid)
     lengths = np.zeros(len(records), np.int64)
     ids = np.full(len(records), -1, np.int64)
-    if entries.size:
-        at = np.searchsorted(records, c.rec[entries])
-        lengths[at] = c.length[entries]
-        ids[at] = entries
+    if entries.size and len(records):
+        owners = c.rec[entries]
+        at = np.searchsorted(records, owners)
+        mine = records[np.minimum(at, len(records) - 1)] == owners  # of these records only
+        lengths[at[mine]] = c.length[entries[mine]]
+        ids[at[mine]] = entries[mine]
     return lengths, ids
 
 
