@@ -111,8 +111,7 @@ class ValueCounter:
             self.sample(keys, vals)
 
     def _sketch_add(self, values: Iterable[Hashable]) -> None:
-        hashes = np.fromiter((_hash64(v) for v in values), np.uint64)
-        self._sketch_merge(hashes)
+        self._sketch_merge(_hashes(values))
 
     def _sketch_merge(self, hashes: np.ndarray) -> None:
         base = self._kmv if self._kmv is not None else np.empty(0, np.uint64)
@@ -209,6 +208,20 @@ class ValueCounter:
             return sorted(counts.items(), key=lambda vc: (-vc[1], vc[0]))[:k]
         except TypeError:  # values of mixed types
             return sorted(counts.items(), key=lambda vc: (-vc[1], repr(vc[0])))[:k]
+
+
+def _hashes(values: Iterable[Hashable]) -> np.ndarray:
+    """:func:`_hash64` of each value; int64 values (the counts of int64 features) at numpy
+    speed, with the same hash wherever they are counted."""
+    vals = list(values)
+    ints = [type(v) is int and -(1 << 63) <= v < (1 << 63) for v in vals]
+    if all(ints):
+        return mix64(np.array(vals, np.int64).view(np.uint64))
+    out = np.fromiter((_hash64(v) for v in vals), np.uint64, len(vals))
+    if any(ints):
+        at = np.flatnonzero(ints)
+        out[at] = mix64(np.array([vals[i] for i in at.tolist()], np.int64).view(np.uint64))
+    return out
 
 
 def _as_array(values: Any) -> np.ndarray:
