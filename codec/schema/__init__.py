@@ -9,8 +9,10 @@ feature list (a SequenceExample's lists, one entry per step):
   bins on a grid of powers of two, whole-number bins for int64, so counts are exact and the
   result does not depend on how the records were split) and, for int64, counts per value;
 - bytes: distinct values and the most common ones (:class:`ValueCounter`: exact up to
-  ``capacity`` distinct values, then Misra-Gries counts plus a KMV distinct estimate, so memory
-  stays bounded), values sniffed as images by their magic number with their format, width x
+  ``capacity`` distinct values, then a KMV distinct estimate and counts estimated from a
+  sample of occurrences chosen by keys derived from their records, so memory stays bounded
+  and the estimates do not depend on the split), values sniffed as images by their magic
+  number with their format, width x
   height read from the header (PNG IHDR, JPEG SOF, GIF, BMP; Pillow's lazy open otherwise) and
   the images whose header cannot be read or whose end marker is missing (undecodable);
 - drift, with record numbers: a type that differs from the feature's majority type, a
@@ -20,8 +22,13 @@ feature list (a SequenceExample's lists, one entry per step):
   or with more than one class text, declared picture sizes that differ from the picture's.
 
 Record numbers are global over the files given (the first record of the second file follows
-the last of the first). Lists of record numbers are capped (:data:`RECORD_CAP`); the counts
-beside them are exact.
+the last of the first). Lists of record numbers are capped (:data:`RECORD_CAP`: the smallest
+numbers are kept); the counts beside them are exact. Bounded tables (list lengths whose
+records are kept, picture sizes, label / text pairs) keep their smallest keys.
+
+Everything collected merges exactly: the result is the same however the records were cut
+into batches, byte ranges or processes, and in whichever order the parts are merged
+(:class:`codec.jobs.SchemaJob` runs inference as tasks over files and byte ranges).
 
 The package: :mod:`.counters` (bounded, mergeable counters), :mod:`.walk` (the vectorised walk
 over Example payloads), :mod:`.stats` (per-feature accumulators), :mod:`.builder` (the
