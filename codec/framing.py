@@ -251,6 +251,25 @@ def data_crcs(buf: Any, offsets: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return np.asarray(_u32_at(buf, pos.astype(np.intp)), dtype="<u4")
 
 
+def failing_data_crcs(buf: Any, offsets: Any, lengths: Any, lo: int = 0, hi: int = -1) -> list[int]:
+    """Positions ``lo..hi`` (default: to the end) of ``offsets`` whose record's data CRC
+    fails (headers at ``offsets``, payload ``lengths``; every byte is there).
+
+    Per record only the CRC call runs in Python (``map`` over payload bounds computed with
+    NumPy, stored CRCs gathered and compared for all at once): a third of the cost of a loop
+    that slices, masks and unpacks each record, which is most of a verify of small records."""
+    hi = len(offsets) if hi < 0 else hi
+    if hi <= lo:
+        return []
+    offs = np.frombuffer(offsets, np.uint64)[lo:hi].astype(np.int64)
+    lens = np.frombuffer(lengths, np.uint64)[lo:hi].astype(np.int64)
+    starts = offs + HEADER_SIZE
+    spans = map(slice, starts.tolist(), (starts + lens).tolist())
+    with memoryview(buf) as mv:
+        got = np.fromiter(map(_crc32c.crc32c, map(mv.__getitem__, spans)), np.uint32, hi - lo)
+    return (np.flatnonzero(mask_crcs(got) != data_crcs(buf, offs, lens)) + lo).tolist()
+
+
 def _first_bad_header(buf: Any, offsets: array, lengths: np.ndarray) -> int:
     """Index of the first header in a contiguous run whose length CRC fails, or -1."""
     if not offsets:

@@ -31,6 +31,7 @@ from .framing import (
     OVERHEAD,
     Problem,
     data_crcs,
+    failing_data_crcs,
     find_next_record,
     header_ok,
     mask_crc,
@@ -749,17 +750,8 @@ def _check_block(
     """Data-CRC check of records ``block[0]..block[1]``: the failing record numbers, and the
     byte range the block spans."""
     lo, hi = block
-    crc = _crc32c.crc32c
-    unpack = _U32.unpack_from
-    bad: list[int] = []
-    end = offsets[lo]
-    with memoryview(buf) as mv:
-        for i in range(lo, hi):
-            start = offsets[i] + HEADER_SIZE
-            end = start + lengths[i]
-            if mask_crc(crc(mv[start:end])) != unpack(buf, end)[0]:
-                bad.append(i)
-    return bad, offsets[lo], end + FOOTER_SIZE
+    end = offsets[hi - 1] + HEADER_SIZE + lengths[hi - 1]
+    return failing_data_crcs(buf, offsets, lengths, lo, hi), offsets[lo], end + FOOTER_SIZE
 
 
 def _check_blocks(

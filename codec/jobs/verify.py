@@ -4,6 +4,7 @@ merged into the very report :meth:`codec.TFRecordFile.verify` gives (one functio
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -95,12 +96,11 @@ def _merge_file(ranges: Sequence[VerifyPart]) -> VerifyReport:
         walk = part.walk
         assert walk is not None
         base = len(offsets)
-        by_offset = {off: base + i for i, off in enumerate(walk.offsets)}
         offsets.extend(walk.offsets)
         lengths.extend(walk.lengths)
         problems.extend(walk.problems)
         for p in walk.damaged:
-            damaged[by_offset[p.offset]] = p
+            damaged[base + bisect.bisect_left(walk.offsets, p.offset)] = p
         bad.extend(base + i for i in walk.bad)
     for i in bad:
         if i not in damaged:
