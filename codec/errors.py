@@ -15,9 +15,15 @@
     ├── ReaderClosedError           a reader was used after close()
     ├── RemoteError (OSError)       a remote object could not be read (after retries); the
     │   │                           message names the URL as shown, never a credential
-    │   ├── MissingExtraError       the URL's library is not installed: names the extra
+    │   ├── MissingExtraError       the library a URL (or Dask) needs is not installed:
+    │   │                           names the extra
     │   └── ObjectChangedError      the object changed since it was opened (a new version)
-    └── WriteError                  an output could not be written; nothing partial is left
+    ├── WriteError                  an output could not be written; nothing partial is left
+    ├── JobCancelled                a job (codec.jobs) stopped because it was cancelled
+    └── ExecutorError (OSError)     a job's executor failed or could not be started (not a
+        │                           task: a task that keeps failing is reported for its input)
+        └── SchedulerError          a Dask scheduler that cannot be reached, or was lost
+                                    mid-job (has .address)
 
 A clean end of a file is not an error: iteration simply stops. ``OSError`` from the
 operating system (missing file, no permission) is passed through unchanged, so callers can
@@ -113,13 +119,14 @@ class RemoteError(CodecError, OSError):
 
 
 class MissingExtraError(RemoteError):
-    """A URL whose protocol needs a library that is not installed."""
+    """A URL whose protocol (or an executor, such as a Dask cluster) needs a library that is
+    not installed. ``doing`` says what needs it."""
 
-    def __init__(self, url: str, extra: str, library: str) -> None:
+    def __init__(self, url: str, extra: str, library: str, doing: str = "reading this") -> None:
         self.extra = extra
         self.library = library
         super().__init__(
-            f"{url}: reading this needs {library}, which is not installed:"
+            f"{url}: {doing} needs {library}, which is not installed:"
             f" pip install 'tfrecord-browser[{extra}]'"
         )
 
@@ -135,3 +142,34 @@ class ObjectChangedError(RemoteError):
             f"{url}: the object changed since it was opened{more}; what was read of the old"
             " version is dropped — open it again to read the new one"
         )
+
+
+class JobCancelled(CodecError):
+    """A job was cancelled before it finished: no result. ``done`` of ``total`` tasks had
+    finished."""
+
+    def __init__(self, name: str, done: int, total: int) -> None:
+        self.done = done
+        self.total = total
+        super().__init__(f"{name} was cancelled after {done} of {total} tasks; nothing was kept")
+
+
+class ExecutorError(CodecError, OSError):
+    """A job's executor failed, or could not be started (an unknown executor, a process pool
+    that keeps breaking). A task that keeps failing is not this: it is reported as a problem
+    of its input."""
+
+    def __init__(self, message: str) -> None:
+        OSError.__init__(self, message)
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+class SchedulerError(ExecutorError):
+    """The Dask scheduler at ``address`` could not be reached, or the connection to it was lost
+    while a job ran (the job has no result)."""
+
+    def __init__(self, address: str, message: str) -> None:
+        self.address = address
+        super().__init__(message)

@@ -27,6 +27,7 @@ __all__ = [
     "RECORD_KINDS",
     "SEQUENCE_EXAMPLE",
     "TRUNCATED",
+    "UNREADABLE",
     "ZLIB",
     "Compression",
     "FeatureType",
@@ -36,11 +37,12 @@ __all__ = [
 
 # -- damage ---------------------------------------------------------------------------------
 
-ProblemKind = Literal["data_crc", "length_crc", "truncated", "compression"]
+ProblemKind = Literal["data_crc", "length_crc", "truncated", "compression", "unreadable"]
 DATA_CRC: ProblemKind = "data_crc"  # the payload does not match its CRC; the length is trusted
 LENGTH_CRC: ProblemKind = "length_crc"  # a header's length CRC failed (bit rot, junk)
 TRUNCATED: ProblemKind = "truncated"  # the stream ends inside a record, or 1-11 stray bytes
 COMPRESSION: ProblemKind = "compression"  # the GZIP/ZLIB stream itself is damaged or cut
+UNREADABLE: ProblemKind = "unreadable"  # a file a job could not read at all (gone, refused)
 PROBLEM_KINDS: tuple[ProblemKind, ...] = get_args(ProblemKind)
 
 # -- feature types --------------------------------------------------------------------------

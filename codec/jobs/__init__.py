@@ -1,18 +1,41 @@
 """Dataset-wide jobs (verify, schema, ...) split into tasks — whole files, or byte ranges of
 large files — whose small partial results merge into the answer one process would give, on
-any executor: this process, a pool of processes, or a Dask cluster."""
+any executor: this process, a pool of processes, or a Dask cluster.
 
+    tasks = plan(paths)                                   # whole files, or byte ranges
+    with executor("dask:local:4") as ex:                  # or None: a process per core
+        reports = run(VerifyJob(), tasks, ex, progress=print, cancel=event)
+"""
+
+from .executors import (
+    DaskExecutor,
+    Executor,
+    InlineExecutor,
+    ProcessExecutor,
+    executor,
+)
 from .plan import DEFAULT_SPLIT, Task, plan
-from .verify import VerifyPart, merge_verify, verify_task
+from .run import Job, Progress, run
+from .verify import VerifyJob, VerifyPart, merge_verify, unreadable_report, verify_task
 from .walk import RangeWalk, walk_range
 
 __all__ = [
     "DEFAULT_SPLIT",
+    "DaskExecutor",
+    "Executor",
+    "InlineExecutor",
+    "Job",
+    "ProcessExecutor",
+    "Progress",
     "RangeWalk",
     "Task",
+    "VerifyJob",
     "VerifyPart",
+    "executor",
     "merge_verify",
     "plan",
+    "run",
+    "unreadable_report",
     "verify_task",
     "walk_range",
 ]

@@ -1,0 +1,593 @@
+"""Where a job's tasks run: this process, a pool of local processes, or a Dask cluster.
+
+Every executor runs the same task functions (module-level, picklable) and hands back each
+task's final outcome: its answer, or the error it still raised after ``retries`` more tries.
+:func:`codec.jobs.run` does the rest (progress, cancellation, merging), the same way for all.
+
+- ``inline``: one task after the other in this process.
+- ``processes[:N]`` (the default, every core): a pool of ``N`` processes started with *spawn*
+  (safe in a process with threads: the app, an fsspec event loop, a Dask client). A worker
+  process that dies (killed, out of memory) breaks the pool: it is started again and the
+  unfinished tasks are submitted again, those that may have been running first and one at a
+  time, so a task that kills its worker every time is found and reported (after
+  ``MAX_KILLS`` deaths) instead of taking the job down.
+- ``dask:local[:N]``: a Dask ``LocalCluster`` of ``N`` single-threaded worker processes on
+  127.0.0.1 (no dashboard), closed with the executor; ``dask:tcp://host:port`` (or just
+  ``tcp://host:port``): a running Dask scheduler. Dask retries a task whose worker died on
+  another worker; a scheduler that cannot be reached, or that is lost mid-job, is a
+  :class:`~codec.errors.SchedulerError` naming its address.
+
+Dask is an optional extra (``pip install 'tfrecord-browser[dask]'``), imported only when a
+Dask executor is made.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import os
+import queue
+import threading
+from abc import ABC, abstractmethod
+from collections import deque
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import ExecutorError, MissingExtraError, SchedulerError
+
+__all__ = [
+    "DEFAULT_RETRIES",
+    "MAX_KILLS",
+    "Batch",
+    "DaskExecutor",
+    "Executor",
+    "Finished",
+    "InlineExecutor",
+    "ProcessExecutor",
+    "WorkerDied",
+    "cores",
+    "executor",
+]
+
+DEFAULT_RETRIES = 2  # more tries of a task that raised, before its error is its outcome
+MAX_KILLS = 3  # a task whose worker process died this often (alone) is reported, not retried
+CONNECT_TIMEOUT = 10.0  # seconds to reach a Dask scheduler
+
+SPECS = "inline, processes[:N], dask:local[:N] or dask:tcp://host:port"
+
+
+def cores() -> int:
+    """The cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+class WorkerDied(Exception):
+    """The outcome of a task whose worker process died every time it ran it."""
+
+
+@dataclass
+class Finished:
+    """A task's final outcome: ``value`` (its answer), or ``error`` (what it raised on its
+    last try). ``key`` is the number it was submitted with."""
+
+    key: int
+    value: Any = None
+    error: BaseException | None = None
+
+
+class Batch(ABC):
+    """The tasks of one job on an executor: submit them, collect their final outcomes."""
+
+    @abstractmethod
+    def submit(self, key: int, fn: Callable[[Any], Any], arg: Any) -> None:
+        """Run ``fn(arg)`` somewhere; its outcome comes back from :meth:`wait` as ``key``."""
+
+    @abstractmethod
+    def wait(self, timeout: float) -> list[Finished]:
+        """The outcomes that are final now (waiting up to ``timeout`` seconds for the first)."""
+
+    @abstractmethod
+    def cancel(self) -> None:
+        """Drop every task not finished: pending ones never start, answers are not kept."""
+
+
+class Executor(ABC):
+    """Runs tasks. ``name`` says where (for messages), ``workers`` how many at once."""
+
+    name: str = ""
+    workers: int = 1
+
+    def __init__(self, retries: int = DEFAULT_RETRIES) -> None:
+        self.retries = max(0, retries)
+
+    @abstractmethod
+    def batch(self) -> Batch:
+        """A new, empty batch of tasks (one per job; several may run at once)."""
+
+    def close(self) -> None:
+        """Stop the workers this executor started (nothing to do by default)."""
+        return None
+
+    def __enter__(self) -> Executor:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name}>"
+
+
+# -- in this process ---------------------------------------------------------------------------
+
+
+class InlineExecutor(Executor):
+    """Tasks one after the other in this process (one core; nothing to pickle)."""
+
+    name = "inline"
+
+    def batch(self) -> Batch:
+        return _InlineBatch(self.retries)
+
+
+class _InlineBatch(Batch):
+    def __init__(self, retries: int) -> None:
+        self._retries = retries
+        self._todo: deque[tuple[int, Callable[[Any], Any], Any]] = deque()
+
+    def submit(self, key: int, fn: Callable[[Any], Any], arg: Any) -> None:
+        self._todo.append((key, fn, arg))
+
+    def wait(self, timeout: float) -> list[Finished]:
+        if not self._todo:
+            return []
+        key, fn, arg = self._todo.popleft()  # one task per call: cancel is seen between tasks
+        for attempt in range(self._retries + 1):
+            try:
+                return [Finished(key, fn(arg))]
+            except Exception as exc:
+                if attempt == self._retries:
+                    return [Finished(key, error=exc)]
+        raise AssertionError("unreachable")
+
+    def cancel(self) -> None:
+        self._todo.clear()
+
+
+# -- a pool of local processes -----------------------------------------------------------------
+
+
+class ProcessExecutor(Executor):
+    """A pool of ``workers`` processes (default: every core), started on first use and kept
+    until :meth:`close`. ``context`` is the multiprocessing start method."""
+
+    def __init__(
+        self,
+        workers: int | None = None,
+        *,
+        retries: int = DEFAULT_RETRIES,
+        context: str = "spawn",
+        max_kills: int = MAX_KILLS,
+    ) -> None:
+        super().__init__(retries)
+        self.workers = workers or cores()
+        self.name = f"{self.workers} local processes"
+        self.max_kills = max(1, max_kills)
+        self._context = context
+        self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def pool(self) -> ProcessPoolExecutor:
+        """The running pool (started now if there is none)."""
+        import multiprocessing
+
+        with self._lock:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(
+                    max_workers=self.workers, mp_context=multiprocessing.get_context(self._context)
+                )
+            return self._pool
+
+    def restart(self, broken: ProcessPoolExecutor) -> None:
+        """Drop ``broken`` (a pool a worker died in); the next task starts a new one."""
+        with self._lock:
+            if self._pool is broken:
+                self._pool = None
+        broken.shutdown(wait=False, cancel_futures=True)
+
+    def batch(self) -> Batch:
+        return _PoolBatch(self)
+
+    def close(self) -> None:
+        with self._lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass
+class _Entry:
+    key: int
+    fn: Callable[[Any], Any]
+    arg: Any
+    seq: int = 0  # submission order, for telling which tasks may have been running
+    tries: int = 0
+    kills: int = 0
+    future: Future[Any] | None = None
+    pool: ProcessPoolExecutor | None = None
+
+
+@dataclass
+class _PoolBatch(Batch):
+    """Tasks on a :class:`ProcessExecutor`. When its pool breaks (a worker died), the tasks
+    that may have been running (the first ``workers + 1`` unfinished, in the order the pool
+    takes them) go to a quarantine where they run one at a time, so a death there is that
+    task's own; the other tasks wait for the quarantine to empty."""
+
+    ex: ProcessExecutor
+    live: dict[int, _Entry] = field(default_factory=dict)
+    done_q: queue.SimpleQueue[tuple[int, Future[Any]]] = field(default_factory=queue.SimpleQueue)
+    quarantine: deque[int] = field(default_factory=deque)
+    held: list[int] = field(default_factory=list)
+    seq: itertools.count[int] = field(default_factory=itertools.count)
+    breaks: int = 0  # breaks in a row with no task finishing in between
+
+    def submit(self, key: int, fn: Callable[[Any], Any], arg: Any) -> None:
+        entry = _Entry(key, fn, arg)
+        self.live[key] = entry
+        if self.quarantine:
+            self.held.append(key)
+        else:
+            self._start(entry)
+
+    def _start(self, entry: _Entry) -> None:
+        pool = self.ex.pool()
+        entry.seq = next(self.seq)
+        entry.pool = pool
+        try:
+            fut = pool.submit(entry.fn, entry.arg)
+        except BrokenProcessPool:  # broke between pool() and submit(): next wait() sees it
+            fut = Future()
+            fut.set_exception(BrokenProcessPool("the pool broke"))
+        entry.future = fut
+        fut.add_done_callback(functools.partial(_put, self.done_q, entry.key))
+
+    def wait(self, timeout: float) -> list[Finished]:
+        out: list[Finished] = []
+        try:
+            items = [self.done_q.get(timeout=timeout)]
+        except queue.Empty:
+            return out
+        while True:
+            try:
+                items.append(self.done_q.get_nowait())
+            except queue.Empty:
+                break
+        broken: set[ProcessPoolExecutor] = set()
+        for key, fut in items:
+            entry = self.live.get(key)
+            if entry is None or entry.future is not fut or fut.cancelled():
+                continue  # an answer already taken, or of a try given up
+            exc = fut.exception()
+            if isinstance(exc, BrokenProcessPool):
+                assert entry.pool is not None
+                broken.add(entry.pool)
+                continue
+            self.breaks = 0
+            if exc is not None and entry.tries < self.ex.retries:
+                entry.tries += 1
+                self._start(entry)
+                continue
+            del self.live[key]
+            out.append(Finished(key, None if exc is not None else fut.result(), exc))
+            if self.quarantine and self.quarantine[0] == key:
+                self.quarantine.popleft()
+                self._next_in_quarantine()
+        for pool in broken:
+            out.extend(self._broke(pool))
+        return out
+
+    def _broke(self, pool: ProcessPoolExecutor) -> list[Finished]:
+        """A worker of ``pool`` died: start a new pool, and the tasks that were on this one
+        again (in quarantine when they may have been running)."""
+        self.ex.restart(pool)
+        self.breaks += 1
+        if self.breaks > self.ex.max_kills * (self.ex.workers + 1) + 1:
+            raise ExecutorError(
+                f"the pool of {self.ex.workers} local processes keeps breaking: its worker"
+                " processes die before finishing any task (killed, out of memory, or they"
+                " cannot start); try the inline executor to see the error"
+            )
+        out: list[Finished] = []
+        lost = sorted(
+            (e for e in self.live.values() if e.pool is pool and e.future is not None),
+            key=lambda e: e.seq,
+        )
+        stranded = []
+        for entry in lost:
+            fut = entry.future
+            assert fut is not None
+            if fut.done() and not fut.cancelled() and fut.exception() is None:
+                del self.live[entry.key]  # finished before the pool broke
+                out.append(Finished(entry.key, fut.result()))
+            else:
+                entry.future = None
+                stranded.append(entry)
+        alone = self.quarantine[0] if self.quarantine else None
+        if alone is not None and any(e.key == alone for e in stranded):
+            suspects = [alone]  # it ran alone: the death is its own
+        else:
+            suspects = [e.key for e in stranded[: self.ex.workers + 1]]
+        for key in suspects:
+            entry = self.live[key]
+            entry.kills += 1
+            if entry.kills >= self.ex.max_kills:
+                del self.live[key]
+                out.append(Finished(key, error=WorkerDied(_died(entry.kills))))
+        quarantined = set(self.quarantine)
+        for entry in stranded:
+            if entry.key not in self.live:
+                continue
+            if entry.kills and entry.key not in quarantined:
+                self.quarantine.append(entry.key)
+            elif entry.key not in quarantined:
+                self.held.append(entry.key)
+        self.quarantine = deque(k for k in self.quarantine if k in self.live)
+        self._next_in_quarantine()
+        return out
+
+    def _next_in_quarantine(self) -> None:
+        """Run the next quarantined task alone, or, when none is left, every task held."""
+        while self.quarantine:
+            entry = self.live.get(self.quarantine[0])
+            if entry is None:
+                self.quarantine.popleft()
+                continue
+            if entry.future is None:
+                self._start(entry)
+            return
+        held, self.held = self.held, []
+        for key in sorted(held, key=lambda k: self.live[k].seq if k in self.live else 0):
+            entry = self.live.get(key)
+            if entry is not None and entry.future is None:
+                self._start(entry)
+
+    def cancel(self) -> None:
+        for entry in self.live.values():
+            if entry.future is not None:
+                entry.future.cancel()
+        self.live.clear()
+        self.quarantine.clear()
+        self.held.clear()
+
+
+def _put(q: queue.SimpleQueue[tuple[int, Any]], key: int, fut: Any) -> None:
+    q.put((key, fut))
+
+
+def _died(kills: int) -> str:
+    times = "once" if kills == 1 else f"{kills} times"
+    return (
+        f"the worker process reading it died {times} (killed, or out of memory) while it ran alone"
+    )
+
+
+# -- Dask ------------------------------------------------------------------------------------
+
+
+class DaskExecutor(Executor):
+    """Tasks on a Dask cluster: the scheduler at ``address``, or (``address=None``) a
+    ``LocalCluster`` of ``workers`` single-threaded processes (default: every core) started
+    here and closed with the executor. Workers read the data themselves."""
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        workers: int | None = None,
+        retries: int = DEFAULT_RETRIES,
+        timeout: float = CONNECT_TIMEOUT,
+        spec: str = "",
+    ) -> None:
+        super().__init__(retries)
+        self.address = address or ""
+        self._cluster: Any = None
+        self._closed = False
+        distributed = _distributed(spec or (f"dask:{address}" if address else "dask:local"))
+        if address is None:
+            n = workers or cores()
+            try:
+                self._cluster = distributed.LocalCluster(
+                    n_workers=n,
+                    threads_per_worker=1,
+                    processes=True,
+                    host="127.0.0.1",
+                    dashboard_address=None,
+                )
+            except Exception as exc:
+                raise ExecutorError(
+                    f"a local Dask cluster of {n} workers could not be started: {_one_line(exc)}"
+                ) from exc
+            self.address = self._cluster.scheduler_address
+            self.name = f"a local Dask cluster of {n} workers ({self.address})"
+        else:
+            self.name = f"the Dask scheduler at {address}"
+        try:
+            self.client = distributed.Client(
+                self._cluster if self._cluster is not None else address,
+                timeout=timeout,
+                set_as_default=False,
+            )
+        except (OSError, TimeoutError) as exc:
+            self.close()
+            raise SchedulerError(
+                self.address,
+                f"{self.address}: cannot reach the Dask scheduler ({_one_line(exc)}); check"
+                " that it runs and that this address and port are reachable from here",
+            ) from None
+        self.workers = workers or len(self.client.scheduler_info().get("workers", {})) or 1
+
+    def batch(self) -> Batch:
+        return _DaskBatch(self)
+
+    def lost(self, why: str = "") -> SchedulerError:
+        more = f" ({why})" if why else ""
+        return SchedulerError(
+            self.address,
+            f"{self.address}: the connection to the Dask scheduler was lost during the job"
+            f"{more}; nothing was kept — check the cluster and run the job again",
+        )
+
+    def connected(self) -> bool:
+        return not self._closed and self.client.status == "running"
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        client = getattr(self, "client", None)
+        if client is not None:
+            try:
+                client.close()
+            except Exception:
+                pass
+        if self._cluster is not None:
+            try:
+                self._cluster.close()
+            except Exception:
+                pass
+
+
+class _DaskBatch(Batch):
+    def __init__(self, ex: DaskExecutor) -> None:
+        self.ex = ex
+        self.live: dict[int, Any] = {}
+        self.done_q: queue.SimpleQueue[tuple[int, Any]] = queue.SimpleQueue()
+        self.cancelled = False
+
+    def submit(self, key: int, fn: Callable[[Any], Any], arg: Any) -> None:
+        if not self.ex.connected():
+            raise self.ex.lost()
+        fut = self.ex.client.submit(fn, arg, retries=self.ex.retries, pure=False)
+        self.live[key] = fut
+        fut.add_done_callback(functools.partial(_put, self.done_q, key))
+
+    def wait(self, timeout: float) -> list[Finished]:
+        try:
+            items = [self.done_q.get(timeout=timeout)]
+        except queue.Empty:
+            if self.live and not self.ex.connected():
+                raise self.ex.lost() from None
+            return []
+        while True:
+            try:
+                items.append(self.done_q.get_nowait())
+            except queue.Empty:
+                break
+        ready = []
+        for key, fut in items:
+            if self.cancelled or key not in self.live or self.live[key] is not fut:
+                continue
+            if fut.status == "cancelled":
+                raise self.ex.lost(_cancel_reason(fut))
+            del self.live[key]
+            ready.append((key, fut))
+        try:
+            # answers of the tasks that finished, fetched at once (one round trip each is slow)
+            ok = [(key, fut) for key, fut in ready if fut.status != "error"]
+            values = self.ex.client.gather([fut for _, fut in ok]) if ok else []
+            out = [Finished(key, value) for (key, _), value in zip(ok, values)]
+            out += [
+                Finished(key, error=fut.exception()) for key, fut in ready if fut.status == "error"
+            ]
+        except Exception as exc:
+            if not self.ex.connected() or _is_cancelled(exc):
+                raise self.ex.lost(_one_line(exc)) from None
+            raise
+        return out
+
+    def cancel(self) -> None:
+        self.cancelled = True
+        futures, self.live = list(self.live.values()), {}
+        if futures and self.ex.connected():
+            try:
+                self.ex.client.cancel(futures)
+            except Exception:
+                pass
+
+
+def _distributed(spec: str) -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise MissingExtraError(
+            spec, "dask", "dask.distributed", doing="running jobs on a Dask cluster"
+        ) from None
+    return distributed
+
+
+def _is_cancelled(exc: BaseException) -> bool:
+    from concurrent.futures import CancelledError
+
+    return isinstance(exc, CancelledError)
+
+
+def _cancel_reason(fut: Any) -> str:
+    try:
+        fut.result(timeout=0)
+    except Exception as exc:
+        text = _one_line(exc)
+        return "" if "reason: unknown" in text else text
+    return ""
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+# -- by name -----------------------------------------------------------------------------------
+
+
+def executor(
+    spec: str | None = None,
+    *,
+    retries: int = DEFAULT_RETRIES,
+    timeout: float = CONNECT_TIMEOUT,
+) -> Executor:
+    """The executor ``spec`` names: ``None`` (or ``"processes"``) a process per core,
+    ``"processes:N"``, ``"inline"``, ``"dask:local[:N]"`` (a LocalCluster started now),
+    ``"dask:tcp://host:port"`` or ``"tcp://host:port"`` (a running scheduler; ``timeout``
+    seconds to reach it). Close it (or use ``with``) when done."""
+    text = (spec or "processes").strip()
+    name, _, rest = text.partition(":")
+    if name == "inline" and not rest:
+        return InlineExecutor(retries)
+    if name == "processes":
+        return ProcessExecutor(_count(text, rest) if rest else None, retries=retries)
+    if name == "dask":
+        where, _, n = rest.partition(":")
+        if where == "local":
+            return DaskExecutor(
+                None, workers=_count(text, n) if n else None, retries=retries, spec=text
+            )
+        if "://" in rest:
+            return DaskExecutor(rest, retries=retries, timeout=timeout, spec=text)
+    elif "://" in text and name in ("tcp", "tls", "ws", "wss", "inproc", "ucx"):
+        return DaskExecutor(text, retries=retries, timeout=timeout, spec=text)
+    raise ExecutorError(f"{text!r} is not an executor: use {SPECS}")
+
+
+def _count(spec: str, text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ExecutorError(f"{spec!r}: the number of workers must be a whole number from 1")
+    return n

@@ -1,0 +1,195 @@
+"""A job run on an executor: every task submitted, answers collected as they come (with
+progress and cancellation), then merged.
+
+A job is any object with the :class:`Job` methods and plain data (it is pickled to the
+workers with its tasks). Its ``merge`` gets the answers in task order, whatever order they
+finished in, so the result does not depend on the executor or its timing. A task that still
+fails after the executor's retries becomes ``job.failed(task, error)`` — an answer that
+reports the problem for its input — when the job has that method; otherwise its error is
+raised. The executor failing (a Dask scheduler lost) raises
+:class:`~codec.errors.SchedulerError` or :class:`~codec.errors.ExecutorError`; cancelling
+raises :class:`~codec.errors.JobCancelled`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..errors import JobCancelled
+from .executors import Batch, Executor, Finished, InlineExecutor, ProcessExecutor, cores, executor
+from .plan import Task
+
+__all__ = ["Job", "Progress", "run"]
+
+POLL = 0.1  # seconds between looks at the cancel event while tasks run
+
+
+class Job(Protocol):
+    """What :func:`run` needs of a job. ``task`` runs on a worker (so the job must pickle);
+    ``merge`` makes the result from every task's answer (in task order) and may run a task
+    again with ``rerun``; ``records`` counts an answer's records, for progress.
+
+    A job may also have ``failed(task, error) -> answer``: the answer of a task that kept
+    failing (a shard that cannot be read), which reports the problem instead of failing the
+    job."""
+
+    name: str
+
+    def task(self, task: Task) -> Any: ...
+
+    def merge(self, parts: list[Any], rerun: Callable[[Task], Any]) -> Any: ...
+
+    def records(self, part: Any) -> int: ...
+
+
+@dataclass(frozen=True)
+class Progress:
+    """How far a job is: tasks and their bytes done of all, records in the answers so far,
+    tasks reported as failed, and seconds since it started."""
+
+    job: str
+    tasks_done: int
+    tasks_total: int
+    bytes_done: int
+    bytes_total: int
+    records: int
+    elapsed: float
+    failed: int = 0
+
+    @property
+    def records_per_s(self) -> float:
+        return self.records / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def fraction(self) -> float:
+        """Done, from 0 to 1 (by bytes; by tasks when the tasks have no size)."""
+        if self.bytes_total > 0:
+            return self.bytes_done / self.bytes_total
+        return self.tasks_done / self.tasks_total if self.tasks_total else 1.0
+
+
+def run(
+    job: Job,
+    tasks: Sequence[Task],
+    executor: Executor | str | None = None,
+    *,
+    progress: Callable[[Progress], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> Any:
+    """Run ``job`` over ``tasks`` on ``executor`` (an :class:`Executor`, a spec for
+    :func:`codec.jobs.executor`, or ``None``: a process per core, at most one per task) and
+    return its merged result. ``progress`` is called once at the start and after each task;
+    setting ``cancel`` stops the job (:class:`~codec.errors.JobCancelled`). An executor made
+    here is closed before returning; one passed in is left running."""
+    tasks = list(tasks)
+    own = not isinstance(executor, Executor)
+    ex = _make(executor, len(tasks)) if own else executor
+    assert isinstance(ex, Executor)
+    try:
+        return _Run(job, ex, tasks, progress, cancel).go()
+    finally:
+        if own:
+            ex.close()
+
+
+def _make(spec: str | Executor | None, n: int) -> Executor:
+    if spec is None:
+        if n <= 1:
+            return InlineExecutor()  # no pool to start for one task
+        return ProcessExecutor(min(cores(), n))
+    assert isinstance(spec, str)
+    return executor(spec)
+
+
+class _Run:
+    def __init__(
+        self,
+        job: Job,
+        ex: Executor,
+        tasks: list[Task],
+        progress: Callable[[Progress], None] | None,
+        cancel: threading.Event | None,
+    ) -> None:
+        self.job = job
+        self.ex = ex
+        self.tasks = tasks
+        self.progress = progress
+        self.cancel = cancel
+        self.start = time.monotonic()
+        self.done = 0
+        self.failed = 0
+        self.bytes = 0
+        self.records = 0
+        self.bytes_total = sum(t.bytes for t in tasks)
+
+    def go(self) -> Any:
+        n = len(self.tasks)
+        parts: list[Any] = [None] * n
+        batch = self.ex.batch()
+        finished = False
+        try:
+            for i, task in enumerate(self.tasks):
+                self._check(batch)
+                batch.submit(i, self.job.task, task)
+            self._report()
+            while self.done < n:
+                self._check(batch)
+                for fin in batch.wait(POLL):
+                    task = self.tasks[fin.key]
+                    part = parts[fin.key] = self._settle(task, fin)
+                    self.done += 1
+                    self.bytes += task.bytes
+                    self.records += self.job.records(part)
+                    self._report()
+            self._check(batch)
+            finished = True
+        finally:
+            if not finished:
+                batch.cancel()
+        return self.job.merge(parts, self.rerun)
+
+    def rerun(self, task: Task) -> Any:
+        """``task`` run again on the same executor (for a job's merge), its final answer."""
+        batch = self.ex.batch()
+        batch.submit(0, self.job.task, task)
+        try:
+            while True:
+                self._check(batch)
+                for fin in batch.wait(POLL):
+                    return self._settle(task, fin)
+        finally:
+            batch.cancel()
+
+    def _settle(self, task: Task, fin: Finished) -> Any:
+        if fin.error is None:
+            return fin.value
+        failed = getattr(self.job, "failed", None)
+        if failed is None:
+            raise fin.error
+        self.failed += 1
+        return failed(task, fin.error)
+
+    def _check(self, batch: Batch) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            batch.cancel()
+            raise JobCancelled(self.job.name, self.done, len(self.tasks))
+
+    def _report(self) -> None:
+        if self.progress is None:
+            return
+        self.progress(
+            Progress(
+                job=self.job.name,
+                tasks_done=self.done,
+                tasks_total=len(self.tasks),
+                bytes_done=self.bytes,
+                bytes_total=self.bytes_total,
+                records=self.records,
+                elapsed=time.monotonic() - self.start,
+                failed=self.failed,
+            )
+        )

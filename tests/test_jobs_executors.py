@@ -1,0 +1,427 @@
+"""One job model on every executor: the verify job run in this process and on a pool of
+processes gives, file by file, byte for byte the JSON of ``TFRecordFile.verify()`` — over the
+golden corpus (damaged and compressed files included) and over random byte-range splits of
+large generated files — whatever order the tasks finish in; a worker process killed mid-job
+changes nothing; a shard that cannot be read is reported, not fatal; progress only grows;
+cancelling stops early.
+
+The helpers and jobs here are shared with tests/test_jobs_dask.py (the same checks on Dask).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import DATA
+
+import codec
+from codec.errors import ExecutorError, JobCancelled, MissingExtraError
+from codec.framing import encode_record
+from codec.jobs import (
+    Executor,
+    InlineExecutor,
+    ProcessExecutor,
+    Progress,
+    Task,
+    VerifyJob,
+    VerifyPart,
+    executor,
+    merge_verify,
+    plan,
+    run,
+    verify_task,
+)
+from codec.kinds import UNREADABLE
+
+REPO = Path(__file__).resolve().parent.parent
+
+# -- data ------------------------------------------------------------------------------------
+
+
+def golden() -> list[Path]:
+    """Every golden file: intact, damaged, compressed, empty."""
+    return sorted(DATA.glob("*.tfrecord*"))
+
+
+def generated(folder: Path, seed: int) -> list[Path]:
+    """Three large files: small records (some holding TFRecord framing themselves, where a
+    range's search for its first record stops inside a record) with random damage, large
+    records, and an intact run of tiny records."""
+    rng = random.Random(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+
+    def nested() -> bytes:
+        return b"".join(encode_record(rng.randbytes(rng.randint(0, 80))) for _ in range(4))
+
+    small = bytearray()
+    for _ in range(4000):
+        small += encode_record(
+            nested() if rng.random() < 0.15 else rng.randbytes(rng.randint(0, 300))
+        )
+    for _ in range(6):  # flipped bits, cut-out and inserted bytes
+        at = rng.randrange(len(small))
+        kind = rng.randrange(3)
+        if kind == 0:
+            small[at] ^= 1 << rng.randrange(8)
+        elif kind == 1:
+            del small[at : at + rng.randint(1, 40)]
+        else:
+            small[at:at] = rng.randbytes(rng.randint(1, 40))
+    large = b"".join(encode_record(rng.randbytes(rng.randint(20_000, 90_000))) for _ in range(25))
+    tiny = b"".join(encode_record(rng.randbytes(rng.randint(0, 12))) for _ in range(30_000))
+    paths = []
+    for name, raw in (("small", bytes(small)), ("large", large), ("tiny", tiny)):
+        path = folder / f"{name}-{seed}.tfrecord"
+        path.write_bytes(raw)
+        paths.append(path)
+    return paths
+
+
+def random_tasks(paths: Sequence[Path | str], rng: random.Random, cuts: int = 8) -> list[Task]:
+    """A task per compressed file, and each plain file cut at random places into ranges."""
+    tasks = []
+    for k, path in enumerate(paths):
+        size, compression = codec.sources.probe(str(path))
+        if compression != "none" or size == 0:
+            tasks.append(Task(k, str(path), 0, size))
+            continue
+        edges = sorted({0, size, *(rng.randrange(1, size) for _ in range(rng.randint(1, cuts)))})
+        tasks += [Task(k, str(path), a, b, whole=False) for a, b in itertools.pairwise(edges)]
+    return tasks
+
+
+def whole_json(path: Path | str) -> str:
+    """What ``TFRecordFile.verify()`` says of the whole file, as JSON."""
+    with codec.TFRecordFile(path) as f:
+        return json.dumps(f.verify().to_json(), sort_keys=True)
+
+
+def as_json(reports: Sequence[codec.VerifyReport]) -> list[str]:
+    return [json.dumps(r.to_json(), sort_keys=True) for r in reports]
+
+
+# -- jobs for faults, order and cancelling (module level: pickled to workers) ------------------
+
+
+@dataclass(frozen=True)
+class Shuffled(VerifyJob):
+    """Verify, with each task waiting a random moment first, so answers come in any order."""
+
+    seed: int = 0
+
+    def task(self, task: Task) -> VerifyPart:
+        time.sleep(random.Random(self.seed * 7919 + task.start + task.file).random() * 0.02)
+        return verify_task(task)
+
+
+@dataclass(frozen=True)
+class StallsOnce(VerifyJob):
+    """Verify; the first try of the tasks of file ``victim`` writes its process id to
+    ``marker`` and waits (to be killed); later tries run normally."""
+
+    marker: str = ""
+    victim: int = 0
+
+    def task(self, task: Task) -> VerifyPart:
+        if task.file == self.victim and not os.path.exists(self.marker):
+            tmp = f"{self.marker}.{os.getpid()}"
+            Path(tmp).write_text(str(os.getpid()))
+            os.replace(tmp, self.marker)
+            for _ in range(600):  # the test kills this process long before
+                time.sleep(0.1)
+        return verify_task(task)
+
+
+@dataclass(frozen=True)
+class Poison(VerifyJob):
+    """Verify; the first task of file ``victim`` kills its worker process every time."""
+
+    victim: int = 0
+
+    def task(self, task: Task) -> VerifyPart:
+        if task.file == self.victim and task.start == 0:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return verify_task(task)
+
+
+@dataclass(frozen=True)
+class Slow(VerifyJob):
+    """Verify, each task first leaving a file in ``folder`` (to count those that ran) and
+    waiting a little."""
+
+    folder: str = ""
+
+    def task(self, task: Task) -> VerifyPart:
+        Path(self.folder, f"{task.file}-{task.start}").touch()
+        time.sleep(0.05)
+        return verify_task(task)
+
+
+@dataclass(frozen=True)
+class Strict:
+    """Verify without a ``failed`` method: a task's error fails the job."""
+
+    name: str = "strict verify"
+
+    def task(self, task: Task) -> VerifyPart:
+        return verify_task(task)
+
+    def merge(self, parts: list[VerifyPart], rerun: Callable[[Task], VerifyPart]) -> Any:
+        return merge_verify(parts, rerun)
+
+    def records(self, part: VerifyPart) -> int:
+        return 0
+
+
+RERUNS: list[Task] = []  # tasks the merge of Watched walked again (the merge runs here)
+
+
+@dataclass(frozen=True)
+class Watched(VerifyJob):
+    """Verify, noting in RERUNS every task the merge runs again."""
+
+    def merge(self, parts: list[VerifyPart], rerun: Callable[[Task], VerifyPart]) -> Any:
+        def watched(task: Task) -> VerifyPart:
+            RERUNS.append(task)
+            return rerun(task)
+
+        return super().merge(parts, watched)
+
+
+# -- checks shared by the executors ------------------------------------------------------------
+
+
+def check_identical(ex: Executor, paths: Sequence[Path], seed: int) -> None:
+    """The verify job over random splits of ``paths`` on ``ex``: every file's JSON exactly
+    that of ``TFRecordFile.verify()``."""
+    tasks = random_tasks(paths, random.Random(seed))
+    assert any(not t.whole for t in tasks)
+    got = as_json(run(Shuffled(seed=seed), tasks, ex))
+    assert got == [whole_json(p) for p in paths]
+
+
+def check_kill_mid_job(ex: Executor, paths: Sequence[Path], tmp: Path) -> int:
+    """A worker process killed while it runs a task: the job's answer is the undisturbed
+    one. Returns the killed process's id."""
+    marker = tmp / "running"
+    tasks = random_tasks(paths, random.Random(5), cuts=3)
+    victim = len(paths) // 2
+    killed: list[int] = []
+
+    def killer() -> None:
+        for _ in range(1200):
+            if marker.exists():
+                pid = int(marker.read_text())
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+                return
+            time.sleep(0.05)
+
+    thread = threading.Thread(target=killer, daemon=True)
+    thread.start()
+    got = as_json(run(StallsOnce(marker=str(marker), victim=victim), tasks, ex))
+    thread.join()
+    assert killed and killed[0] != os.getpid()
+    assert got == [whole_json(p) for p in paths]
+    return killed[0]
+
+
+def check_unreadable(ex: Executor, tmp: Path) -> None:
+    """A shard deleted after planning and one that became a folder: each gets a report with
+    one ``unreadable`` problem saying why; every other file's report is as usual."""
+    paths = [tmp / f"part-{i}.tfrecord" for i in range(4)]
+    for i, p in enumerate(paths):
+        codec.write_records(p, [bytes([i]) * n for n in range(200)])
+    tasks = plan([str(p) for p in paths], split=2_000)  # a gone file of many ranges, too
+    paths[1].unlink()
+    paths[2].unlink()
+    paths[2].mkdir()
+    progress: list[Progress] = []
+    reports = run(VerifyJob(), tasks, ex, progress=progress.append)
+    assert [r.path for r in reports] == [str(p) for p in paths]
+    for i in (0, 3):
+        assert as_json([reports[i]]) == [whole_json(paths[i])]
+    for i, why in ((1, "No such file or directory"), (2, "is a folder")):
+        report = reports[i]
+        assert not report.ok and report.records == 0
+        (problem,) = report.problems
+        assert problem.kind == UNREADABLE and problem.path == str(paths[i])
+        assert why in problem.message and "could not be read" in problem.message
+        assert problem.describe().startswith(f"{paths[i]}: ")
+    assert progress[-1].tasks_done == len(tasks)
+    assert progress[-1].failed == sum(1 for t in tasks if t.file in (1, 2))
+
+
+def check_progress(ex: Executor, paths: Sequence[Path]) -> None:
+    """Progress starts at nothing, only grows, and ends at every task, byte and record
+    (``paths`` hold no record with TFRecord framing inside, so no range's answer is
+    corrected by the merge: the records counted as answers came are the files' records)."""
+    tasks = random_tasks(paths, random.Random(11))
+    seen: list[Progress] = []
+    reports = run(VerifyJob(), tasks, ex, progress=seen.append)
+    assert seen[0].tasks_done == 0 and seen[0].records == 0 and seen[0].bytes_done == 0
+    assert len(seen) == len(tasks) + 1
+    for a, b in itertools.pairwise(seen):
+        assert b.tasks_done == a.tasks_done + 1
+        assert b.bytes_done >= a.bytes_done and b.records >= a.records
+        assert b.elapsed >= a.elapsed
+    last = seen[-1]
+    assert (last.tasks_done, last.bytes_done) == (len(tasks), sum(t.bytes for t in tasks))
+    assert last.tasks_total == len(tasks) and last.bytes_total == last.bytes_done
+    assert last.records == sum(r.records + r.damaged + r.recovered for r in reports)
+    assert last.fraction == 1.0 and last.job == "verify" and last.failed == 0
+
+
+def check_cancel(ex: Executor, tmp: Path) -> None:
+    """Cancelling after two answers: JobCancelled, and most tasks never ran."""
+    paths = [tmp / f"c{i}.tfrecord" for i in range(40)]
+    for p in paths:
+        codec.write_records(p, [b"x" * 10] * 10)
+    ran = tmp / "ran"
+    ran.mkdir()
+    tasks = plan([str(p) for p in paths])
+    stop = threading.Event()
+
+    def progress(p: Progress) -> None:
+        if p.tasks_done >= 2:
+            stop.set()
+
+    with pytest.raises(JobCancelled) as info:
+        run(Slow(folder=str(ran)), tasks, ex, progress=progress, cancel=stop)
+    assert 2 <= info.value.done < len(tasks) and info.value.total == len(tasks)
+    assert "cancelled" in str(info.value)
+    assert len(list(ran.iterdir())) < len(tasks) // 2
+    # cancelled before the start: nothing runs
+    never = tmp / "never"
+    never.mkdir()
+    with pytest.raises(JobCancelled) as info:
+        run(Slow(folder=str(never)), tasks, ex, cancel=stop)
+    assert info.value.done == 0 and not list(never.iterdir())
+
+
+# -- the executors -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pool() -> Iterator[ProcessExecutor]:
+    with ProcessExecutor(2) as ex:
+        yield ex
+
+
+@pytest.fixture(params=["inline", "processes"])
+def ex(request: pytest.FixtureRequest, pool: ProcessExecutor) -> Executor:
+    return InlineExecutor() if request.param == "inline" else pool
+
+
+@pytest.fixture(scope="module")
+def big(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    return generated(tmp_path_factory.mktemp("big"), seed=3)
+
+
+def test_golden_corpus_split_at_random_is_the_whole_files_report(ex):
+    check_identical(ex, golden(), seed=0 if isinstance(ex, InlineExecutor) else 1)
+
+
+def test_large_files_split_at_random_are_the_whole_files_report(ex, big):
+    check_identical(ex, big, seed=1)
+
+
+def test_ranges_walked_again_on_the_executor(pool, tmp_path):
+    """A range whose search stopped inside a record (one that holds TFRecord framing) is
+    walked again by the merge, on the same executor, and the answer is still the whole
+    file's."""
+    rng = random.Random(8)
+    inner = [encode_record(rng.randbytes(rng.randint(0, 40))) for _ in range(400)]
+    path = tmp_path / "nested.tfrecord"
+    codec.write_records(path, [b"".join(inner[i : i + 20]) for i in range(0, 400, 20)])
+    size = path.stat().st_size
+    tasks = [Task(0, str(path), a, min(a + 997, size), whole=False) for a in range(0, size, 997)]
+    RERUNS.clear()
+    assert as_json(run(Watched(), tasks, pool)) == [whole_json(path)]
+    assert RERUNS and all(t.entry is not None for t in RERUNS)
+
+
+def test_default_executor_runs_every_core(big):
+    tasks = random_tasks(big, random.Random(2), cuts=2)
+    assert as_json(run(VerifyJob(), tasks)) == [whole_json(p) for p in big]
+    assert run(VerifyJob(), []) == []
+
+
+def test_a_worker_process_killed_mid_job_changes_nothing(tmp_path, big):
+    with ProcessExecutor(2) as ex:
+        check_kill_mid_job(ex, big, tmp_path)
+
+
+def test_a_task_that_kills_its_worker_every_time_is_reported_alone(tmp_path, big):
+    with ProcessExecutor(2, max_kills=2) as ex:
+        tasks = random_tasks(big, random.Random(4), cuts=3)
+        reports = run(Poison(victim=1), tasks, ex)
+    assert as_json([reports[0], reports[2]]) == [whole_json(big[0]), whole_json(big[2])]
+    (problem,) = reports[1].problems
+    assert problem.kind == UNREADABLE and "died" in problem.message
+
+
+def test_a_shard_that_cannot_be_read_is_reported_and_the_job_completes(ex, tmp_path):
+    check_unreadable(ex, tmp_path)
+
+
+def test_a_task_error_fails_a_job_that_does_not_report_failures(tmp_path):
+    tasks = [Task(0, str(tmp_path / "gone.tfrecord"), 0, 10)]
+    with pytest.raises(FileNotFoundError):
+        run(Strict(), tasks, InlineExecutor(retries=0))
+
+
+def test_progress_only_grows_and_ends_at_every_task(ex, big):
+    check_progress(ex, big[1:])
+
+
+def test_cancel_stops_the_job_early(ex, tmp_path):
+    check_cancel(ex, tmp_path)
+
+
+def test_executors_by_name():
+    assert isinstance(executor("inline"), InlineExecutor)
+    with executor("processes:3") as ex:
+        assert isinstance(ex, ProcessExecutor) and ex.workers == 3
+    with executor(None) as ex:
+        assert isinstance(ex, ProcessExecutor) and ex.workers >= 1
+    for bad in ("processes:0", "processes:two", "threads", "dask:", "dask:local:-1", "inline:2"):
+        with pytest.raises(ExecutorError) as info:
+            executor(bad)
+        assert repr(bad) in str(info.value) or "whole number" in str(info.value)
+    with pytest.raises(ExecutorError, match="inline, processes"):
+        executor("bogus")
+
+
+def test_dask_is_an_extra_named_when_missing(monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # as if not installed
+    for spec in ("dask:local:2", "tcp://127.0.0.1:8786"):
+        with pytest.raises(MissingExtraError) as info:
+            executor(spec)
+        assert "pip install 'tfrecord-browser[dask]'" in str(info.value)
+        assert str(info.value).startswith(f"{spec}: ") and info.value.extra == "dask"
+
+
+def test_the_codec_does_not_import_dask():
+    code = (
+        "import sys, codec, codec.jobs, codec.jobs.executors, codec.jobs.run;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert out.stdout.strip() == "[]"
