@@ -355,17 +355,27 @@ def test_sequence_example_drift_in_feature_lists(tmp_path):
 
 
 def test_value_counter_exact_then_bounded():
+    from codec.schema.counters import mix64
+
     c = ValueCounter(capacity=100, sketch=512)
-    c.add([b"a"] * 50 + [b"b"] * 30)
+    seen = 0
+
+    def add(values):  # every occurrence with its own key, as records give them
+        nonlocal seen
+        c.add(values, mix64(np.arange(seen, seen + len(values), dtype=np.uint64)))
+        seen += len(values)
+
+    add([b"a"] * 50 + [b"b"] * 30)
     assert c.exact and c.distinct() == 2 and c.top(1) == [(b"a", 50)]
     for chunk in range(20):
-        c.add([f"v{chunk}-{k}".encode() for k in range(1000)] + [b"a"] * 10)
+        add([f"v{chunk}-{k}".encode() for k in range(1000)] + [b"a"] * 10)
     assert not c.exact
-    assert len(c.counts) <= 100
+    assert not c.counts and len(c._keys) <= c.budget  # bounded
     est = c.distinct()
     assert abs(est - 20_002) / 20_002 < 0.15
-    assert c.top(1)[0][0] == b"a"  # a heavy hitter survives
-    assert c.top(1)[0][1] >= 250 - c.error
+    (value, count), *_ = c.top(1)
+    assert value == b"a"  # a heavy hitter is found in the sample
+    assert abs(count - 250) / 250 < 0.4
 
 
 def test_value_counter_merge_matches_single_pass():

@@ -16,8 +16,9 @@ from .executors import (
 )
 from .plan import DEFAULT_SPLIT, Task, plan
 from .run import Job, Progress, run
+from .schema import SchemaJob, SchemaPart
 from .verify import VerifyJob, VerifyPart, merge_verify, unreadable_report, verify_task
-from .walk import RangeWalk, walk_range
+from .walk import RangeEnds, RangeWalk, stitch, walk_range
 
 __all__ = [
     "DEFAULT_SPLIT",
@@ -27,7 +28,10 @@ __all__ = [
     "Job",
     "ProcessExecutor",
     "Progress",
+    "RangeEnds",
     "RangeWalk",
+    "SchemaJob",
+    "SchemaPart",
     "Task",
     "VerifyJob",
     "VerifyPart",
@@ -35,6 +39,7 @@ __all__ = [
     "merge_verify",
     "plan",
     "run",
+    "stitch",
     "unreadable_report",
     "verify_task",
     "walk_range",

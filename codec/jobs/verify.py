@@ -14,7 +14,7 @@ from ..kinds import UNREADABLE
 from ..locations import redact_text, shown
 from ..reader import TFRecordFile, VerifyReport, data_crc_problem, report_of
 from .plan import Task
-from .walk import RangeWalk, walk_range
+from .walk import RangeWalk, stitch, walk_range
 
 __all__ = ["VerifyJob", "VerifyPart", "merge_verify", "unreadable_report", "verify_task"]
 
@@ -70,7 +70,7 @@ def merge_verify(
             continue
         if failed is None:
             try:
-                reports.append(_merge_file(stitch(ranges, rerun)))
+                reports.append(_merge_file(stitch(ranges, _readable(rerun))))
                 continue
             except _Unreadable as exc:
                 failed = exc.part
@@ -83,23 +83,16 @@ class _Unreadable(Exception):
         self.part = part
 
 
-def stitch(ranges: Sequence[VerifyPart], rerun: Callable[[Task], VerifyPart]) -> list[VerifyPart]:
-    """The ranges of one file, each walked from where the one before it left (walking again
-    those that entered elsewhere)."""
-    out: list[VerifyPart] = []
-    for part in ranges:
-        if out:
-            before = out[-1].walk
-            assert before is not None and part.walk is not None
-            entered = part.walk.entry if part.walk.entry is not None else part.size
-            if entered != before.exit:
-                last = before.last
-                prev = last if last is not None else part.task.prev
-                part = rerun(part.task.resumed(before.exit, prev))
-                if part.error:
-                    raise _Unreadable(part)
-        out.append(part)
-    return out
+def _readable(rerun: Callable[[Task], VerifyPart]) -> Callable[[Task], VerifyPart]:
+    """``rerun``, raising :class:`_Unreadable` when the range walked again could not be read."""
+
+    def again(task: Task) -> VerifyPart:
+        part = rerun(task)
+        if part.error:
+            raise _Unreadable(part)
+        return part
+
+    return again
 
 
 def _merge_file(ranges: Sequence[VerifyPart]) -> VerifyReport:

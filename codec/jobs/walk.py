@@ -15,13 +15,14 @@ from __future__ import annotations
 import bisect
 import itertools
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..framing import OVERHEAD, Problem, failing_data_crcs, find_next_record, scan
+from .plan import Task
 
-__all__ = ["RangeWalk", "walk_range"]
+__all__ = ["RangeEnds", "RangeWalk", "stitch", "walk_range"]
 
 _STEP = 8 << 20  # bytes per scan call
 
@@ -50,6 +51,52 @@ class RangeWalk:
         if not self.offsets:
             return None
         return self.offsets[-1], self.lengths[-1]
+
+    @property
+    def ends(self) -> RangeEnds:
+        """Where the walk entered and left: what :func:`stitch` needs of it."""
+        return RangeEnds(self.entry, self.exit, self.last)
+
+
+@dataclass(frozen=True)
+class RangeEnds:
+    """Where a range's walk entered (``None``: no record at or after its start) and left,
+    and its last record's ``(offset, length)``: all :func:`stitch` needs of a range's answer."""
+
+    entry: int | None
+    exit: int
+    last: tuple[int, int] | None
+
+
+P = TypeVar("P")
+
+
+def _walk_of(part: Any) -> RangeEnds | RangeWalk:
+    return part.walk  # type: ignore[no-any-return]
+
+
+def stitch(
+    ranges: Sequence[P],
+    rerun: Callable[[Task], P],
+    ends: Callable[[P], RangeEnds | RangeWalk] = _walk_of,
+) -> list[P]:
+    """The answers of one file's ranges (in stream order), each walked from where the one
+    before it left: an answer whose walk entered elsewhere is replaced by ``rerun`` of its
+    task resumed at the previous range's exit. ``ends(answer)`` tells where an answer's walk
+    entered and left (by default its ``walk``); answers carry their task as ``task``."""
+    out: list[P] = []
+    for part in ranges:
+        if out:
+            before = ends(out[-1])
+            now = ends(part)
+            entered = now.entry if now.entry is not None else now.exit
+            if entered != before.exit:
+                last = before.last
+                task: Task = part.task  # type: ignore[attr-defined]
+                prev = last if last is not None else task.prev
+                part = rerun(task.resumed(before.exit, prev))
+        out.append(part)
+    return out
 
 
 def walk_range(

@@ -9,17 +9,30 @@ from typing import Any
 import numpy as np
 
 from ..kinds import EXAMPLE, RAW, SEQUENCE_EXAMPLE
-from .counters import RecordList
+from .counters import RecordList, mix64, occurrence_keys
 from .detection import DetectionChecks
 from .stats import TYPE_NAMES, FeatureListStats, FeatureStats
 from .walk import ColumnBuilder, Columns, KeyTable, walk_columns
+
+
+def record_keys(crcs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """A 64-bit key per record from its payload's CRC-32C and length: what the value counters
+    sample occurrences by (:func:`.counters.occurrence_keys`), the same wherever the record is
+    read, whatever its number."""
+    c = np.asarray(crcs, np.uint64)
+    n = np.asarray(lengths, np.uint64)
+    return mix64(c | (n << np.uint64(32)))
 
 
 class SchemaBuilder:
     """Accumulates a :class:`Schema` from records fed in ascending record order.
 
     Feed decoded records with :meth:`add_record`, raw payloads with :meth:`add_payloads`
-    (Examples take the vectorised route), damaged records with :meth:`add_damaged`."""
+    (Examples take the vectorised route), damaged records with :meth:`add_damaged`.
+
+    What it holds does not depend on how the records were cut into batches, nor on how
+    builders fed with parts of the records are merged (:meth:`merge`); a builder fed records
+    numbered from 0 can be renumbered afterwards (:meth:`shift`)."""
 
     def __init__(
         self,
@@ -38,6 +51,8 @@ class SchemaBuilder:
         self.first_records = RecordList()  # records with features, for "missing" bookkeeping
         self.first_sequences = RecordList()
         self._keys = KeyTable()
+        # The batch being accumulated: its record numbers (ascending) and record keys.
+        self._batch: tuple[np.ndarray, np.ndarray] = (np.empty(0, np.int64), np.empty(0, np.uint64))
 
     # -- input ----------------------------------------------------------------------------
 
@@ -48,8 +63,14 @@ class SchemaBuilder:
         """One decoded :class:`codec.example.Record` (slow route: prefer batches)."""
         self.add_records([(index, record)])
 
-    def add_records(self, items: Iterable[tuple[int, Any]]) -> None:
-        """Decoded records with their numbers, ascending."""
+    def add_records(self, items: Iterable[tuple[int, Any]], keys: np.ndarray | None = None) -> None:
+        """Decoded records with their numbers, ascending; ``keys`` are their record keys
+        (:func:`record_keys`; else made from the numbers)."""
+        items = list(items)
+        numbers = np.array([i for i, _ in items], np.int64)
+        if keys is None:
+            keys = mix64(numbers.astype(np.uint64))
+        self._batch = (numbers, np.asarray(keys, np.uint64))
         cb = ColumnBuilder()
         lists: list[tuple[int, dict[str, list[Any]]]] = []
         for index, rec in items:
@@ -74,9 +95,26 @@ class SchemaBuilder:
         self._add_buffer(np.frombuffer(buf, np.uint8), starts, starts + lens, numbers)
 
     def _add_buffer(
-        self, b: np.ndarray, rs: np.ndarray, re_: np.ndarray, numbers: Sequence[int] | np.ndarray
+        self,
+        b: np.ndarray,
+        rs: np.ndarray,
+        re_: np.ndarray,
+        numbers: Sequence[int] | np.ndarray,
+        crcs: np.ndarray | None = None,
     ) -> None:
+        """Payloads ``b[rs[i]:re_[i]]`` (``b`` padded with 16 bytes) numbered ``numbers``;
+        ``crcs`` their CRC-32C when already computed."""
         numbers = np.asarray(numbers, np.int64)
+        if crcs is None:
+            import crc32c as _crc32c
+
+            crc = _crc32c.crc32c
+            with memoryview(b.data) as mv:
+                crcs = np.fromiter(
+                    (crc(mv[s:e]) for s, e in zip(rs.tolist(), re_.tolist())), np.uint32, len(rs)
+                )
+        keys = record_keys(crcs, np.asarray(re_) - np.asarray(rs))
+        self._batch = (numbers, keys)
         cols, odd = walk_columns(b, rs, re_, numbers, self._keys)
         n_fast = len(rs) - len(odd)
         self.records += n_fast
@@ -87,9 +125,16 @@ class SchemaBuilder:
             from ..example import decode
 
             payloads = [b[int(rs[i]) : int(re_[i])].tobytes() for i in odd]
-            self.add_records((int(numbers[i]), decode(p)) for i, p in zip(odd, payloads))
+            self.add_records(
+                [(int(numbers[i]), decode(p)) for i, p in zip(odd, payloads)], keys[odd]
+            )
 
     # -- accumulation ---------------------------------------------------------------------
+
+    def _occurrences(self, owners: np.ndarray) -> np.ndarray:
+        """The sampling key of each value (``owners``: its record's number) of one feature."""
+        numbers, keys = self._batch
+        return occurrence_keys(keys[np.searchsorted(numbers, owners)], owners)
 
     def _feature(self, name: str) -> FeatureStats:
         fs = self.features.get(name)
@@ -121,17 +166,21 @@ class SchemaBuilder:
             if len(f_fid):
                 fs.add_floats(c.floats[f_fid == f] if len(fids) > 1 else c.floats)
             if len(i_fid):
-                fs.add_ints(c.ints[i_fid == f] if len(fids) > 1 else c.ints)
+                mi = i_fid == f
+                if mi.any():
+                    fs.add_ints(c.ints[mi], self._occurrences(c.rec[c.int_owner[mi]]))
             if len(b_fid):
                 m = b_fid == f
                 if m.any():
+                    owners = c.rec[c.b_owner[m]]
                     fs.add_bytes(
                         c.buf,
                         c.b_start[m],
                         c.b_len[m],
-                        c.rec[c.b_owner[m]],
+                        owners,
                         self.decode_images,
                         c.image_sizes,
+                        self._occurrences(owners),
                     )
         for name, fs in self.features.items():
             if name not in seen:
@@ -175,12 +224,20 @@ class SchemaBuilder:
             if len(c.float_owner):
                 st.steps.add_floats(c.floats[c.fid[c.float_owner] == f])
             if len(c.int_owner):
-                st.steps.add_ints(c.ints[c.fid[c.int_owner] == f])
+                mi = c.fid[c.int_owner] == f
+                if mi.any():
+                    st.steps.add_ints(c.ints[mi], self._occurrences(c.rec[c.int_owner[mi]]))
             if len(c.b_owner):
                 mb = c.fid[c.b_owner] == f
                 if mb.any():
+                    owners = c.rec[c.b_owner[mb]]
                     st.steps.add_bytes(
-                        c.buf, c.b_start[mb], c.b_len[mb], c.rec[c.b_owner[mb]], self.decode_images
+                        c.buf,
+                        c.b_start[mb],
+                        c.b_len[mb],
+                        owners,
+                        self.decode_images,
+                        keys=self._occurrences(owners),
                     )
 
     # -- merging and results --------------------------------------------------------------
@@ -213,14 +270,38 @@ class SchemaBuilder:
             self.checks.merge(later.checks)
         self.first_sequences.merge(later.first_sequences)
 
+    def copy(self) -> SchemaBuilder:
+        """An independent copy (merging into a builder may take over parts of the other)."""
+        import pickle
+
+        out: SchemaBuilder = pickle.loads(pickle.dumps(self))
+        return out
+
+    def shift(self, by: int) -> None:
+        """Renumber: every record number held plus ``by`` (a builder fed a range's records
+        numbered from 0, once the range's first number in the dataset is known)."""
+        if not by:
+            return
+        for fs in self.features.values():
+            fs.shift(by)
+        for ls in self.feature_lists.values():
+            ls.shift(by)
+        self.damaged.shift(by)
+        self.first_records.shift(by)
+        self.first_sequences.shift(by)
+        if self.checks is not None:
+            self.checks.shift(by)
+
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_keys"] = None  # rebuilt on demand; not needed once accumulated
+        state["_batch"] = None
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._keys = KeyTable()
+        self._batch = (np.empty(0, np.int64), np.empty(0, np.uint64))
 
 
 # --------------------------------------------------------------------------------------------

@@ -30,37 +30,85 @@ def _hash64(value: Hashable) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
 
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+def mix64(x: np.ndarray) -> np.ndarray:
+    """SplitMix64's finaliser over a uint64 array: well-spread 64-bit keys from any bits."""
+    with np.errstate(over="ignore"):
+        z = np.asarray(x, np.uint64) + _GOLDEN
+        z = (z ^ (z >> np.uint64(30))) * _M1
+        z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+def occurrence_keys(record_keys: np.ndarray, owners: np.ndarray) -> np.ndarray:
+    """A 64-bit key per value: from the key of its record (``record_keys``, one per value)
+    and its place among the values of the same owner (``owners``, one per value, e.g. the
+    record number). The same values of the same records get the same keys however the
+    records were split into batches, ranges or processes."""
+    n = len(owners)
+    if not n:
+        return np.empty(0, np.uint64)
+    order = np.argsort(owners, kind="stable")
+    o = np.asarray(owners)[order]
+    firsts = np.searchsorted(o, o, side="left")
+    pos = np.empty(n, np.uint64)
+    pos[order] = (np.arange(n) - firsts).astype(np.uint64)
+    with np.errstate(over="ignore"):
+        return mix64(np.asarray(record_keys, np.uint64) ^ (pos * _GOLDEN))
+
+
 class ValueCounter:
-    """Counts of hashable values in bounded memory.
+    """Counts of hashable values in bounded memory, the same whatever the order the values
+    came in and however they were split (every :meth:`merge` is associative and commutative).
 
-    Exact while at most ``capacity`` distinct values have been seen. Beyond that the counts
-    are Misra-Gries summaries (each count may be low by at most :attr:`error`; every value
-    more frequent than ``total / capacity`` is kept) and :meth:`distinct` is a KMV estimate
-    from the ``sketch`` smallest 64-bit hashes (about 3% error for 1024)."""
+    Exact while at most ``capacity`` distinct values have been seen. Beyond that:
 
-    def __init__(self, capacity: int = 10_000, sketch: int = 1024) -> None:
+    - :meth:`distinct` is a KMV estimate from the ``sketch`` smallest 64-bit hashes of the
+      values (about 3% error for 1024; exact below ``sketch`` distinct values);
+    - :meth:`top` estimates counts from a sample of occurrences: each occurrence given to
+      :meth:`sample` has a 64-bit key (:func:`occurrence_keys`: its record and its place in
+      it, never its order of arrival), the ``budget`` occurrences with the smallest keys are
+      kept, and a value's count is its occurrences in the sample divided by the share of keys
+      sampled. Frequent values show up in proportion; values seen once in the sample are left
+      out as noise. The counts are estimates then (:attr:`exact` is false)."""
+
+    def __init__(self, capacity: int = 10_000, sketch: int = 1024, budget: int = 4096) -> None:
         self.capacity = capacity
         self.sketch = sketch
-        self.counts: dict[Hashable, int] = {}
+        self.budget = budget
+        self.counts: dict[Hashable, int] = {}  # every value while exact, else empty
         self.total = 0
         self.exact = True
-        self.error = 0
         self._kmv: np.ndarray | None = None  # sorted unique uint64, built on overflow
+        self._keys = np.empty(0, np.uint64)  # sampled occurrences: their keys ...
+        self._vals: np.ndarray = np.empty(0, object)  # ... and values
+        self._limit: np.uint64 | None = None  # keys below it are sampled (None: all)
+
+    # -- exact counts and the distinct sketch ---------------------------------------------
 
     def update(self, counts: Mapping[Any, int]) -> None:
         if not counts:
             return
+        self.total += sum(counts.values())
+        if not self.exact:
+            self._sketch_add(counts.keys())
+            return
         mine = self.counts
         for v, c in counts.items():
             mine[v] = mine.get(v, 0) + c
-            self.total += c
-        if self._kmv is not None:
-            self._sketch_add(counts.keys())
         if len(mine) > self.capacity:
             self._overflow()
 
-    def add(self, values: Iterable[Hashable]) -> None:
-        self.update(Counter(values))
+    def add(self, values: Iterable[Hashable], keys: np.ndarray | None = None) -> None:
+        """Count ``values``; with ``keys`` (one per value) also offer them to the sample."""
+        vals = list(values)
+        self.update(Counter(vals))
+        if keys is not None:
+            self.sample(keys, vals)
 
     def _sketch_add(self, values: Iterable[Hashable]) -> None:
         hashes = np.fromiter((_hash64(v) for v in values), np.uint64)
@@ -71,50 +119,114 @@ class ValueCounter:
         self._kmv = np.unique(np.concatenate([base, hashes]))[: self.sketch]
 
     def _overflow(self) -> None:
-        if self._kmv is None:
-            self._kmv = np.empty(0, np.uint64)
-            self._sketch_add(self.counts.keys())
+        """More than ``capacity`` distinct values: keep the sketch, drop the exact counts."""
+        self._kmv = np.empty(0, np.uint64)
+        self._sketch_add(self.counts.keys())
         self.exact = False
-        # Misra-Gries: subtract the (capacity+1)-th largest count from every count.
-        ranked = sorted(self.counts.values(), reverse=True)
-        cut = ranked[self.capacity]
-        self.error += cut
-        self.counts = {v: c - cut for v, c in self.counts.items() if c > cut}
+        self.counts = {}
+
+    # -- the sample of occurrences --------------------------------------------------------
+
+    def sample(self, keys: np.ndarray, values: Any) -> None:
+        """Offer occurrences (``values[i]`` with key ``keys[i]``) to the sample."""
+        if not len(keys):
+            return
+        keys = np.asarray(keys, np.uint64)
+        if self._limit is None:
+            vals = _as_array(values)
+        else:
+            idx = np.flatnonzero(keys < self._limit)
+            if not idx.size:
+                return
+            keys = keys[idx]
+            if isinstance(values, np.ndarray):
+                vals = values[idx]
+            else:
+                vals = _as_array([values[i] for i in idx.tolist()])
+        self._absorb(keys, vals, self._limit)
+
+    def _absorb(self, keys: np.ndarray, vals: np.ndarray, limit: np.uint64 | None) -> None:
+        if self._limit is None or (limit is not None and limit < self._limit):
+            self._limit = limit
+        all_keys = np.concatenate([self._keys, keys])
+        all_vals = _concat(self._vals, vals)
+        if self._limit is not None:
+            m = all_keys < self._limit
+            all_keys, all_vals = all_keys[m], all_vals[m]
+        if len(all_keys) > self.budget:
+            # Keep the keys below the (budget+1)-th smallest, ties dropped together.
+            order = np.argsort(all_keys, kind="stable")
+            cut = all_keys[order[self.budget]]
+            keep = order[: np.searchsorted(all_keys[order], cut, side="left")]
+            all_keys, all_vals = all_keys[keep], all_vals[keep]
+            self._limit = cut
+        self._keys, self._vals = all_keys, all_vals
+
+    # -- merging and results --------------------------------------------------------------
 
     def merge(self, other: ValueCounter) -> None:
-        if other._kmv is not None or not other.exact:
-            if self._kmv is None:
-                self._kmv = np.empty(0, np.uint64)
-                self._sketch_add(self.counts.keys())
-            assert other._kmv is not None
-            self._sketch_merge(other._kmv)
-        elif self._kmv is not None:
-            self._sketch_add(other.counts.keys())
-        if not other.exact:
-            self.exact = False
-        self.error += other.error
-        for v, c in other.counts.items():
-            self.counts[v] = self.counts.get(v, 0) + c
         self.total += other.total
-        if len(self.counts) > self.capacity:
-            self._overflow()
+        if self.exact and other.exact:
+            for v, c in other.counts.items():
+                self.counts[v] = self.counts.get(v, 0) + c
+            if len(self.counts) > self.capacity:
+                self._overflow()
+        else:
+            if self.exact:
+                self._overflow()
+            if other.exact:
+                self._sketch_add(other.counts.keys())
+            else:
+                assert other._kmv is not None
+                self._sketch_merge(other._kmv)
+        self._absorb(other._keys, other._vals, other._limit)
 
     def distinct(self) -> int:
-        """Distinct values seen: exact while :attr:`exact`, else estimated."""
+        """Distinct values seen: exact while :attr:`exact` (and below ``sketch`` distinct
+        values), else estimated."""
         if self.exact:
             return len(self.counts)
         assert self._kmv is not None
         if len(self._kmv) < self.sketch:
             return len(self._kmv)
         kth = float(self._kmv[self.sketch - 1]) / 2.0**64
-        return max(len(self.counts), round((self.sketch - 1) / kth))
+        return round((self.sketch - 1) / kth)
+
+    def estimates(self) -> dict[Any, int]:
+        """Each sampled value's estimated count (all of them while nothing was left out of
+        the sample; else those sampled more than once)."""
+        seen = Counter(self._vals.tolist())
+        if self._limit is None:
+            return dict(seen)
+        limit = int(self._limit)
+        return {v: ((m << 65) + limit) // (2 * limit) for v, m in seen.items() if m > 1}
 
     def top(self, k: int = 10) -> list[tuple[Any, int]]:
-        """The ``k`` most common values with their counts (ties: smaller value first)."""
+        """The ``k`` most common values with their counts (ties: smaller value first); past
+        ``capacity`` distinct values, estimated from the sample."""
+        counts = self.counts if self.exact else self.estimates()
         try:
-            return sorted(self.counts.items(), key=lambda vc: (-vc[1], vc[0]))[:k]
+            return sorted(counts.items(), key=lambda vc: (-vc[1], vc[0]))[:k]
         except TypeError:  # values of mixed types
-            return sorted(self.counts.items(), key=lambda vc: (-vc[1], repr(vc[0])))[:k]
+            return sorted(counts.items(), key=lambda vc: (-vc[1], repr(vc[0])))[:k]
+
+
+def _as_array(values: Any) -> np.ndarray:
+    if isinstance(values, np.ndarray):
+        return values
+    out = np.empty(len(values), object)
+    out[:] = values
+    return out
+
+
+def _concat(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    if not len(a):
+        return b
+    if not len(b):
+        return a
+    if a.dtype != b.dtype:
+        return np.concatenate([a.astype(object), b.astype(object)])
+    return np.concatenate([a, b])
 
 
 _EDGE_BITS = 40  # bins are never narrower than 2**-40 of the largest magnitude
@@ -241,6 +353,20 @@ def _exact_sum(values: np.ndarray) -> int:
     return total
 
 
+def lower(a: Any, b: Any) -> Any:
+    """``min(a, b)``; of equal values the same one whichever comes first (-0.0 below 0.0)."""
+    if a == b:
+        return a if math.copysign(1, a) <= math.copysign(1, b) else b
+    return a if a < b else b
+
+
+def upper(a: Any, b: Any) -> Any:
+    """``max(a, b)``; of equal values the same one whichever comes first (0.0 above -0.0)."""
+    if a == b:
+        return a if math.copysign(1, a) >= math.copysign(1, b) else b
+    return a if a > b else b
+
+
 @dataclass
 class NumericStats:
     """Count, min, max, sum and non-finite counts of numbers, plus a histogram."""
@@ -269,14 +395,18 @@ class NumericStats:
             if fin.size == 0:
                 return
             lo, hi = float(fin.min()), float(fin.max())
+            if lo == 0 or hi == 0:  # which zero: the same whatever the split
+                signs = np.signbit(fin[fin == 0])
+                lo = -0.0 if lo == 0 and signs.any() else lo
+                hi = 0.0 if hi == 0 and not signs.all() else hi
             self.total += _exact_sum(fin)
         else:
             fin = values
             lo, hi = int(values.min()), int(values.max())
             self.total += _exact_sum(values)
         self.finite += int(fin.size)
-        self.min = lo if self.min is None else min(self.min, lo)
-        self.max = hi if self.max is None else max(self.max, hi)
+        self.min = lo if self.min is None else lower(self.min, lo)
+        self.max = hi if self.max is None else upper(self.max, hi)
         self.histogram.add(fin)
 
     def merge(self, o: NumericStats) -> None:
@@ -286,7 +416,7 @@ class NumericStats:
         self.posinf += o.posinf
         self.neginf += o.neginf
         self.total += o.total
-        for name, pick in (("min", min), ("max", max)):
+        for name, pick in (("min", lower), ("max", upper)):
             mine, theirs = getattr(self, name), getattr(o, name)
             if theirs is not None:
                 setattr(self, name, theirs if mine is None else pick(mine, theirs))
@@ -321,10 +451,18 @@ class RecordList:
         n = len(records)
         if not n:
             return
+        if self.kept >= self.cap and len(self.parts) == 1 and records.min() > self.parts[0][-1]:
+            self.count += n  # all above the kept ones: none of them would be kept
+            return
         self.parts.append(np.asarray(records, np.int64))
         self.count += n
         self.kept += n
         self._trim()
+
+    def shift(self, by: int) -> None:
+        """Renumber: every record number plus ``by``."""
+        if by:
+            self.parts = [p + by for p in self.parts]
 
     def merge(self, other: RecordList) -> None:
         self.parts.extend(other.parts)
@@ -344,6 +482,43 @@ class RecordList:
 
     def tolist(self) -> list[int]:
         return sorted(int(x) for x in self.array())
+
+
+# Bounded tables of keys (list lengths, picture sizes, label/text pairs): the ``cap`` smallest
+# keys are kept, so a table merged from parts holds exactly what one pass would. Between
+# trims a table may hold up to twice ``cap`` keys; ``cut`` is the largest key kept by the
+# last trim (``None``: never trimmed), and a key above it is never taken again.
+
+
+def admits(table: Mapping[Any, Any], key: Any, cut: Any) -> bool:
+    """Whether ``key`` belongs in a bounded table (already there, or below the cut)."""
+    return cut is None or key in table or key < cut
+
+
+def settle(table: dict[Any, Any], cap: int, cut: Any, force: bool = False) -> tuple[Any, list[Any]]:
+    """Trim ``table`` to its ``cap`` smallest keys when it holds more than twice that (or
+    more than ``cap`` with ``force``): ``(new cut, values dropped)``."""
+    if len(table) <= (cap if force else 2 * cap):
+        return cut, []
+    keys = sorted(table)
+    return keys[cap - 1], [table.pop(k) for k in keys[cap:]]
+
+
+def narrow(table: dict[Any, Any], cut: Any, other: Any) -> tuple[Any, list[Any]]:
+    """After merging two tables: the lower of their cuts, and drop (returning their values)
+    the keys above it."""
+    if other is not None and (cut is None or other < cut):
+        cut = other
+    if cut is None:
+        return cut, []
+    return cut, [table.pop(k) for k in [k for k in table if k > cut]]
+
+
+def smallest(table: Mapping[Any, Any], cap: int) -> dict[Any, Any]:
+    """The ``cap`` smallest keys of a bounded table with their values."""
+    if len(table) <= cap:
+        return dict(table)
+    return {k: table[k] for k in sorted(table)[:cap]}
 
 
 # --------------------------------------------------------------------------------------------

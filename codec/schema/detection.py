@@ -1,10 +1,12 @@
 """Dataset checks for Object Detection data, fed the same columns as the schema.
 
-For every detection layout (:func:`codec.detection.layouts`: any prefix holding the four
-``bbox/{xmin,ymin,xmax,ymax}`` lists) the checks collect, with the records involved:
+For every detection layout of the dataset (:func:`codec.detection.layouts`: any prefix under
+which the four ``bbox/{xmin,ymin,xmax,ymax}`` lists occur) the checks collect, with the
+records involved:
 
-- ``object_lengths``: the prefix's parallel lists (bbox, class text, class label, any other
-  ``<prefix>*`` list) have different lengths in a record;
+- ``object_lengths``: a record with boxes lists (any of the four) whose parallel lists (bbox,
+  class text, class label, any other ``<prefix>*`` list that records with boxes lists have
+  anywhere in the dataset; an absent list counts as empty) have different lengths;
 - ``box_not_finite``: a coordinate is NaN or infinite;
 - ``box_range``: a coordinate outside [0, 1] when the dataset's coordinates are normalised,
   outside the picture when they are pixels (decided for the whole dataset, see
@@ -17,7 +19,9 @@ For every detection layout (:func:`codec.detection.layouts`: any prefix holding 
   itself declares.
 
 Work is vectorised per batch of records; only class texts and picture headers are read one
-by one. Every part merges associatively, so the result does not depend on the split.
+by one. Every part merges associatively and commutatively, so the result does not depend on
+how the records were split into batches, ranges or processes (a record whose lists agree with
+each other but lack one the dataset has elsewhere is kept aside until the end).
 """
 
 from __future__ import annotations
@@ -28,9 +32,9 @@ from typing import Any
 
 import numpy as np
 
-from ..detection import NORMALIZED_SHARE, Layout, layouts
+from ..detection import BBOX, NORMALIZED_SHARE, Layout
 from ..values import image_size
-from .counters import RecordList
+from .counters import RecordList, admits, narrow, settle, smallest
 from .stats import BYTES_CODE, INT64_CODE
 from .walk import Columns
 
@@ -45,14 +49,24 @@ CHECKS = (
     "label_text",
     "image_size",
 )
-_PAIRS_CAP = 10_000  # distinct (label, text) pairs tracked
+_PAIRS_CAP = 10_000  # distinct (label, text) pairs whose records are kept (the smallest)
+_SIDES = tuple(f"bbox/{s}" for s in BBOX)
+
+
+def _root(prefix: str) -> str:
+    return prefix[: -len("object/")] if prefix.endswith("object/") else prefix
 
 
 class _PrefixChecks:
-    """The checks of one layout."""
+    """The checks of one prefix holding some bbox list (a layout once the dataset has all
+    four)."""
 
-    def __init__(self, layout: Layout) -> None:
-        self.layout = layout
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.seen: set[str] = set()  # lists under the prefix in records with boxes lists
+        # Records whose lists agree but are only those of the key: flagged at the end when
+        # the dataset has more.
+        self.pending: dict[frozenset[str], RecordList] = {}
         self.lists = {c: RecordList() for c in CHECKS}
         self.outside_01 = RecordList()  # coordinate < 0 or > 1 (if normalised)
         self.outside_image = RecordList()  # outside the picture (if pixels)
@@ -61,9 +75,31 @@ class _PrefixChecks:
         self.boxes = 0
         self.records = 0  # records with at least one box
         self.pairs: Counter[tuple[int, str]] = Counter()
-        self.pair_records: dict[tuple[int, str], RecordList] = {}
+        self.pair_records: dict[tuple[int, str], RecordList] = {}  # bounded (settle)
+        self.pairs_cut: tuple[int, str] | None = None
+
+    @property
+    def is_layout(self) -> bool:
+        return all(self.prefix + side in self.seen for side in _SIDES)
+
+    def shift(self, by: int) -> None:
+        for recs in [
+            *self.lists.values(),
+            *self.pending.values(),
+            *self.pair_records.values(),
+            self.outside_01,
+            self.outside_image,
+        ]:
+            recs.shift(by)
 
     def merge(self, o: _PrefixChecks) -> None:
+        self.seen |= o.seen
+        for names, recs in o.pending.items():
+            held = self.pending.get(names)
+            if held is None:
+                self.pending[names] = recs
+            else:
+                held.merge(recs)
         for c in CHECKS:
             self.lists[c].merge(o.lists[c])
         self.outside_01.merge(o.outside_01)
@@ -76,10 +112,11 @@ class _PrefixChecks:
         for key, recs in o.pair_records.items():
             mine = self.pair_records.get(key)
             if mine is None:
-                if len(self.pair_records) < _PAIRS_CAP:
-                    self.pair_records[key] = recs
+                self.pair_records[key] = recs
             else:
                 mine.merge(recs)
+        self.pairs_cut, _ = narrow(self.pair_records, self.pairs_cut, o.pairs_cut)
+        self.pairs_cut, _ = settle(self.pair_records, _PAIRS_CAP, self.pairs_cut)
 
     @property
     def normalized(self) -> bool:
@@ -91,6 +128,12 @@ class _PrefixChecks:
             recs = self.lists[c]
             if c == "box_range":
                 recs = self.outside_01 if self.normalized else self.outside_image
+            if c == "object_lengths":
+                recs = RecordList()
+                recs.merge(self.lists[c])
+                for key, more in self.pending.items():
+                    if key != self.seen:
+                        recs.merge(more)
             if c == "label_text" and label_map is None:
                 continue
             if recs.count:
@@ -114,14 +157,15 @@ class _PrefixChecks:
         for (label, text), n in self.pairs.items():
             by_label.setdefault(label, Counter())[text] = n
         out = []
+        tracked = smallest(self.pair_records, _PAIRS_CAP)
         for label, texts in sorted(by_label.items()):
             if len(texts) < 2:
                 continue
             usual = max(sorted(texts), key=lambda t: texts[t])
             others = RecordList()
             for text in texts:
-                if text != usual and (label, text) in self.pair_records:
-                    others.merge(self.pair_records[(label, text)])
+                if text != usual and (label, text) in tracked:
+                    others.merge(tracked[(label, text)])
             out.append(
                 {
                     "label": label,
@@ -174,8 +218,14 @@ class DetectionChecks:
             else:
                 mine.merge(pc)
 
+    def shift(self, by: int) -> None:
+        for pc in self.prefixes.values():
+            pc.shift(by)
+
     def to_json(self) -> dict[str, Any]:
-        return {p: pc.to_json(self.label_map) for p, pc in sorted(self.prefixes.items())}
+        return {
+            p: pc.to_json(self.label_map) for p, pc in sorted(self.prefixes.items()) if pc.is_layout
+        }
 
     # -- a batch of records ------------------------------------------------------------------
 
@@ -183,28 +233,42 @@ class DetectionChecks:
         if not len(c.rec):
             return
         present = {c.names[int(f)] for f in np.unique(c.fid)}
-        found = layouts(present)
-        if not found:
+        prefixes = {
+            name[: -len(side)] for name in present for side in _SIDES if name.endswith(side)
+        }
+        if not prefixes:
             return
         fids = {n: i for i, n in enumerate(c.names)}
-        for layout in found:
-            pc = self.prefixes.get(layout.prefix)
+        for prefix in sorted(prefixes):
+            pc = self.prefixes.get(prefix)
             if pc is None:
-                pc = self.prefixes[layout.prefix] = _PrefixChecks(layout)
-            self._add_layout(pc, layout, c, fids)
+                pc = self.prefixes[prefix] = _PrefixChecks(prefix)
+            under = tuple(sorted(n for n in present if n.startswith(prefix)))
+            self._add_layout(pc, Layout(prefix, _root(prefix), under), c, fids)
 
     def _add_layout(
         self, pc: _PrefixChecks, layout: Layout, c: Columns, fids: Mapping[str, int]
     ) -> None:
         records = c.records
-        # Parallel lists: every list under the prefix, one length per record.
-        lengths = {
-            name: _per_record(c, fids[name], records) for name in layout.parallel if name in fids
-        }
-        stack = np.stack([lens for lens, _ in lengths.values()])
-        uneven = stack.max(axis=0) != stack.min(axis=0)
-        pc.lists["object_lengths"].add(records[uneven])
-        sides = [lengths[name] for name in layout.boxes]
+        # Every list under the prefix, one length per record (0 when absent).
+        lengths = {name: _per_record(c, fids[name], records) for name in layout.parallel}
+        absent = (np.zeros(len(records), np.int64), np.full(len(records), -1, np.int64))
+        sides = [lengths.get(name, absent) for name in layout.boxes]
+        # Records with boxes lists, and the lists such records have.
+        boxed = np.zeros(len(records), bool)
+        for _lens, ids in sides:
+            boxed |= ids >= 0
+        if not boxed.any():
+            return
+        names = [n for n, (_lens, ids) in lengths.items() if (ids[boxed] >= 0).any()]
+        pc.seen.update(names)
+        stack = np.stack([lengths[n][0][boxed] for n in names])
+        high = stack.max(axis=0)
+        uneven = high != stack.min(axis=0)
+        pc.lists["object_lengths"].add(records[boxed][uneven])
+        agree = records[boxed][~uneven & (high > 0)]
+        if agree.size:
+            pc.pending.setdefault(frozenset(names), RecordList()).add(agree)
         # A record with boxes but uneven lists still has its first boxes checked.
         n_boxes = np.min([s[0] for s in sides], axis=0)
         has = n_boxes > 0
@@ -318,11 +382,12 @@ class DetectionChecks:
                 owners_of.setdefault(key, []).append(box_owner[k])
         for key, owners in owners_of.items():
             pc.pairs[key] += len(owners)
-            lst = pc.pair_records.get(key)
-            if lst is None and len(pc.pair_records) < _PAIRS_CAP:
-                lst = pc.pair_records[key] = RecordList()
-            if lst is not None:
+            if admits(pc.pair_records, key, pc.pairs_cut):
+                lst = pc.pair_records.get(key)
+                if lst is None:
+                    lst = pc.pair_records[key] = RecordList()
                 lst.add(np.unique(np.array(owners, np.int64)))
+        pc.pairs_cut, _ = settle(pc.pair_records, _PAIRS_CAP, pc.pairs_cut)
 
     @staticmethod
     def _image_sizes(

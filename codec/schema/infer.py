@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
@@ -47,9 +46,31 @@ def _scan_range(
         _scan_slow(f, builder, range(start, stop), base, progress)
         return
     read_span, offsets, lengths = bulk
+
+    def damaged(i: int) -> None:
+        if f.is_damaged(start + i) is None:
+            _note_damage(f, start + i)  # records the problem in the reader
+
+    offsets, lengths = offsets[start:stop], lengths[start:stop]
+    feed_spans(read_span, offsets, lengths, builder, base + start, damaged, progress)
+
+
+def feed_spans(
+    read_span: Callable[[int, int], bytes],
+    offsets: np.ndarray,
+    lengths: np.ndarray,
+    builder: SchemaBuilder,
+    first: int,
+    damaged: Callable[[int], None] | None = None,
+    progress: Callable[[int], None] | None = None,
+) -> None:
+    """Feed the records whose headers are at ``offsets`` (payloads of ``lengths`` bytes) of a
+    stream read with ``read_span(start, end)`` to ``builder``, numbered from ``first``, their
+    data CRCs checked: a failing one is added as damaged (and ``damaged(i)`` told, ``i`` its
+    position in ``offsets``)."""
     crc = _crc32c.crc32c
-    for c0 in range(start, stop, _CHUNK):
-        c1 = min(stop, c0 + _CHUNK)
+    for c0 in range(0, len(offsets), _CHUNK):
+        c1 = min(len(offsets), c0 + _CHUNK)
         off = offsets[c0:c1]
         ln = lengths[c0:c1]
         lo = int(off[0])
@@ -64,16 +85,16 @@ def _scan_range(
         )
         stored = b[re_[:, None] + np.arange(4)].copy().view("<u4").ravel()
         mv.release()
-        numbers = np.arange(c0, c1, dtype=np.int64) + base
+        numbers = np.arange(c0, c1, dtype=np.int64) + first
         intact = mask_crcs(got) == stored
         if not intact.all():
             for i in np.flatnonzero(~intact).tolist():
-                if f.is_damaged(c0 + i) is None:
-                    _note_damage(f, c0 + i)  # records the problem in the reader
+                if damaged is not None:
+                    damaged(c0 + i)
                 builder.add_damaged(int(numbers[i]))
-            builder._add_buffer(b, rs[intact], re_[intact], numbers[intact])
+            builder._add_buffer(b, rs[intact], re_[intact], numbers[intact], got[intact])
         else:
-            builder._add_buffer(b, rs, re_, numbers)
+            builder._add_buffer(b, rs, re_, numbers, got)
         if progress:
             progress(c1 - c0)
 
@@ -222,7 +243,7 @@ def _infer(
     if per_shard and len(files) > 1:
         for k, b in enumerate(builders):
             shards[files[k].path] = Schema(
-                _copy(b), total=counts[k], sample=None if sample is None else b.records
+                b.copy(), total=counts[k], sample=None if sample is None else b.records
             )
     total_b = builders[0] if builders else SchemaBuilder(**built)
     for b in builders[1:]:
@@ -237,11 +258,6 @@ def _infer(
         shards=shards,
         problems=problems,
     )
-
-
-def _copy(b: SchemaBuilder) -> SchemaBuilder:
-    out: SchemaBuilder = pickle.loads(pickle.dumps(b))
-    return out
 
 
 def _infer_parallel(

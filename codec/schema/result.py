@@ -133,7 +133,7 @@ def _statistics(schema: Schema, top: int) -> dict[str, Any]:
         elif fs.values.total:
             d["values"] = [[show_bytes(v), c] for v, c in fs.values.top(top)]
         if fs.image_sizes:
-            d["image_sizes"] = [[w, h, c] for (w, h), c in fs.image_sizes.most_common()]
+            d["image_sizes"] = [[w, h, c] for (w, h), c in fs.sizes()]
         return d
 
     out: dict[str, Any] = {

@@ -8,7 +8,17 @@ from typing import Any
 import numpy as np
 
 from ..values import image_complete, image_decodes, image_magic, image_size, is_text
-from .counters import RECORD_CAP, Histogram, NumericStats, RecordList, ValueCounter
+from .counters import (
+    RECORD_CAP,
+    Histogram,
+    NumericStats,
+    RecordList,
+    ValueCounter,
+    admits,
+    narrow,
+    settle,
+    smallest,
+)
 
 # Type codes used in the arrays; "none" is a Feature message with no list set.
 TYPE_NAMES = ("none", "bytes", "float", "int64")
@@ -16,9 +26,9 @@ NONE_CODE, BYTES_CODE, FLOAT_CODE, INT64_CODE = 0, 1, 2, 3
 TYPE_CODE = {n: i for i, n in enumerate(TYPE_NAMES)}
 
 _LEN_RECORD_CAP = 1_000  # record numbers kept per distinct list length
-_LEN_TRACKED = 64  # distinct list lengths whose records are kept
+_LEN_TRACKED = 64  # distinct list lengths whose records are kept (the smallest ones)
 _TEXT_MAX = 256  # bytes values longer than this are not counted one by one
-_IMAGE_SIZES_CAP = 10_000  # distinct (width, height) pairs kept
+_IMAGE_SIZES_CAP = 10_000  # distinct (width, height) pairs counted (the smallest ones)
 _LENGTH_DRIFT_SHARE = 0.8  # "most records" for list-length drift
 
 _IMAGE_FIRST = np.zeros(256, bool)
@@ -40,7 +50,8 @@ class FeatureStats:
         self.len_max: int | None = None
         self.len_sum = 0
         self.len_counts: dict[int, int] = {}
-        self.len_records: dict[int, RecordList] = {}
+        self.len_records: dict[int, RecordList] = {}  # bounded (counters.settle)
+        self.len_cut: int | None = None
         self.type_records = [RecordList() for _ in TYPE_NAMES]
         self.missing = RecordList()
         self.floats = NumericStats()
@@ -51,8 +62,9 @@ class FeatureStats:
         self.text_values = 0
         self.binary_values = 0
         self.image_formats: Counter[str] = Counter()
-        self.image_sizes: Counter[tuple[int, int]] = Counter()
+        self.image_sizes: Counter[tuple[int, int]] = Counter()  # bounded (counters.settle)
         self.image_sizes_other = 0
+        self.sizes_cut: tuple[int, int] | None = None
         self.undecodable = RecordList()
 
     # -- accumulate ---------------------------------------------------------------------
@@ -76,27 +88,30 @@ class FeatureStats:
             uniq, counts = np.array([lo]), np.array([len(length)])
         else:
             uniq, counts = np.unique(length, return_counts=True)
+        tracked = self.len_records
         for u, c in zip(uniq.tolist(), counts.tolist()):
             self.len_counts[u] = self.len_counts.get(u, 0) + c
-            capped = self.len_records.get(u)
+            capped = tracked.get(u)
             if capped is None:
-                if len(self.len_records) >= _LEN_TRACKED:
+                if not admits(tracked, u, self.len_cut):
                     continue
-                capped = self.len_records[u] = RecordList(_LEN_RECORD_CAP)
-            if capped.kept < capped.cap:
-                capped.add(rec if lo == hi else rec[length == u])
-            else:
-                capped.count += c
+                capped = tracked[u] = RecordList(_LEN_RECORD_CAP)
+            capped.add(rec if lo == hi else rec[length == u])
+        self.len_cut, _ = settle(tracked, _LEN_TRACKED, self.len_cut)
 
     def add_floats(self, values: np.ndarray) -> None:
         self.floats.add(values)
 
-    def add_ints(self, values: np.ndarray) -> None:
+    def add_ints(self, values: np.ndarray, keys: np.ndarray | None = None) -> None:
+        """int64 values; ``keys`` (one per value, :func:`.counters.occurrence_keys`) let the
+        value counter sample them."""
         if not values.size:
             return
         self.ints.add(values)
         uniq, counts = np.unique(values, return_counts=True)
         self.int_values.update(dict(zip(uniq.tolist(), counts.tolist())))
+        if keys is not None:
+            self.int_values.sample(keys, values)
 
     def add_bytes(
         self,
@@ -106,10 +121,12 @@ class FeatureStats:
         owners: np.ndarray,
         decode_images: bool = False,
         sizes: dict[int, tuple[str, int, int] | None] | None = None,
+        keys: np.ndarray | None = None,
     ) -> None:
         """Bytes values ``buf[s:s+n]``; ``owners`` are their record numbers. The header size
         of every picture found is noted in ``sizes`` by its start (for the detection checks,
-        which would otherwise read it again)."""
+        which would otherwise read it again). ``keys`` (one per value) let the value counter
+        sample the values it counts."""
         if not len(starts):
             return
         if buf:
@@ -121,12 +138,17 @@ class FeatureStats:
         plain = small & ~cand
         if plain.all():
             s_l, n_l = starts.tolist(), lengths.tolist()
-            self._count_plain(Counter([buf[s : s + n] for s, n in zip(s_l, n_l)]))
+            vals = [buf[s : s + n] for s, n in zip(s_l, n_l)]
+            self._count_plain(Counter(vals))
+            if keys is not None:
+                self.values.sample(keys, vals)
             return
         idx = np.flatnonzero(plain)
         s_l, n_l = starts[idx].tolist(), lengths[idx].tolist()
-        self._count_plain(Counter([buf[s : s + n] for s, n in zip(s_l, n_l)]))
+        vals = [buf[s : s + n] for s, n in zip(s_l, n_l)]
+        self._count_plain(Counter(vals))
         others: Counter[bytes] = Counter()
+        counted: list[int] = []
         for j in np.flatnonzero(~plain).tolist():
             s, n = int(starts[j]), int(lengths[j])
             v = buf[s : s + n]
@@ -134,6 +156,8 @@ class FeatureStats:
                 continue
             if n <= _TEXT_MAX:
                 others[v] += 1
+                counted.append(j)
+                vals.append(v)
             else:
                 self.long_values += 1
                 if is_text(v[:_TEXT_MAX]):
@@ -141,6 +165,8 @@ class FeatureStats:
                 else:
                     self.binary_values += 1
         self._count_plain(others)
+        if keys is not None:
+            self.values.sample(keys[np.concatenate([idx, np.array(counted, np.int64)])], vals)
 
     def _count_plain(self, counts: Counter[bytes]) -> None:
         if not counts:
@@ -174,8 +200,10 @@ class FeatureStats:
             self.undecodable.add(np.array([record], np.int64))
         if found is not None:
             wh = (found[1], found[2])
-            if wh in self.image_sizes or len(self.image_sizes) < _IMAGE_SIZES_CAP:
+            if admits(self.image_sizes, wh, self.sizes_cut):
                 self.image_sizes[wh] += 1
+                self.sizes_cut, dropped = settle(self.image_sizes, _IMAGE_SIZES_CAP, self.sizes_cut)
+                self.image_sizes_other += sum(dropped)
             else:
                 self.image_sizes_other += 1
         return True
@@ -193,8 +221,10 @@ class FeatureStats:
         for k, capped in o.len_records.items():
             if k in self.len_records:
                 self.len_records[k].merge(capped)
-            elif len(self.len_records) < _LEN_TRACKED:
+            else:
                 self.len_records[k] = capped
+        self.len_cut, _ = narrow(self.len_records, self.len_cut, o.len_cut)
+        self.len_cut, _ = settle(self.len_records, _LEN_TRACKED, self.len_cut)
         for mine_c, theirs_c in zip(self.type_records, o.type_records):
             mine_c.merge(theirs_c)
         self.missing.merge(o.missing)
@@ -206,13 +236,21 @@ class FeatureStats:
         self.text_values += o.text_values
         self.binary_values += o.binary_values
         self.image_formats.update(o.image_formats)
-        for wh, c in o.image_sizes.items():
-            if wh in self.image_sizes or len(self.image_sizes) < _IMAGE_SIZES_CAP:
-                self.image_sizes[wh] += c
-            else:
-                self.image_sizes_other += c
+        self.image_sizes.update(o.image_sizes)
         self.image_sizes_other += o.image_sizes_other
+        self.sizes_cut, dropped = narrow(self.image_sizes, self.sizes_cut, o.sizes_cut)
+        self.sizes_cut, more = settle(self.image_sizes, _IMAGE_SIZES_CAP, self.sizes_cut)
+        self.image_sizes_other += sum(dropped) + sum(more)
         self.undecodable.merge(o.undecodable)
+
+    def shift(self, by: int) -> None:
+        """Renumber the records: every record number plus ``by``."""
+        for capped in self.len_records.values():
+            capped.shift(by)
+        for recs in self.type_records:
+            recs.shift(by)
+        self.missing.shift(by)
+        self.undecodable.shift(by)
 
     # -- results ------------------------------------------------------------------------
 
@@ -246,13 +284,19 @@ class FeatureStats:
         usual, n = max(self.len_counts.items(), key=lambda kv: (kv[1], -kv[0]))
         if n < _LENGTH_DRIFT_SHARE * total:
             return None
-        parts = [c.array() for k, c in self.len_records.items() if k != usual]
+        tracked = smallest(self.len_records, _LEN_TRACKED)
+        parts = [c.array() for k, c in tracked.items() if k != usual]
         recs = np.unique(np.concatenate(parts)) if parts else np.empty(0, np.int64)
         return {
             "usual_len": usual,
             "count": total - n,
             "records": [int(x) for x in recs[:RECORD_CAP]],
         }
+
+    def sizes(self) -> list[tuple[tuple[int, int], int]]:
+        """Picture sizes with their counts, most common first (ties: smaller size first)."""
+        counted = smallest(self.image_sizes, _IMAGE_SIZES_CAP)
+        return sorted(counted.items(), key=lambda kv: (-kv[1], kv[0]))
 
     def numeric(self) -> NumericStats | None:
         if not self.floats.count and not self.ints.count:
@@ -296,8 +340,8 @@ class FeatureStats:
         if self.image_formats:
             d["images"] = {
                 "count": sum(self.image_formats.values()),
-                "formats": dict(self.image_formats),
-                "sizes": [[w, h, c] for (w, h), c in self.image_sizes.most_common(top)],
+                "formats": dict(sorted(self.image_formats.items(), key=lambda kv: (-kv[1], kv[0]))),
+                "sizes": [[w, h, c] for (w, h), c in self.sizes()[:top]],
                 "undecodable": self.undecodable.count,
                 "undecodable_records": self.undecodable.tolist(),
             }
@@ -331,6 +375,10 @@ class FeatureListStats:
         self.steps_sum += count
         self.steps_min = count if self.steps_min is None else min(self.steps_min, count)
         self.steps_max = count if self.steps_max is None else max(self.steps_max, count)
+
+    def shift(self, by: int) -> None:
+        self.missing.shift(by)
+        self.steps.shift(by)
 
     def merge(self, o: FeatureListStats) -> None:
         self.present += o.present

@@ -1,0 +1,150 @@
+"""Schema inference (with the Object Detection checks) as a job: tasks of whole files or byte
+ranges of large plain files, each returning a small partial result, merged into the very
+:class:`codec.schema.Schema` that :func:`codec.schema.infer_schema` gives in one process.
+
+A task feeds the records it owns to a :class:`codec.schema.SchemaBuilder`, numbered from 0:
+a record's number in the dataset is only known once every task before it has counted its
+records. The merge walks again the ranges that entered elsewhere (:func:`.walk.stitch`, as
+for verify), gives each part its first number (the records of the files and ranges before
+it), renumbers its builder (:meth:`codec.schema.SchemaBuilder.shift`) and merges the
+builders in dataset order. Every statistic a builder holds merges exactly (counts, min/max,
+bounded tables of the smallest keys, samples by record-derived keys, fixed-grid histograms,
+the smallest record numbers), so the result does not depend on the split, nor on the order
+in which the tasks finished.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..kinds import DATA_CRC
+from ..reader import TFRecordFile
+from ..schema.builder import SchemaBuilder
+from ..schema.infer import _file_kind, _scan_range, feed_spans
+from ..schema.result import Schema, ShardInfo
+from .plan import Task
+from .walk import RangeEnds, stitch, walk_range
+
+__all__ = ["SchemaJob", "SchemaPart"]
+
+
+@dataclass
+class SchemaPart:
+    """A schema task's answer: the builder of the records it owns (numbered from 0), how many
+    records that is (intact or damaged), the framing problems it owns, the file's shown path
+    and, for a range, where its walk entered and left."""
+
+    task: Task
+    builder: SchemaBuilder
+    records: int
+    problems: int
+    path: str
+    walk: RangeEnds | None = None
+
+
+def _ends(part: SchemaPart) -> RangeEnds:
+    assert part.walk is not None, "a range's answer says where its walk went"
+    return part.walk
+
+
+@dataclass
+class SchemaJob:
+    """The schema of every record of a dataset, as a job (see :mod:`codec.jobs`): the options
+    of :func:`codec.schema.infer_schema` (``decode_images``, ``label_map``, ``detection``,
+    ``per_shard``) but no sampling. Tasks come from :func:`codec.jobs.plan`."""
+
+    decode_images: bool = False
+    label_map: Mapping[int, str] | None = None
+    detection: bool = True
+    per_shard: bool = True
+    name: str = field(default="schema", init=False)
+
+    def __post_init__(self) -> None:
+        if self.label_map is not None:
+            self.label_map = dict(self.label_map)  # plain data, pickled to workers
+
+    def _builder(self) -> SchemaBuilder:
+        return SchemaBuilder(
+            decode_images=self.decode_images, label_map=self.label_map, detection=self.detection
+        )
+
+    def task(self, task: Task) -> SchemaPart:
+        """Run one task where the data is (this process, a pool worker, a Dask worker)."""
+        builder = self._builder()
+        with TFRecordFile(task.path, anon=task.anon) as f:
+            if task.whole:
+                n = len(f)
+                if n:
+                    _scan_range(f, builder, 0, n, 0, _file_kind(f))
+                problems = sum(1 for p in f.problems if p.kind != DATA_CRC)
+                return SchemaPart(task, builder, n, problems, f.path)
+            buf, need = f.stream_view()
+            walk = walk_range(
+                buf,
+                f.size,
+                task.start,
+                task.end,
+                need,
+                path=f.path,
+                entry=task.entry,
+                prev=task.prev,
+                check_data=False,  # the feed checks every data CRC itself
+            )
+            n = len(walk.offsets)
+            if n:
+                offsets = np.frombuffer(walk.offsets, np.uint64).astype(np.int64)
+                lengths = np.frombuffer(walk.lengths, np.uint64).astype(np.int64)
+                feed_spans(f.read_span, offsets, lengths, builder, 0)
+            problems = sum(1 for p in walk.problems if p.kind != DATA_CRC)
+            return SchemaPart(task, builder, n, problems, f.path, walk.ends)
+
+    def records(self, part: SchemaPart) -> int:
+        return part.records
+
+    def merge(
+        self,
+        parts: Sequence[SchemaPart],
+        rerun: Callable[[Task], SchemaPart] | None = None,
+    ) -> Schema:
+        """The schema from the answers of all the tasks, in any order (their builders are
+        renumbered and merged: the parts are used up). A range whose walk did not enter where
+        the previous one left is walked again from there with ``rerun`` (default: this
+        process)."""
+        again = rerun if rerun is not None else self.task
+        by_file: dict[int, list[SchemaPart]] = {}
+        for part in parts:
+            by_file.setdefault(part.task.file, []).append(part)
+        chains: list[list[SchemaPart]] = []
+        for k in sorted(by_file):
+            ranges = sorted(by_file[k], key=lambda p: p.task.start)
+            whole = ranges[0].task.whole
+            chains.append(ranges[:1] if whole else stitch(ranges, again, _ends))
+        first = 0
+        files: list[ShardInfo] = []
+        builders: list[SchemaBuilder] = []
+        problems = 0
+        for chain in chains:
+            count = 0
+            file_builder: SchemaBuilder | None = None
+            for part in chain:
+                part.builder.shift(first + count)
+                count += part.records
+                problems += part.problems
+                if file_builder is None:
+                    file_builder = part.builder
+                else:
+                    file_builder.merge(part.builder)
+            files.append(ShardInfo(chain[0].path, first, count))
+            builders.append(file_builder if file_builder is not None else self._builder())
+            first += count
+        shards: dict[str, Schema] = {}
+        if self.per_shard and len(files) > 1:
+            for info, b in zip(files, builders):
+                shards[info.path] = Schema(b.copy(), total=info.records)
+        total = builders[0] if builders else self._builder()
+        for b in builders[1:]:
+            total.merge(b)
+        return Schema(total, total=first, files=files, shards=shards, problems=problems)
