@@ -727,16 +727,31 @@ def report_of(
     """The verify report of a completely indexed stream: its record ``offsets``, the
     ``problems`` of its framing (and inflation), ``damaged`` (record number → problem, for
     every record in ``bad`` and those whose length the scan corrected) and ``bad``, the
-    records whose data CRC fails. One function, whether one reader checked the file or tasks
-    checked ranges of it (:mod:`codec.jobs`)."""
-    n = len(offsets)
+    records whose data CRC fails (:func:`report_from`, with what it needs of ``offsets``)."""
+    first = first_recovered(offsets, [*problems, *damaged.values()], size)
+    return report_from(path, compression, size, len(offsets), problems, damaged, bad, first)
+
+
+def report_from(
+    path: str,
+    compression: str,
+    size: int,
+    records: int,
+    problems: Sequence[Problem],
+    damaged: dict[int, Problem],
+    bad: Sequence[int],
+    first: int | None,
+) -> VerifyReport:
+    """The verify report of a stream of ``records`` records (see :func:`report_of`), given
+    ``first``, the number of the first record reached by resynchronising after one of the
+    problems (:func:`first_recovered`). One function, whether one reader checked the file or
+    tasks checked ranges of it (:mod:`codec.jobs`)."""
     found = [*problems, *damaged.values()]
-    first = first_recovered(offsets, found, size)
-    recovered = 0 if first is None else (n - first) - sum(1 for i in bad if i >= first)
+    recovered = 0 if first is None else (records - first) - sum(1 for i in bad if i >= first)
     return VerifyReport(
         path=path,
         compression=compression,
-        records=n - len(bad) - recovered,
+        records=records - len(bad) - recovered,
         damaged=len(bad),
         bytes=size,
         problems=sorted(found, key=lambda p: -1 if p.offset is None else p.offset),
