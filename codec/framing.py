@@ -314,17 +314,18 @@ def find_next_record(buf: Any, start: int, size: int, need: Need | None = None) 
         need(pos, pos + count + HEADER_SIZE - 1)
         window = data[pos : pos + count + HEADER_SIZE - 1]
         # Only positions whose high length bytes are zero can hold a header (in data that is
-        # not mostly zeros, few), and only their length CRC is computed.
-        fits = np.ones(count, dtype=bool)
-        for k in range(used, 8):
-            fits &= window[k : k + count] == 0
-        at = np.flatnonzero(fits)
+        # not mostly zeros, few), and only their length CRC is computed; the top byte first.
+        at = np.flatnonzero(window[7 : 7 + count] == 0) if used < 8 else np.arange(count)
+        for k in range(6, used - 1, -1):
+            if len(at) * 4 > count:
+                break
+            at = at[window[at + k] == 0]
         if len(at) * 4 > count:  # mostly zeros: slices over every position are cheaper
             at = np.arange(count)
         # Little-endian u64 / u32 values at those positions.
-        u64 = _le_at(window, at, 0, used, np.uint64)
+        u64 = _le_at(window, at, 0, 8, np.uint64)
         stored = _le_at(window, at, 8, 4, np.uint32)
-        match = (_masked_crc_of_u64(u64) == stored) & fits[at]
+        match = _masked_crc_of_u64(u64) == stored
         for hit, length in zip(at[match].tolist(), u64[match].tolist()):
             cand = pos + hit
             if length > size - cand - OVERHEAD:
