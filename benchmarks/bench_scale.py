@@ -33,7 +33,8 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,12 +42,13 @@ import crc32c
 import numpy as np
 
 from benchmarks.common import Row
+from codec.jobs.executors import cores
 
 DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
 GROUP = "scale"
 SIM = "simulation (estimate, not measured)"
-CORES = os.cpu_count() or 1
+CORES = cores()  # the cores this process may run on
 
 # The cluster the estimate is for.
 SHARDS, SHARD_MB = 2_000, 300
@@ -164,10 +166,6 @@ def _child(code: str) -> tuple[float, dict[str, Any]]:
     return wall, json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _best(runs: dict[str, list[float]], key: str) -> float:
-    return min(runs[key])
-
-
 def _load() -> float:
     return os.getloadavg()[0]
 
@@ -179,48 +177,37 @@ def _fresh_cache() -> None:
     folder.mkdir(parents=True)
 
 
-# -- executors: the job model's own (codec.jobs.run) when present, else driven here -------------
+# -- children: fresh interpreters ---------------------------------------------------------------
 
-
-def _have_run() -> bool:
-    try:
-        import codec.jobs.executors
-        import codec.jobs.run  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
-# The child's verify job: plan byte ranges, run the tasks on the pool, merge.
+# The verify job over one file: byte ranges (at least one per core) on the process pool
+# (every core), through codec.jobs.run; the phases timed by its progress callback.
 _POOL_VERIFY = """
 import json, os, time
 t0 = time.perf_counter()
-from codec.jobs import DEFAULT_SPLIT, merge_verify, plan, verify_task
-try:
-    from codec.jobs import VerifyJob
-    from codec.jobs.executors import executor
-    from codec.jobs.run import run
-except ImportError:
-    run = None
+from codec.jobs import DEFAULT_SPLIT, ProcessExecutor, VerifyJob, plan, run
 t1 = time.perf_counter()
 size = os.path.getsize({path!r})
-tasks = plan([{path!r}], split=min(DEFAULT_SPLIT, -(-size // {cores})))  # a range per core at least
-if run is not None:
-    with executor("processes") as ex:
-        t2 = time.perf_counter()
-        (report,) = run(VerifyJob(), tasks, ex)
-        t3 = t4 = time.perf_counter()
-else:
-    from concurrent.futures import ProcessPoolExecutor
-    with ProcessPoolExecutor({cores}) as pool:
-        t2 = time.perf_counter()
-        parts = list(pool.map(verify_task, tasks))
-        t3 = time.perf_counter()
-    (report,) = merge_verify(parts)
-    t4 = time.perf_counter()
+tasks = plan([{path!r}], split=min(DEFAULT_SPLIT, -(-size // {cores})))
+marks = []
+with ProcessExecutor(context={context!r}) as ex:
+    (report,) = run(VerifyJob(), tasks, ex, progress=lambda p: marks.append(time.perf_counter()))
+    t2 = time.perf_counter()
+t3 = time.perf_counter()
 print(json.dumps({{"records": report.records, "problems": len(report.problems),
-    "tasks": len(tasks), "import": t1 - t0, "start": t2 - t1, "work": t3 - t2,
-    "merge": t4 - t3, "inside": t4 - t0}}))
+    "tasks": len(tasks), "import": t1 - t0, "first": marks[1] - t1, "tasks_done": marks[-1] - t1,
+    "merge": t2 - marks[-1], "close": t3 - t2}}))
+"""
+
+# A pool's fixed cost: start it and run one trivial task of the package (imports it there).
+_POOL_START = """
+import json, time
+from codec.jobs import ProcessExecutor
+from codec.jobs.executors import cores
+t0 = time.perf_counter()
+with ProcessExecutor(context={context!r}) as ex:
+    ex.pool().submit(cores).result()
+    t1 = time.perf_counter()
+print(json.dumps({{"start": t1 - t0, "close": time.perf_counter() - t1}}))
 """
 
 _SINGLE_VERIFY = """
@@ -274,14 +261,14 @@ def _bench_small(quick: bool, rows: list[Row], found: dict[str, float]) -> None:
     count = 250_000 if quick else 1_000_000
     repeat = 2 if quick else 5
     path = _small_file(count)
-    mb = path.stat().st_size / 1e6
     kinds = {
-        "ours": _POOL_VERIFY.format(path=str(path), cores=CORES),
+        "ours": _POOL_VERIFY.format(path=str(path), cores=CORES, context="spawn"),
         "tfrecords": _TFRECORDS.format(path=str(path)),
+        "fork": _POOL_VERIFY.format(path=str(path), cores=CORES, context="fork"),
         "single": _SINGLE_VERIFY.format(path=str(path)),
     }
     runs: dict[str, list[float]] = {}
-    inner: dict[str, list[dict[str, Any]]] = {}
+    inner: list[dict[str, Any]] = []
     resident: list[float] = []
     for _ in range(repeat):
         for kind, code in kinds.items():
@@ -295,21 +282,33 @@ def _bench_small(quick: bool, rows: list[Row], found: dict[str, float]) -> None:
                 if out["records"] != count or out["problems"]:
                     raise RuntimeError(f"{kind} read {out['records']} of {count} records")
                 runs.setdefault(f"{kind} {cache}", []).append(wall)
-                if kind == "ours":
-                    inner.setdefault(cache, []).append(out)
-    imports = {
-        m: min(_child(_IMPORT_ONLY.format(module=m))[1]["import"] for _ in range(3))
+                if kind == "ours" and cache == "warm":
+                    inner.append({**out, "wall": wall})
+    again = range(2 if quick else 3)
+    fixed = {
+        f"interpreter + import {m}": [_child(_IMPORT_ONLY.format(module=m))[0] for _ in again]
         for m in ("codec.jobs", "tfrecords")
     }
-    rate = {k: count / _best(runs, k) / 1e6 for k in runs}
+    fixed["interpreter alone"] = [_child(_IMPORT_ONLY.format(module="json"))[0] for _ in again]
+    starts = {
+        c: [_child(_POOL_START.format(context=c))[1] for _ in again] for c in ("spawn", "fork")
+    }
+    rate = {k: count / min(v) / 1e6 for k, v in runs.items()}
     n = f"{count:,} x 100 B"
     if resident:
-        rows.append(Row(GROUP, "page cache left after eviction (max)", max(resident), "MB"))
+        rows.append(Row(GROUP, "page cache left after each eviction (max)", max(resident), "MB"))
     for cache in ("cold", "warm"):
         theirs, ours = rate[f"tfrecords {cache}"], rate[f"ours {cache}"]
-        rows.append(Row(GROUP, f"tfrecords C++ iterator, {n}, {cache}", theirs, "M rec/s"))
         rows.append(
-            Row(GROUP, f"verify job, {CORES} processes, byte ranges, {cache}", ours, "M rec/s")
+            Row(GROUP, f"tfrecords C++ iterator, {n}, {cache}, fresh process", theirs, "M rec/s")
+        )
+        rows.append(
+            Row(
+                GROUP,
+                f"verify job, process pool, byte ranges, {cache}, fresh process",
+                ours,
+                "M rec/s",
+            )
         )
         rows.append(
             Row(GROUP, f"  ours / tfrecords, {cache}", ours / theirs, "x", ">= 1", ours >= theirs)
@@ -317,49 +316,45 @@ def _bench_small(quick: bool, rows: list[Row], found: dict[str, float]) -> None:
         rows.append(
             Row(
                 GROUP,
-                f"TFRecordFile.verify(), 1 process, {cache}",
+                f"  same job, pool started by fork, {cache}",
+                rate[f"fork {cache}"],
+                "M rec/s",
+            )
+        )
+        rows.append(
+            Row(
+                GROUP,
+                f"TFRecordFile.verify(), 1 process, {cache}, fresh process",
                 rate[f"single {cache}"],
                 "M rec/s",
             )
         )
-    best = min(inner["warm"], key=lambda o: o["inside"])
+    best = min(inner, key=lambda o: o["wall"])
     rows.append(
-        Row(
-            GROUP,
-            f"  of the job's best warm run ({best['tasks']} tasks): import",
-            best["import"],
-            "s",
-        )
+        Row(GROUP, f"  the job's best warm run, {best['tasks']} tasks: whole", best["wall"], "s")
     )
-    for key in ("start", "work", "merge"):
-        rows.append(Row(GROUP, f"    {key}", best[key], "s"))
-    rows.append(Row(GROUP, "  interpreter + import codec.jobs (best)", imports["codec.jobs"], "s"))
-    rows.append(Row(GROUP, "  interpreter + import tfrecords (best)", imports["tfrecords"], "s"))
-    found["range_merge_s_per_part"] = best["merge"] / best["tasks"]
-    found["range_part_mb"] = mb / best["tasks"]
+    for key, label in (
+        ("import", "import codec.jobs"),
+        ("first", "spawn pool .. first task done"),
+        ("tasks_done", "import done .. last task done"),
+        ("merge", "merge"),
+        ("close", "pool shut down"),
+    ):
+        rows.append(Row(GROUP, f"    {label}", best[key], "s"))
+    for label, times in fixed.items():
+        rows.append(Row(GROUP, f"  {label} (best)", min(times), "s"))
+    for context, outs in starts.items():
+        rows.append(
+            Row(
+                GROUP,
+                f"  pool start by {context} + first task of codec (best)",
+                min(o["start"] for o in outs),
+                "s",
+            )
+        )
 
 
 # -- 2. large records -------------------------------------------------------------------------
-
-
-def _verify_job(paths: Sequence[Path], workers: int, split: int | None = None) -> list[Any]:
-    """The verify job over ``paths``: in this process (``workers == 0``) or on a pool."""
-    from codec.jobs import merge_verify, plan, verify_task
-
-    kw = {} if split is None else {"split": split}
-    tasks = plan([str(p) for p in paths], **kw)
-    if workers == 0:
-        return merge_verify([verify_task(t) for t in tasks])
-    if _have_run():
-        from codec.jobs.executors import executor  # type: ignore[import-not-found]
-        from codec.jobs.run import run  # type: ignore[import-not-found]
-
-        from codec.jobs import VerifyJob  # type: ignore[attr-defined]
-
-        with executor(f"processes:{workers}") as ex:
-            return list(run(VerifyJob(), tasks, ex))
-    with ProcessPoolExecutor(workers) as pool:
-        return merge_verify(list(pool.map(verify_task, tasks)))
 
 
 def _raw_crc(path: Path, threads: int) -> None:
@@ -377,11 +372,20 @@ def _raw_crc(path: Path, threads: int) -> None:
                 p.release()
 
 
+def _verify(paths: Sequence[Path], ex: Any, split: int | None = None) -> list[Any]:
+    """The verify job over ``paths`` on executor ``ex``."""
+    from codec.jobs import VerifyJob, plan, run
+
+    tasks = plan([str(p) for p in paths], **({} if split is None else {"split": split}))
+    return list(run(VerifyJob(), tasks, ex))
+
+
 def _bench_large(quick: bool, rows: list[Row]) -> None:
     from codec import TFRecordFile
+    from codec.jobs import executor
 
     count = 64 if quick else 256
-    repeat = 3 if quick else 4
+    repeat = 3 if quick else 5
     path = _large_file(count)
     gb = path.stat().st_size / 1e9
     times: dict[str, list[float]] = {}
@@ -396,18 +400,21 @@ def _bench_large(quick: bool, rows: list[Row]) -> None:
             f.verify()
 
     _raw_crc(path, 1)  # the page cache holds the file: warm figures
-    for _ in range(repeat):
-        _fresh_cache()
-        timed("job", lambda: _verify_job([path], CORES))
-        timed("raw", lambda: _raw_crc(path, CORES))
-        timed("raw1", lambda: _raw_crc(path, 1))
-        timed("reader", reader)
+    with executor(f"processes:{CORES}") as ex:
+        _verify([path], ex)  # the pool started
+        for _ in range(repeat):
+            timed("job", lambda: _verify([path], ex))
+            timed("raw", lambda: _raw_crc(path, CORES))
+            timed("raw1", lambda: _raw_crc(path, 1))
+            timed("reader", reader)
     rate = {k: gb / min(v) for k, v in times.items()}
     rows.append(
         Row(GROUP, f"raw crc32c of {count} x 4 MiB, mapped, {CORES} threads", rate["raw"], "GB/s")
     )
     rows.append(Row(GROUP, "raw crc32c, same bytes, 1 thread", rate["raw1"], "GB/s"))
-    rows.append(Row(GROUP, f"verify job, {CORES} processes, 4 MiB records", rate["job"], "GB/s"))
+    rows.append(
+        Row(GROUP, f"verify job, pool of {CORES} (started), 4 MiB records", rate["job"], "GB/s")
+    )
     share = 100 * rate["job"] / rate["raw"]
     rows.append(
         Row(GROUP, f"  as share of raw crc32c on {CORES} threads", share, "%", ">= 75", share >= 75)
@@ -421,84 +428,20 @@ def _bench_large(quick: bool, rows: list[Row]) -> None:
 # -- 3, 4. 64 shards: one core, the pool, Dask --------------------------------------------------
 
 
-def _schema(paths: Sequence[Path], workers: int) -> Any:
-    """The schema of ``paths`` on one core (``workers == 0``) or ``workers`` processes."""
-    try:
-        from codec.jobs import SchemaJob  # type: ignore[attr-defined]  # noqa: F401
-    except ImportError:
-        from codec.schema import infer_schema
+@dataclass(frozen=True)
+class _Nothing:
+    """A job whose tasks do nothing: what a task costs the executor itself."""
 
-        return infer_schema([str(p) for p in paths], workers=max(1, workers))
-    return _schema_job(paths, workers)
+    name: str = "nothing"
 
+    def task(self, task: Any) -> int:
+        return 0
 
-def _schema_job(paths: Sequence[Path], workers: int) -> Any:
-    from codec.jobs import SchemaJob, plan  # type: ignore[attr-defined]
+    def merge(self, parts: list[Any], rerun: Callable[[Any], Any]) -> int:
+        return len(parts)
 
-    tasks = plan([str(p) for p in paths])
-    job = SchemaJob()
-    if workers == 0:
-        return job.merge([job.task(t) for t in tasks], job.task)
-    from codec.jobs.executors import executor  # type: ignore[import-not-found]
-    from codec.jobs.run import run  # type: ignore[import-not-found]
-
-    with executor(f"processes:{workers}") as ex:
-        return run(job, tasks, ex)
-
-
-def _schema_label() -> str:
-    try:
-        from codec.jobs import SchemaJob  # type: ignore[attr-defined]  # noqa: F401
-    except ImportError:
-        return "infer_schema(workers=)"
-    return "schema job"
-
-
-def _bench_shards(quick: bool, rows: list[Row], found: dict[str, float]) -> None:
-    count, per_shard = 64, (2_500 if quick else 20_000)
-    repeat = 2 if quick else 3
-    paths = _shards(count, per_shard)
-    mb = sum(p.stat().st_size for p in paths) / 1e6
-    records = count * per_shard
-    label = _schema_label()
-    times: dict[str, list[float]] = {}
-    results: dict[str, str] = {}
-
-    def timed(name: str, fn: Callable[[], Any]) -> None:
-        _fresh_cache()
-        t0 = time.perf_counter()
-        out = fn()
-        times.setdefault(name, []).append(time.perf_counter() - t0)
-        text = _result_text(out)
-        if results.setdefault(name.split()[0], text) != text:
-            raise RuntimeError(f"{name}: a different result from the one-core run")
-
-    for _ in range(repeat):
-        timed("verify 1", lambda: _verify_job(paths, 0))
-        timed("verify pool", lambda: _verify_job(paths, CORES))
-        timed("schema 1", lambda: _schema(paths, 0))
-        timed("schema pool", lambda: _schema(paths, CORES))
-    where = f"{count} shards, {records:,} Examples, {mb:,.0f} MB"
-    for job in ("verify", "schema"):
-        one, pool = min(times[f"{job} 1"]), min(times[f"{job} pool"])
-        name = "verify job" if job == "verify" else label
-        rows.append(Row(GROUP, f"{name}, {where}, 1 core", records / one / 1e3, "k rec/s"))
-        rows.append(Row(GROUP, f"{name}, process pool of {CORES}", records / pool / 1e3, "k rec/s"))
-        target = 0.9 * CORES
-        rows.append(
-            Row(
-                GROUP,
-                f"  speed-up on {CORES} cores",
-                one / pool,
-                "x",
-                f">= {target:.1f}",
-                one / pool >= target,
-            )
-        )
-        found[f"{job}_s_per_mb"] = one / mb
-    found["verify_pool_s"] = min(times["verify pool"])
-    _bench_merge_parts(paths, found)
-    _bench_dask(quick, paths, rows, found)
+    def records(self, part: Any) -> int:
+        return 0
 
 
 def _result_text(out: Any) -> str:
@@ -507,36 +450,89 @@ def _result_text(out: Any) -> str:
     return json.dumps(out.to_json(), sort_keys=True, default=str)
 
 
+def _bench_shards(quick: bool, rows: list[Row], found: dict[str, float]) -> None:
+    from codec.jobs import SchemaJob, VerifyJob, executor, plan, run
+
+    count, per_shard = 64, (1_500 if quick else 20_000)
+    repeat = 2 if quick else 3
+    paths = _shards(count, per_shard)
+    tasks = plan([str(p) for p in paths])
+    mb = sum(p.stat().st_size for p in paths) / 1e6
+    records = count * per_shard
+    jobs = {"verify": VerifyJob(), "schema": SchemaJob()}
+    times: dict[str, list[float]] = {}
+    results: dict[str, str] = {}
+
+    def timed(name: str, job: str, ex: Any) -> None:
+        _fresh_cache()
+        t0 = time.perf_counter()
+        out = run(jobs[job], tasks, ex)
+        times.setdefault(f"{job} {name}", []).append(time.perf_counter() - t0)
+        text = _result_text(out)
+        if results.setdefault(job, text) != text:
+            raise RuntimeError(f"{job} on {name}: a different result from the first run")
+
+    with executor("inline") as one, executor(f"processes:{CORES}") as pool:
+        t0 = time.perf_counter()
+        run(_Nothing(), tasks[:CORES], pool)
+        rows.append(
+            Row(GROUP, f"process pool of {CORES}: start (spawn)", time.perf_counter() - t0, "s")
+        )
+        for _ in range(repeat):
+            for job in jobs:
+                timed("1", job, one)
+                timed("pool", job, pool)
+        where = f"{count} shards, {records:,} Examples, {mb:,.0f} MB"
+        for job in jobs:
+            t1, tp = min(times[f"{job} 1"]), min(times[f"{job} pool"])
+            rows.append(
+                Row(GROUP, f"{job} job, {where}, 1 core (inline)", records / t1 / 1e3, "k rec/s")
+            )
+            rows.append(
+                Row(GROUP, f"{job} job, process pool of {CORES}", records / tp / 1e3, "k rec/s")
+            )
+            target = 0.9 * CORES
+            rows.append(
+                Row(
+                    GROUP,
+                    f"  speed-up on {CORES} cores",
+                    t1 / tp,
+                    "x",
+                    f">= {target:.1f}",
+                    t1 / tp >= target,
+                )
+            )
+            found[f"{job}_s_per_mb"] = t1 / mb
+        _bench_merge_parts(paths, found)
+        _bench_dask(quick, tasks, pool, rows, found)
+
+
 def _bench_merge_parts(paths: Sequence[Path], found: dict[str, float]) -> None:
-    """The client's merge cost per part: verify reports of whole shards, and schema
-    builders (unpickled, as they arrive from a worker, then merged)."""
-    from codec.jobs import merge_verify, plan, verify_task
-    from codec.schema import infer_schema
+    """The client's merge cost per answer, unpickling included (as answers arrive from the
+    workers), and the answers' pickled size: verify and schema answers of byte ranges (as
+    plan() makes of large shards), four per shard of 16 shards."""
+    from codec.jobs import SchemaJob, VerifyJob, plan
 
-    parts = [verify_task(t) for t in plan([str(p) for p in paths])]
-    blobs = [pickle.dumps(p) for p in parts]
-    t0 = time.perf_counter()
-    merge_verify([pickle.loads(b) for b in blobs])
-    found["verify_merge_s_per_part"] = (time.perf_counter() - t0) / len(parts)
-    schema = infer_schema([str(p) for p in paths], per_shard=True)
-    builders = [pickle.dumps(s.builder) for s in schema.shards.values()]
-    t0 = time.perf_counter()
-    acc = pickle.loads(builders[0])
-    for b in builders[1:]:
-        acc.merge(pickle.loads(b))
-    found["schema_merge_s_per_part"] = (time.perf_counter() - t0) / len(builders)
-    found["schema_part_kb"] = sum(len(b) for b in builders) / len(builders) / 1e3
-
-
-def _noop(x: int) -> int:
-    return x
+    some = [str(p) for p in paths[:16]]
+    tasks = plan(some, split=-(-max(Path(p).stat().st_size for p in some) // 4))
+    for name, job in (("verify", VerifyJob()), ("schema", SchemaJob())):
+        blobs = [pickle.dumps(job.task(t)) for t in tasks]
+        best = math.inf
+        for _ in range(3):
+            t0 = time.perf_counter()
+            job.merge([pickle.loads(b) for b in blobs], job.task)
+            best = min(best, time.perf_counter() - t0)
+        found[f"{name}_merge_s_per_part"] = best / len(blobs)
+        found[f"{name}_part_kb"] = sum(len(b) for b in blobs) / len(blobs) / 1e3
 
 
 def _bench_dask(
-    quick: bool, paths: Sequence[Path], rows: list[Row], found: dict[str, float]
+    quick: bool, tasks: Sequence[Any], pool: Any, rows: list[Row], found: dict[str, float]
 ) -> None:
+    from codec.jobs import Task, VerifyJob, executor, run
+
     try:
-        from distributed import Client, LocalCluster
+        import distributed  # noqa: F401
     except ImportError:
         rows.append(Row(GROUP, "Dask: distributed is not installed", 0, ""))
         return
@@ -544,109 +540,98 @@ def _bench_dask(
 
     logging.getLogger("distributed").setLevel(logging.ERROR)
     t0 = time.perf_counter()
-    cluster = LocalCluster(
-        n_workers=CORES, threads_per_worker=1, processes=True, dashboard_address=None
-    )
-    client = Client(cluster)
-    rows.append(
-        Row(GROUP, f"Dask LocalCluster of {CORES} workers: start", time.perf_counter() - t0, "s")
-    )
-    try:
-        repeat = 2 if quick else 3
+    with executor(f"dask:local:{CORES}") as dask:
+        rows.append(Row(GROUP, f"Dask local:{CORES}: start", time.perf_counter() - t0, "s"))
+        run(_Nothing(), [Task(i, "") for i in range(CORES)], dask)
+        repeat = 2 if quick else 4
         times: dict[str, list[float]] = {}
-        via = "its executor" if _have_run() else "client.map"
         for _ in range(repeat):
-            for name, fn in (
-                ("pool", lambda: _verify_job(paths, CORES)),
-                ("dask", lambda: _verify_dask(client, paths)),
-            ):
+            for name, ex in (("pool", pool), ("dask", dask)):
                 _fresh_cache()
                 t0 = time.perf_counter()
-                fn()
+                run(VerifyJob(), tasks, ex)
                 times.setdefault(name, []).append(time.perf_counter() - t0)
-        pool, dask = min(times["pool"]), min(times["dask"])
-        rows.append(Row(GROUP, f"verify job on Dask local:{CORES} ({via}), 64 shards", dask, "s"))
-        rows.append(Row(GROUP, "  process pool, same job, same run", pool, "s"))
-        rows.append(
-            Row(GROUP, "  Dask time / pool time", dask / pool, "x", "<= 1.15", dask / pool <= 1.15)
-        )
+        tp, td = min(times["pool"]), min(times["dask"])
+        rows.append(Row(GROUP, f"verify job, {len(tasks)} shards, Dask local:{CORES}", td, "s"))
+        rows.append(Row(GROUP, f"  same job, process pool of {CORES}, same run", tp, "s"))
+        rows.append(Row(GROUP, "  Dask time / pool time", td / tp, "x", "<= 1.15", td / tp <= 1.15))
         n = 300 if quick else 2_000
-        best = math.inf
+        nothing = [Task(i, "") for i in range(n)]
+        best = raw = math.inf
         for _ in range(2):
             t0 = time.perf_counter()
-            client.gather(client.map(_noop, range(n), pure=False))
+            run(_Nothing(), nothing, dask)
             best = min(best, time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            dask.client.gather(dask.client.map(_nothing, range(n), pure=False))
+            raw = min(raw, time.perf_counter() - t0)
         found["dask_s_per_task"] = best / n
         rows.append(
-            Row(GROUP, f"Dask overhead per trivial task ({n:,} tasks)", 1e3 * best / n, "ms")
+            Row(
+                GROUP,
+                f"Dask per task: {n:,} empty tasks through codec.jobs.run",
+                1e3 * best / n,
+                "ms",
+            )
         )
-    finally:
-        client.close()
-        cluster.close()
+        rows.append(Row(GROUP, "  same through client.map / gather", 1e3 * raw / n, "ms"))
 
 
-def _verify_dask(client: Any, paths: Sequence[Path]) -> list[Any]:
-    from codec.jobs import merge_verify, plan, verify_task
-
-    tasks = plan([str(p) for p in paths])
-    if _have_run():
-        from codec.jobs.executors import executor  # type: ignore[import-not-found]
-        from codec.jobs.run import run  # type: ignore[import-not-found]
-
-        from codec.jobs import VerifyJob  # type: ignore[attr-defined]
-
-        with executor(client.scheduler.address) as ex:
-            return list(run(VerifyJob(), tasks, ex))
-    return merge_verify(client.gather(client.map(verify_task, tasks, pure=False)))
+def _nothing(x: int) -> int:
+    return x
 
 
 # -- 5. the estimate -----------------------------------------------------------------------------
 
 
 def _estimate(rows: list[Row], found: dict[str, float]) -> str:
-    """Wall time of SHARDS x SHARD_MB on each of WORKERS, and the lines explaining it."""
-    lines = [
-        f"Estimate for {SHARDS:,} shards of {SHARD_MB} MB ({SHARDS * SHARD_MB / 1e3:,.0f} GB),"
-        " one task per shard, from figures measured in this run:"
-    ]
+    """Wall time of SHARDS x SHARD_MB on each of WORKERS (rows labelled as a simulation) and
+    the text explaining how it was reckoned."""
+    from codec.jobs import DEFAULT_SPLIT
+
     over = found.get("dask_s_per_task")
-    lines.append(
+    pieces = math.ceil(SHARD_MB * 1e6 / DEFAULT_SPLIT)  # plan() cuts a shard into ranges
+    tasks = SHARDS * pieces
+    task_mb = SHARD_MB / pieces
+    lines = [
+        f"Estimate (not measured) for {SHARDS:,} shards of {SHARD_MB} MB"
+        f" ({SHARDS * SHARD_MB / 1e3:,.0f} GB): plan() cuts each shard into {pieces} ranges, so"
+        f" {tasks:,} tasks of {task_mb:.0f} MB. Inputs measured in this run:",
         f"  one core: verify {found['verify_s_per_mb'] * 1e3:.2f} ms/MB, schema"
-        f" {found['schema_s_per_mb'] * 1e3:.2f} ms/MB (64-shard rows); Dask per task"
-        f" {'n/a' if over is None else f'{over * 1e3:.2f} ms'}; client merge per part:"
-        f" verify {found['verify_merge_s_per_part'] * 1e3:.3f} ms, schema"
-        f" {found['schema_merge_s_per_part'] * 1e3:.2f} ms"
-        f" ({found['schema_part_kb']:.0f} kB pickled)."
-    )
-    lines.append(
-        f"  assumed, not measured: {STORAGE_MB_S:.0f} MB/s read per worker (object storage),"
-        " reading overlapped with checking; the scheduler and the client's merge each run"
-        " tasks one at a time (serial), overlapped with the workers."
-    )
-    lines.append(
-        "  model: wall = max(tasks/workers rounded up x per-task time, tasks x scheduler"
-        " overhead, tasks x merge per part) + one task (the last wave's tail)."
-    )
+        f" {found['schema_s_per_mb'] * 1e3:.2f} ms/MB (the 64-shard rows, ~320-byte Examples);",
+        f"  per task through codec.jobs.run on Dask local:{CORES}:"
+        f" {'n/a' if over is None else f'{over * 1e3:.2f} ms'} (scheduler, client and worker"
+        " overhead of an empty task, on this loaded 2-core machine; a dedicated scheduler is"
+        " faster);",
+        f"  merge per range answer on the client (unpickled): verify"
+        f" {found['verify_merge_s_per_part'] * 1e3:.3f} ms, schema"
+        f" {found['schema_merge_s_per_part'] * 1e3:.2f} ms; answer sizes: verify"
+        f" {found['verify_part_kb']:.1f} kB, schema {found['schema_part_kb']:.0f} kB"
+        f" (the client holds {tasks:,} of them until the merge: verify"
+        f" {tasks * found['verify_part_kb'] / 1e3:,.0f} MB, schema"
+        f" {tasks * found['schema_part_kb'] / 1e3:,.0f} MB).",
+        f"  Assumed, not measured: {STORAGE_MB_S:.0f} MB/s read per worker (object storage),"
+        " reading overlapped with checking, so a task takes max(CPU, read).",
+        "  Model: wall = max(waves x task time, tasks x per-task overhead) + tasks x merge per"
+        " answer (the merge runs on the client after the last task); waves = tasks / workers,"
+        " rounded up.",
+    ]
     if over is None:
         return "\n".join(lines)
     for job in ("verify", "schema"):
-        cpu = found[f"{job}_s_per_mb"] * SHARD_MB
-        task = max(cpu, SHARD_MB / STORAGE_MB_S)
+        cpu = found[f"{job}_s_per_mb"] * task_mb
+        read = task_mb / STORAGE_MB_S
+        task = max(cpu, read)
         merge = found[f"{job}_merge_s_per_part"]
-        bound = "storage" if task > cpu else "CPU"
         lines.append(
-            f"  {job}: a task is {task:.1f} s ({bound}-bound: CPU {cpu:.1f} s, read"
-            f" {SHARD_MB / STORAGE_MB_S:.1f} s)"
+            f"  {job}: a task takes {task:.2f} s ({'read' if read >= cpu else 'CPU'}-bound:"
+            f" CPU {cpu:.2f} s, read {read:.2f} s)"
         )
         for w in WORKERS:
-            waves = math.ceil(SHARDS / w)
-            work, sched, client = waves * task, SHARDS * over, SHARDS * merge
-            wall = max(work, sched, client) + task
-            limit = (
-                "work"
-                if work >= max(sched, client)
-                else ("scheduler" if sched >= client else "client merge")
-            )
+            waves = math.ceil(tasks / w)
+            work, sched, client = waves * task, tasks * over, tasks * merge
+            wall = max(work, sched) + client
+            bound = "the workers" if work >= sched else "the scheduler"
             rows.append(
                 Row(
                     GROUP,
@@ -656,17 +641,17 @@ def _estimate(rows: list[Row], found: dict[str, float]) -> str:
                 )
             )
             lines.append(
-                f"    {w:>5,} workers: {waves} wave(s) x {task:.1f} s = {work:,.0f} s of work,"
-                f" scheduler {sched:,.1f} s, merge {client:,.1f} s -> {wall / 60:,.1f} min"
-                f" (bound by {limit})"
+                f"    {w:>5,} workers: {waves:,} waves x {task:.2f} s = {work:,.0f} s;"
+                f" scheduler {sched:,.0f} s; merge {client:,.1f} s -> {wall / 60:,.1f} min"
+                f" (bound by {bound})"
             )
-        knee = task / max(over, merge)
-        rows.append(Row(GROUP, f"{SIM}: {job}, workers where it stops scaling", knee, "workers"))
+        knee = task / over
+        rows.append(Row(GROUP, f"{SIM}: {job}, stops scaling at about", knee, "workers"))
         lines.append(
-            f"    stops scaling near {knee:,.0f} workers: there the scheduler hands out"
-            f" {1 / over:,.0f} tasks/s and {knee:,.0f} workers finish that many (more workers"
-            f" only wait); beyond {SHARDS:,} workers there are no more tasks (split shards"
-            " into byte ranges for more)."
+            f"    stops scaling near {knee:,.0f} workers: the scheduler hands out"
+            f" {1 / over:,.0f} tasks/s, and {knee:,.0f} workers finish {task:.2f}-s tasks at"
+            " that rate; more workers wait for tasks (fewer, larger tasks would move the"
+            " limit: it is tasks x per-task overhead against the work spread over workers)."
         )
     return "\n".join(lines)
 
