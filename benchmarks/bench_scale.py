@@ -13,10 +13,15 @@
 5. An estimate, from figures measured here (seconds per MB of verify and of schema on one
    core, Dask's overhead per task, the client's merge time per part), of the wall time of
    2,000 shards of 300 MB on 10, 100 and 1,000 workers, and where it stops scaling. These
-   rows say "simulation (estimate, not measured)"; the model is printed below the table.
+   rows say "simulation (estimate, not measured)"; the model and its inputs are printed
+   (on stderr) before the table.
 
 This machine has 2 cores shared with other work: figures move by +-40 % from run to run, so
 every comparison is made between figures measured in this run, interleaved, best of several.
+Linux shares the CPU between sessions (autogroup), not processes: while other sessions keep
+the cores busy, a pool of processes gets no more CPU than one process. So the CPU time of
+each side is shown too (of the whole process tree; of the busiest pool worker), and the
+load average at the start and end of the run.
 Files are generated with the project's own writer under benchmarks/data/ and reused.
 """
 
@@ -27,6 +32,7 @@ import math
 import mmap
 import os
 import pickle
+import resource
 import shutil
 import subprocess
 import sys
@@ -151,7 +157,9 @@ def _resident_mb(path: Path) -> float | None:
 
 def _child(code: str) -> tuple[float, dict[str, Any]]:
     """Run ``code`` in a fresh interpreter; its wall time seen from here (start-up and
-    imports included) and the JSON it printed last."""
+    imports included) and the JSON it printed last, with the CPU seconds of its whole process
+    tree (pool workers included: they are waited for) as ``"cpu"``."""
+    before = _tree_cpu()
     t0 = time.perf_counter()
     out = subprocess.run(
         [sys.executable, "-c", code],
@@ -163,7 +171,13 @@ def _child(code: str) -> tuple[float, dict[str, Any]]:
     wall = time.perf_counter() - t0
     if out.returncode:
         raise RuntimeError(f"benchmark child failed:\n{out.stderr[-3000:]}")
-    return wall, json.loads(out.stdout.strip().splitlines()[-1])
+    return wall, {**json.loads(out.stdout.strip().splitlines()[-1]), "cpu": _tree_cpu() - before}
+
+
+def _tree_cpu() -> float:
+    """CPU seconds of the finished (waited for) children of this process and theirs."""
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
 
 
 def _load() -> float:
@@ -259,7 +273,7 @@ def _tfrecords_checks_crcs(folder: Path) -> bool:
 
 def _bench_small(quick: bool, rows: list[Row], found: dict[str, float]) -> None:
     count = 250_000 if quick else 1_000_000
-    repeat = 2 if quick else 5
+    repeat = 1 if quick else 4
     path = _small_file(count)
     kinds = {
         "ours": _POOL_VERIFY.format(path=str(path), cores=CORES, context="spawn"),
@@ -268,6 +282,7 @@ def _bench_small(quick: bool, rows: list[Row], found: dict[str, float]) -> None:
         "single": _SINGLE_VERIFY.format(path=str(path)),
     }
     runs: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
     inner: list[dict[str, Any]] = []
     resident: list[float] = []
     for _ in range(repeat):
@@ -282,6 +297,7 @@ def _bench_small(quick: bool, rows: list[Row], found: dict[str, float]) -> None:
                 if out["records"] != count or out["problems"]:
                     raise RuntimeError(f"{kind} read {out['records']} of {count} records")
                 runs.setdefault(f"{kind} {cache}", []).append(wall)
+                cpu.setdefault(f"{kind} {cache}", []).append(out["cpu"])
                 if kind == "ours" and cache == "warm":
                     inner.append({**out, "wall": wall})
     again = range(2 if quick else 3)
@@ -327,6 +343,20 @@ def _bench_small(quick: bool, rows: list[Row], found: dict[str, float]) -> None:
                 f"TFRecordFile.verify(), 1 process, {cache}, fresh process",
                 rate[f"single {cache}"],
                 "M rec/s",
+            )
+        )
+    for kind, label in (
+        ("tfrecords", "tfrecords iterator"),
+        ("ours", "verify job, pool by spawn"),
+        ("fork", "verify job, pool by fork"),
+        ("single", "TFRecordFile.verify()"),
+    ):
+        rows.append(
+            Row(
+                GROUP,
+                f"CPU time, whole process tree, warm: {label}",
+                min(cpu[f"{kind} warm"]),
+                "CPU s",
             )
         )
     best = min(inner, key=lambda o: o["wall"])
@@ -450,10 +480,33 @@ def _result_text(out: Any) -> str:
     return json.dumps(out.to_json(), sort_keys=True, default=str)
 
 
+@dataclass(frozen=True)
+class _Timed:
+    """``job`` with each task's CPU seconds and worker process noted (for what the pool
+    would do on idle cores, whatever else this machine runs)."""
+
+    job: Any
+
+    @property
+    def name(self) -> str:
+        return str(self.job.name)
+
+    def task(self, task: Any) -> tuple[Any, float, int]:
+        t0 = time.process_time()
+        answer = self.job.task(task)
+        return answer, time.process_time() - t0, os.getpid()
+
+    def merge(self, parts: list[Any], rerun: Callable[[Any], Any]) -> Any:
+        return self.job.merge([p[0] for p in parts], lambda t: rerun(t)[0])
+
+    def records(self, part: Any) -> int:
+        return int(self.job.records(part[0]))
+
+
 def _bench_shards(quick: bool, rows: list[Row], found: dict[str, float]) -> None:
     from codec.jobs import SchemaJob, VerifyJob, executor, plan, run
 
-    count, per_shard = 64, (1_500 if quick else 20_000)
+    count, per_shard = 64, (1_500 if quick else 10_000)
     repeat = 2 if quick else 3
     paths = _shards(count, per_shard)
     tasks = plan([str(p) for p in paths])
@@ -461,13 +514,22 @@ def _bench_shards(quick: bool, rows: list[Row], found: dict[str, float]) -> None
     records = count * per_shard
     jobs = {"verify": VerifyJob(), "schema": SchemaJob()}
     times: dict[str, list[float]] = {}
+    cpu: dict[str, list[float]] = {}
     results: dict[str, str] = {}
 
     def timed(name: str, job: str, ex: Any) -> None:
         _fresh_cache()
-        t0 = time.perf_counter()
-        out = run(jobs[job], tasks, ex)
+        t0, c0 = time.perf_counter(), time.process_time()
+        out, answers = run(_Keep(_Timed(jobs[job])), tasks, ex)
         times.setdefault(f"{job} {name}", []).append(time.perf_counter() - t0)
+        here = time.process_time() - c0
+        if name == "1":
+            cpu.setdefault(f"{job} {name}", []).append(here)
+        else:  # the busiest worker's CPU, and this process's (it merges)
+            busy: dict[int, float] = {}
+            for _, seconds, pid in answers:
+                busy[pid] = busy.get(pid, 0.0) + seconds
+            cpu.setdefault(f"{job} {name}", []).append(max(busy.values()) + here)
         text = _result_text(out)
         if results.setdefault(job, text) != text:
             raise RuntimeError(f"{job} on {name}: a different result from the first run")
@@ -483,28 +545,57 @@ def _bench_shards(quick: bool, rows: list[Row], found: dict[str, float]) -> None
                 timed("1", job, one)
                 timed("pool", job, pool)
         where = f"{count} shards, {records:,} Examples, {mb:,.0f} MB"
+        target = 0.9 * CORES
         for job in jobs:
             t1, tp = min(times[f"{job} 1"]), min(times[f"{job} pool"])
+            c1, cp = min(cpu[f"{job} 1"]), min(cpu[f"{job} pool"])
             rows.append(
                 Row(GROUP, f"{job} job, {where}, 1 core (inline)", records / t1 / 1e3, "k rec/s")
             )
             rows.append(
                 Row(GROUP, f"{job} job, process pool of {CORES}", records / tp / 1e3, "k rec/s")
             )
-            target = 0.9 * CORES
             rows.append(
                 Row(
                     GROUP,
-                    f"  speed-up on {CORES} cores",
+                    f"  speed-up on {CORES} cores (wall)",
                     t1 / tp,
                     "x",
                     f">= {target:.1f}",
                     t1 / tp >= target,
                 )
             )
-            found[f"{job}_s_per_mb"] = t1 / mb
+            rows.append(
+                Row(
+                    GROUP,
+                    "  speed-up from CPU time (busiest worker + merging process)",
+                    c1 / cp,
+                    "x",
+                )
+            )
+            found[f"{job}_s_per_mb"] = c1 / mb
         _bench_merge_parts(paths, found)
         _bench_dask(quick, tasks, pool, rows, found)
+
+
+@dataclass(frozen=True)
+class _Keep:
+    """``job`` whose result also carries its answers (as the merge got them)."""
+
+    job: Any
+
+    @property
+    def name(self) -> str:
+        return str(self.job.name)
+
+    def task(self, task: Any) -> Any:
+        return self.job.task(task)
+
+    def merge(self, parts: list[Any], rerun: Callable[[Any], Any]) -> tuple[Any, list[Any]]:
+        return self.job.merge(list(parts), rerun), parts
+
+    def records(self, part: Any) -> int:
+        return int(self.job.records(part))
 
 
 def _bench_merge_parts(paths: Sequence[Path], found: dict[str, float]) -> None:
@@ -555,10 +646,10 @@ def _bench_dask(
         rows.append(Row(GROUP, f"verify job, {len(tasks)} shards, Dask local:{CORES}", td, "s"))
         rows.append(Row(GROUP, f"  same job, process pool of {CORES}, same run", tp, "s"))
         rows.append(Row(GROUP, "  Dask time / pool time", td / tp, "x", "<= 1.15", td / tp <= 1.15))
-        n = 300 if quick else 2_000
+        n = 200 if quick else 2_000
         nothing = [Task(i, "") for i in range(n)]
         best = raw = math.inf
-        for _ in range(2):
+        for _ in range(1 if quick else 2):
             t0 = time.perf_counter()
             run(_Nothing(), nothing, dask)
             best = min(best, time.perf_counter() - t0)
@@ -597,8 +688,9 @@ def _estimate(rows: list[Row], found: dict[str, float]) -> str:
         f"Estimate (not measured) for {SHARDS:,} shards of {SHARD_MB} MB"
         f" ({SHARDS * SHARD_MB / 1e3:,.0f} GB): plan() cuts each shard into {pieces} ranges, so"
         f" {tasks:,} tasks of {task_mb:.0f} MB. Inputs measured in this run:",
-        f"  one core: verify {found['verify_s_per_mb'] * 1e3:.2f} ms/MB, schema"
-        f" {found['schema_s_per_mb'] * 1e3:.2f} ms/MB (the 64-shard rows, ~320-byte Examples);",
+        f"  CPU on one core: verify {found['verify_s_per_mb'] * 1e3:.2f} ms/MB, schema"
+        f" {found['schema_s_per_mb'] * 1e3:.2f} ms/MB (the 64-shard rows, ~320-byte Examples;"
+        " CPU time, as a dedicated core would take);",
         f"  per task through codec.jobs.run on Dask local:{CORES}:"
         f" {'n/a' if over is None else f'{over * 1e3:.2f} ms'} (scheduler, client and worker"
         " overhead of an empty task, on this loaded 2-core machine; a dedicated scheduler is"
@@ -631,7 +723,9 @@ def _estimate(rows: list[Row], found: dict[str, float]) -> str:
             waves = math.ceil(tasks / w)
             work, sched, client = waves * task, tasks * over, tasks * merge
             wall = max(work, sched) + client
-            bound = "the workers" if work >= sched else "the scheduler"
+            bound = max(
+                (work, "the workers"), (sched, "the scheduler"), (client, "the client's merge")
+            )[1]
             rows.append(
                 Row(
                     GROUP,
@@ -650,8 +744,9 @@ def _estimate(rows: list[Row], found: dict[str, float]) -> str:
         lines.append(
             f"    stops scaling near {knee:,.0f} workers: the scheduler hands out"
             f" {1 / over:,.0f} tasks/s, and {knee:,.0f} workers finish {task:.2f}-s tasks at"
-            " that rate; more workers wait for tasks (fewer, larger tasks would move the"
-            " limit: it is tasks x per-task overhead against the work spread over workers)."
+            " that rate; more workers wait for tasks (fewer, larger tasks move the limit: it"
+            " is tasks x per-task overhead against the work spread over the workers). Below"
+            f" any number of workers lies the client's merge, {tasks * merge:,.1f} s."
         )
     return "\n".join(lines)
 
