@@ -4,6 +4,7 @@ python -m benchmarks            # full sizes (generates files under benchmarks/d
 python -m benchmarks --quick    # small sizes, for a quick look
 python -m benchmarks --only records,messages
 python -m benchmarks --only ui       # the app in headless Chromium (needs Debian's chromium)
+python -m benchmarks --only scale    # jobs on every core and on Dask, and a cluster estimate
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import time
 
 from benchmarks.common import Row, table
 
-MODULES = ["records", "messages", "app", "schema", "export", "hostile", "ui", "remote"]
+MODULES = ["records", "messages", "app", "schema", "export", "hostile", "ui", "remote", "scale"]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -31,6 +31,7 @@ from .framing import (
     OVERHEAD,
     Problem,
     data_crcs,
+    failing_data_crcs,
     find_next_record,
     header_ok,
     mask_crc,
@@ -758,16 +759,31 @@ def report_of(
     """The verify report of a completely indexed stream: its record ``offsets``, the
     ``problems`` of its framing (and inflation), ``damaged`` (record number → problem, for
     every record in ``bad`` and those whose length the scan corrected) and ``bad``, the
-    records whose data CRC fails. One function, whether one reader checked the file or tasks
-    checked ranges of it (:mod:`codec.jobs`)."""
-    n = len(offsets)
+    records whose data CRC fails (:func:`report_from`, with what it needs of ``offsets``)."""
+    first = first_recovered(offsets, [*problems, *damaged.values()], size)
+    return report_from(path, compression, size, len(offsets), problems, damaged, bad, first)
+
+
+def report_from(
+    path: str,
+    compression: str,
+    size: int,
+    records: int,
+    problems: Sequence[Problem],
+    damaged: dict[int, Problem],
+    bad: Sequence[int],
+    first: int | None,
+) -> VerifyReport:
+    """The verify report of a stream of ``records`` records (see :func:`report_of`), given
+    ``first``, the number of the first record reached by resynchronising after one of the
+    problems (:func:`first_recovered`). One function, whether one reader checked the file or
+    tasks checked ranges of it (:mod:`codec.jobs`)."""
     found = [*problems, *damaged.values()]
-    first = first_recovered(offsets, found, size)
-    recovered = 0 if first is None else (n - first) - sum(1 for i in bad if i >= first)
+    recovered = 0 if first is None else (records - first) - sum(1 for i in bad if i >= first)
     return VerifyReport(
         path=path,
         compression=compression,
-        records=n - len(bad) - recovered,
+        records=records - len(bad) - recovered,
         damaged=len(bad),
         bytes=size,
         problems=sorted(found, key=lambda p: -1 if p.offset is None else p.offset),
@@ -781,17 +797,8 @@ def _check_block(
     """Data-CRC check of records ``block[0]..block[1]``: the failing record numbers, and the
     byte range the block spans."""
     lo, hi = block
-    crc = _crc32c.crc32c
-    unpack = _U32.unpack_from
-    bad: list[int] = []
-    end = offsets[lo]
-    with memoryview(buf) as mv:
-        for i in range(lo, hi):
-            start = offsets[i] + HEADER_SIZE
-            end = start + lengths[i]
-            if mask_crc(crc(mv[start:end])) != unpack(buf, end)[0]:
-                bad.append(i)
-    return bad, offsets[lo], end + FOOTER_SIZE
+    end = offsets[hi - 1] + HEADER_SIZE + lengths[hi - 1]
+    return failing_data_crcs(buf, offsets, lengths, lo, hi), offsets[lo], end + FOOTER_SIZE
 
 
 def _check_blocks(

@@ -5,27 +5,74 @@ worker dying on it) gets a report with one ``unreadable`` problem saying why."""
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from ..framing import Problem
 from ..kinds import UNREADABLE
 from ..locations import redact_text, shown
-from ..reader import TFRecordFile, VerifyReport, data_crc_problem, report_of
+from ..reader import TFRecordFile, VerifyReport, data_crc_problem, report_from
 from .plan import Task
-from .walk import RangeWalk, stitch, walk_range
+from .walk import RangeEnds, RangeWalk, stitch, walk_range
 
-__all__ = ["VerifyJob", "VerifyPart", "merge_verify", "unreadable_report", "verify_task"]
+__all__ = [
+    "RangeCheck",
+    "VerifyJob",
+    "VerifyPart",
+    "merge_verify",
+    "unreadable_report",
+    "verify_task",
+]
+
+
+@dataclass
+class RangeCheck:
+    """What a range's verify sends back: where its walk entered and left, how many records
+    it owns, and only what is wrong with them, so its size does not grow with the range's
+    records (their offsets stay on the worker). Record numbers are counted from the range's
+    first record: ``damaged`` the data-CRC problems of records whose length the scan
+    corrected, ``bad`` ``(number, header offset, payload length)`` of every record whose data
+    CRC fails, ``first`` the first record reached by resynchronising after one of its
+    ``problems`` or ``damaged`` (``records`` when that is the next range's first)."""
+
+    ends: RangeEnds
+    records: int
+    problems: list[Problem]
+    damaged: list[tuple[int, Problem]]
+    bad: list[tuple[int, int, int]]
+    first: int | None
+
+    @classmethod
+    def of(cls, walk: RangeWalk, size: int) -> RangeCheck:
+        """The check of a walk of a stream of ``size`` bytes. A problem's reading resumes at
+        a record of this walk or at its exit, never further (the chain goes on from there),
+        so its number here is that of the whole file less the records before the range."""
+        offsets, lengths = walk.offsets, walk.lengths
+        damaged = [(bisect.bisect_left(offsets, p.offset or 0), p) for p in walk.damaged]
+        resumes = [
+            p.end
+            for p in (*walk.problems, *walk.damaged)
+            if p.offset is not None and p.end is not None and p.offset < p.end < size
+        ]
+        return cls(
+            walk.ends,
+            len(offsets),
+            walk.problems,
+            damaged,
+            [(i, offsets[i], lengths[i]) for i in walk.bad],
+            bisect.bisect_left(offsets, min(resumes)) if resumes else None,
+        )
 
 
 @dataclass
 class VerifyPart:
-    """A verify task's answer: a whole file's report, or one range's walk (with the file's
+    """A verify task's answer: a whole file's report, or one range's check (with the file's
     shown path, compression and stream size)."""
 
     task: Task
     report: VerifyReport | None = None
-    walk: RangeWalk | None = None
+    walk: RangeCheck | None = None
     path: str = ""
     compression: str = "none"
     size: int = 0
@@ -48,7 +95,8 @@ def verify_task(task: Task) -> VerifyPart:
             entry=task.entry,
             prev=task.prev,
         )
-        return VerifyPart(task, walk=walk, path=f.path, compression=f.compression, size=f.size)
+        check = RangeCheck.of(walk, f.size)
+        return VerifyPart(task, walk=check, path=f.path, compression=f.compression, size=f.size)
 
 
 def merge_verify(
@@ -69,7 +117,7 @@ def merge_verify(
             continue
         if failed is None:
             try:
-                reports.append(_merge_file(stitch(ranges, _or_unreadable(rerun))))
+                reports.append(_merge_file(stitch(ranges, _readable(rerun), _ends)))
                 continue
             except _Unreadable as exc:
                 failed = exc.part
@@ -82,44 +130,45 @@ class _Unreadable(Exception):
         self.part = part
 
 
-def _or_unreadable(rerun: Callable[[Task], VerifyPart]) -> Callable[[Task], VerifyPart]:
-    """``rerun``, raising :class:`_Unreadable` when the range cannot be read again."""
+def _readable(rerun: Callable[[Task], VerifyPart]) -> Callable[[Task], VerifyPart]:
+    """``rerun``, raising :class:`_Unreadable` when the range walked again could not be read."""
 
-    def run(task: Task) -> VerifyPart:
+    def again(task: Task) -> VerifyPart:
         part = rerun(task)
         if part.error:
             raise _Unreadable(part)
         return part
 
-    return run
+    return again
+
+
+def _ends(part: VerifyPart) -> RangeEnds:
+    assert part.walk is not None, "a range's answer says where its walk went"
+    return part.walk.ends
 
 
 def _merge_file(ranges: Sequence[VerifyPart]) -> VerifyReport:
-    from array import array
-
-    first = ranges[0]
-    offsets: array = array("Q")
-    lengths: array = array("Q")
-    problems = []
-    damaged = {}
+    path = ranges[0].path
+    problems: list[Problem] = []
+    damaged: dict[int, Problem] = {}
     bad: list[int] = []
+    resumed: list[int] = []
+    base = 0  # records of the ranges before this one
     for part in ranges:
-        walk = part.walk
-        assert walk is not None
-        base = len(offsets)
-        by_offset = {off: base + i for i, off in enumerate(walk.offsets)}
-        offsets.extend(walk.offsets)
-        lengths.extend(walk.lengths)
-        problems.extend(walk.problems)
-        for p in walk.damaged:
-            damaged[by_offset[p.offset]] = p
-        bad.extend(base + i for i in walk.bad)
-    for i in bad:
-        if i not in damaged:
-            damaged[i] = data_crc_problem(first.path, i, offsets[i], lengths[i])
-    return report_of(
-        first.path, first.compression, first.size, offsets, problems, damaged, sorted(bad)
-    )
+        check = part.walk
+        assert check is not None
+        problems.extend(check.problems)
+        for i, p in check.damaged:
+            damaged[base + i] = p
+        for i, offset, length in check.bad:
+            bad.append(base + i)
+            damaged.setdefault(base + i, data_crc_problem(path, base + i, offset, length))
+        if check.first is not None:
+            resumed.append(base + check.first)
+        base += check.records
+    first = min(resumed) if resumed and min(resumed) < base else None
+    last = ranges[0]
+    return report_from(path, last.compression, last.size, base, problems, damaged, bad, first)
 
 
 def unreadable_report(path: str, why: str) -> VerifyReport:
@@ -150,7 +199,7 @@ class VerifyJob:
         if part.report is not None:
             r = part.report
             return r.records + r.damaged + r.recovered
-        return len(part.walk.offsets) if part.walk is not None else 0
+        return part.walk.records if part.walk is not None else 0
 
     def failed(self, task: Task, error: BaseException) -> VerifyPart:
         """The answer of a task that kept failing: its file could not be read."""

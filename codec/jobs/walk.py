@@ -13,12 +13,13 @@ problems of all the ranges are exactly those of one walk over the whole stream.
 from __future__ import annotations
 
 import bisect
+import itertools
 from array import array
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from ..framing import HEADER_SIZE, OVERHEAD, Problem, find_next_record, mask_crc, scan
+from ..framing import OVERHEAD, Problem, failing_data_crcs, find_next_record, scan
 from .plan import Task
 
 __all__ = ["RangeEnds", "RangeWalk", "stitch", "walk_range"]
@@ -155,26 +156,15 @@ def _failing(
     buf: Any, offsets: array, lengths: array, need: Callable[[int, int], None]
 ) -> list[int]:
     """Positions of the records whose data CRC fails, checked a few MiB at a time."""
-    import struct
+    import numpy as np
 
-    import crc32c as _crc32c
-
-    crc = _crc32c.crc32c
-    unpack = struct.Struct("<I").unpack_from
+    if not offsets:
+        return []
+    offs = np.frombuffer(offsets, np.uint64)
+    grid = np.arange(int(offs[0]), int(offs[-1]) + 1, _STEP, dtype=np.uint64)
+    edges = [*dict.fromkeys(np.searchsorted(offs, grid).tolist()), len(offsets)]
     bad: list[int] = []
-    n = len(offsets)
-    i = 0
-    with memoryview(buf) as mv:
-        while i < n:
-            lo = offsets[i]
-            j = i
-            while j < n and offsets[j] - lo < _STEP:
-                j += 1
-            need(lo, offsets[j - 1] + lengths[j - 1] + OVERHEAD)
-            for k in range(i, j):
-                a = offsets[k] + HEADER_SIZE
-                b = a + lengths[k]
-                if mask_crc(crc(mv[a:b])) != unpack(buf, b)[0]:
-                    bad.append(k)
-            i = j
+    for i, j in itertools.pairwise(edges):
+        need(offsets[i], offsets[j - 1] + lengths[j - 1] + OVERHEAD)
+        bad.extend(failing_data_crcs(buf, offsets, lengths, i, j))
     return bad
