@@ -438,6 +438,20 @@ def test_pool_workers_do_not_run_the_main_module_again(page_as_main, big):
     assert sys.modules["__main__"].__file__.endswith("page.py")  # put back
 
 
+def test_main_is_put_back_once_overlapping_starts_end():
+    from codec.jobs.executors import _main_hidden
+
+    main = sys.modules["__main__"]
+    first, second = _main_hidden(), _main_hidden()  # two threads starting workers
+    first.__enter__()
+    second.__enter__()
+    assert sys.modules["__main__"] is not main
+    first.__exit__(None, None, None)
+    assert sys.modules["__main__"] is not main
+    second.__exit__(None, None, None)
+    assert sys.modules["__main__"] is main
+
+
 def test_a_job_defined_in_main_is_refused_by_the_pool_in_words(tmp_path):
     job = type("MainJob", (VerifyJob,), {"__module__": "__main__"})()
     with pytest.raises(ExecutorError, match="defined in __main__"):

@@ -17,7 +17,9 @@ task's final outcome: its answer, or the error it still raised after ``retries``
   127.0.0.1 (no dashboard), closed with the executor; ``dask:tcp://host:port`` (or just
   ``tcp://host:port``): a running Dask scheduler. Dask retries a task whose worker died on
   another worker; a scheduler that cannot be reached, or that is lost mid-job, is a
-  :class:`~codec.errors.SchedulerError` naming its address.
+  :class:`~codec.errors.SchedulerError` naming its address. A LocalCluster's workers start
+  without running ``__main__`` again, like the pool's (a worker its nanny restarts later
+  starts the usual way), with the environment this process had then.
 
 Dask is an optional extra (``pip install 'tfrecord-browser[dask]'``), imported only when a
 Dask executor is made.
@@ -395,19 +397,45 @@ class _PoolBatch(Batch):
         self.held.clear()
 
 
-@contextlib.contextmanager
-def _main_hidden() -> Iterator[None]:
+class _HiddenMain:
+    """``__main__`` replaced by an empty module while any thread is inside :meth:`hidden`
+    (counted, so overlapping starts put the real one back once, at the end)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.saved: types.ModuleType | None = None
+        self.stand_in = types.ModuleType("__main__")
+
+    @contextlib.contextmanager
+    def hidden(self) -> Iterator[None]:
+        with self.lock:
+            if self.depth == 0:
+                self.saved = sys.modules.get("__main__")
+                sys.modules["__main__"] = self.stand_in
+            self.depth += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.depth -= 1
+                if self.depth == 0:
+                    if sys.modules.get("__main__") is self.stand_in:  # else: set anew meanwhile
+                        if self.saved is None:
+                            del sys.modules["__main__"]
+                        else:
+                            sys.modules["__main__"] = self.saved
+                    self.saved = None
+
+
+_HIDDEN_MAIN = _HiddenMain()
+
+
+def _main_hidden() -> contextlib.AbstractContextManager[None]:
     """Processes started in this block with *spawn* do not run ``__main__`` again: while
     their start-up data is made, ``__main__`` is an empty module. Whatever ``__main__`` is
     (a Streamlit page, a test harness, a script), workers need none of it."""
-    main = sys.modules.get("__main__")
-    stand_in = types.ModuleType("__main__")
-    sys.modules["__main__"] = stand_in
-    try:
-        yield
-    finally:
-        if sys.modules.get("__main__") is stand_in and main is not None:
-            sys.modules["__main__"] = main
+    return _HIDDEN_MAIN.hidden()
 
 
 class _SpawnProcess(multiprocessing.context.SpawnProcess):
