@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 import random
 import socket
+import sys
 import threading
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -39,21 +41,20 @@ pytest.importorskip("distributed")
 @pytest.fixture(scope="module")
 def dask_ex(tmp_path_factory: pytest.TempPathFactory, s3_server: MotoS3) -> Iterator[DaskExecutor]:
     """``dask:local:2``, its workers started with a cache folder of their own and the S3
-    server's endpoint in their environment (workers inherit it at the cluster's start)."""
-    env = {
-        "TFRECORD_BROWSER_CACHE": str(tmp_path_factory.mktemp("dask-cache")),
-        "AWS_ENDPOINT_URL": s3_server.endpoint,
-    }
-    saved = {name: os.environ.get(name) for name in env}
-    os.environ.update(env)
-    try:
+    server's endpoint in their environment (workers keep the environment of the cluster's
+    start), while ``__main__`` is a script that fails when run (as a Streamlit page is in the
+    app): the workers must not run it."""
+    folder = tmp_path_factory.mktemp("dask-cache")
+    env = {"TFRECORD_BROWSER_CACHE": str(folder), "AWS_ENDPOINT_URL": s3_server.endpoint}
+    page = folder / "page.py"
+    page.write_text("raise SystemExit('the page ran')\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(page)
+    with pytest.MonkeyPatch.context() as mp:
+        for name, value in env.items():
+            mp.setenv(name, value)
+        mp.setitem(sys.modules, "__main__", main)
         ex = executor("dask:local:2")
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
     assert isinstance(ex, DaskExecutor)
     with ex:
         yield ex

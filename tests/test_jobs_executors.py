@@ -416,6 +416,48 @@ def test_cancel_on_a_pool_it_started_leaves_no_process(tmp_path):
     assert set(multiprocessing.active_children()) <= before
 
 
+@pytest.fixture
+def page_as_main(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``__main__`` swapped for a script that fails when run, as Streamlit makes a page (or
+    AppTest a harness) the ``__main__`` module; returns the file the script notes runs in."""
+    import types
+
+    ran = tmp_path / "page-ran"
+    page = tmp_path / "page.py"
+    page.write_text(f"open({str(ran)!r}, 'a').close()\nraise SystemExit('the page ran')\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(page)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    return ran
+
+
+def test_pool_workers_do_not_run_the_main_module_again(page_as_main, big):
+    with ProcessExecutor(1) as ex:
+        check_identical(ex, big[2:], seed=6, cuts=2)
+    assert not page_as_main.exists()
+    assert sys.modules["__main__"].__file__.endswith("page.py")  # put back
+
+
+def test_main_is_put_back_once_overlapping_starts_end():
+    from codec.jobs.executors import _main_hidden
+
+    main = sys.modules["__main__"]
+    first, second = _main_hidden(), _main_hidden()  # two threads starting workers
+    first.__enter__()
+    second.__enter__()
+    assert sys.modules["__main__"] is not main
+    first.__exit__(None, None, None)
+    assert sys.modules["__main__"] is not main
+    second.__exit__(None, None, None)
+    assert sys.modules["__main__"] is main
+
+
+def test_a_job_defined_in_main_is_refused_by_the_pool_in_words(tmp_path):
+    job = type("MainJob", (VerifyJob,), {"__module__": "__main__"})()
+    with pytest.raises(ExecutorError, match="defined in __main__"):
+        run(job, [Task(0, str(tmp_path / "x.tfrecord"))], "processes:1")
+
+
 def test_executors_by_name():
     assert isinstance(executor("inline"), InlineExecutor)
     with executor("processes:3") as ex:

@@ -6,7 +6,9 @@ task's final outcome: its answer, or the error it still raised after ``retries``
 
 - ``inline``: one task after the other in this process.
 - ``processes[:N]`` (the default, every core): a pool of ``N`` processes started with *spawn*
-  (safe in a process with threads: the app, an fsspec event loop, a Dask client). A worker
+  (safe in a process with threads: the app, an fsspec event loop, a Dask client), which do
+  not run this process's ``__main__`` again (a Streamlit page is ``__main__`` in the app): a
+  job and its tasks live in importable modules. A worker
   process that dies (killed, out of memory) breaks the pool: it is started again and the
   unfinished tasks are submitted again, those that may have been running first and one at a
   time, so a task that kills its worker every time is found and reported (after
@@ -15,7 +17,9 @@ task's final outcome: its answer, or the error it still raised after ``retries``
   127.0.0.1 (no dashboard), closed with the executor; ``dask:tcp://host:port`` (or just
   ``tcp://host:port``): a running Dask scheduler. Dask retries a task whose worker died on
   another worker; a scheduler that cannot be reached, or that is lost mid-job, is a
-  :class:`~codec.errors.SchedulerError` naming its address.
+  :class:`~codec.errors.SchedulerError` naming its address. A LocalCluster's workers start
+  without running ``__main__`` again, like the pool's (a worker its nanny restarts later
+  starts the usual way), with the environment this process had then.
 
 Dask is an optional extra (``pip install 'tfrecord-browser[dask]'``), imported only when a
 Dask executor is made.
@@ -23,15 +27,19 @@ Dask executor is made.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import itertools
 import logging
+import multiprocessing.context
 import os
 import queue
+import sys
 import threading
+import types
 from abc import ABC, abstractmethod
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -192,9 +200,12 @@ class ProcessExecutor(Executor):
 
         with self._lock:
             if self._pool is None:
-                self._pool = ProcessPoolExecutor(
-                    max_workers=self.workers, mp_context=multiprocessing.get_context(self._context)
+                context = (
+                    _SpawnContext()
+                    if self._context == "spawn"
+                    else multiprocessing.get_context(self._context)
                 )
+                self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
             return self._pool
 
     def restart(self, broken: ProcessPoolExecutor) -> None:
@@ -250,6 +261,13 @@ class _PoolBatch(Batch):
     breaks: int = 0  # breaks in a row with no task finishing in between
 
     def submit(self, key: int, fn: Callable[[Any], Any], arg: Any) -> None:
+        owner = getattr(fn, "__self__", None)
+        where = type(owner).__module__ if owner is not None else getattr(fn, "__module__", "")
+        if where == "__main__":
+            raise ExecutorError(
+                f"{getattr(fn, '__qualname__', fn)} is defined in __main__: a job run on"
+                " local processes must be defined in a module they can import"
+            )
         entry = _Entry(key, fn, arg)
         self.live[key] = entry
         if self.quarantine:
@@ -379,6 +397,60 @@ class _PoolBatch(Batch):
         self.held.clear()
 
 
+class _HiddenMain:
+    """``__main__`` replaced by an empty module while any thread is inside :meth:`hidden`
+    (counted, so overlapping starts put the real one back once, at the end)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.depth = 0
+        self.saved: types.ModuleType | None = None
+        self.stand_in = types.ModuleType("__main__")
+
+    @contextlib.contextmanager
+    def hidden(self) -> Iterator[None]:
+        with self.lock:
+            if self.depth == 0:
+                self.saved = sys.modules.get("__main__")
+                sys.modules["__main__"] = self.stand_in
+            self.depth += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.depth -= 1
+                if self.depth == 0:
+                    if sys.modules.get("__main__") is self.stand_in:  # else: set anew meanwhile
+                        if self.saved is None:
+                            del sys.modules["__main__"]
+                        else:
+                            sys.modules["__main__"] = self.saved
+                    self.saved = None
+
+
+_HIDDEN_MAIN = _HiddenMain()
+
+
+def _main_hidden() -> contextlib.AbstractContextManager[None]:
+    """Processes started in this block with *spawn* do not run ``__main__`` again: while
+    their start-up data is made, ``__main__`` is an empty module. Whatever ``__main__`` is
+    (a Streamlit page, a test harness, a script), workers need none of it."""
+    return _HIDDEN_MAIN.hidden()
+
+
+class _SpawnProcess(multiprocessing.context.SpawnProcess):
+    """A *spawn* process that does not run ``__main__`` again (see :func:`_main_hidden`)."""
+
+    @staticmethod
+    def _Popen(process_obj: Any) -> Any:
+        with _main_hidden():
+            return multiprocessing.context.SpawnProcess._Popen(process_obj)
+
+
+class _SpawnContext(multiprocessing.context.SpawnContext):
+    Process = _SpawnProcess
+
+
 def _put(q: queue.SimpleQueue[tuple[int, Any]], key: int, fut: Any) -> None:
     q.put((key, fut))
 
@@ -416,19 +488,20 @@ class DaskExecutor(Executor):
         if address is None:
             n = workers or cores()
             try:
-                self._cluster = distributed.LocalCluster(
-                    n_workers=n,
-                    threads_per_worker=1,
-                    processes=True,
-                    host="127.0.0.1",
-                    dashboard_address=None,  # no dashboard; its HTTP server (health
-                    scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # checks): any port
-                    # a worker restarted after dying gets this environment too, not the one
-                    # this process has then (credentials, endpoints, the cache folder)
-                    env={k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"},
-                    # a task's error is reported as a problem of its input, not logged
-                    silence_logs=logging.CRITICAL,
-                )
+                with _main_hidden():  # see ProcessExecutor (a worker restarted later is not)
+                    self._cluster = distributed.LocalCluster(
+                        n_workers=n,
+                        threads_per_worker=1,
+                        processes=True,
+                        host="127.0.0.1",
+                        dashboard_address=None,  # no dashboard; its HTTP server (health
+                        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},  # checks): any port
+                        # a worker restarted after dying gets this environment too, not the one
+                        # this process has then (credentials, endpoints, the cache folder)
+                        env={k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"},
+                        # a task's error is reported as a problem of its input, not logged
+                        silence_logs=logging.CRITICAL,
+                    )
             except Exception as exc:
                 raise ExecutorError(
                     f"a local Dask cluster of {plural(n, 'worker')} could not be started:"
