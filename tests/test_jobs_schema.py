@@ -392,3 +392,27 @@ def test_value_counter_does_not_depend_on_the_split_nor_the_merge_order(values, 
         parts[i] = a
     assert _state(parts[0]) == _state(whole)
     assert len(whole._keys) <= whole.budget
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    numbers=st.lists(st.integers(0, 10**6), unique=True, max_size=60),
+    cuts=st.lists(st.integers(0, 60), max_size=8),
+    cap=st.integers(1, 12),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_record_lists_keep_the_smallest_numbers_whatever_the_order(numbers, cuts, cap, seed):
+    rng = random.Random(seed)
+    edges = [0, *sorted(c for c in cuts if c < len(numbers)), len(numbers)]
+    pieces = [numbers[a:b] for a, b in itertools.pairwise(edges)]
+    rng.shuffle(pieces)
+    lists = []
+    for piece in pieces:
+        one = RecordList(cap)
+        for part in np.array_split(np.array(piece, np.int64), rng.randrange(1, 4)):
+            one.add(part)
+        lists.append(one)
+    total = lists[0]
+    for more in lists[1:]:
+        total.merge(more)
+    assert total.tolist() == sorted(numbers)[:cap] and total.count == len(numbers)

@@ -464,7 +464,7 @@ class RecordList:
         n = len(records)
         if not n:
             return
-        if self.kept >= self.cap and len(self.parts) == 1 and records.min() > self.parts[0][-1]:
+        if self.kept >= self.cap and len(self.parts) == 1 and records.min() > self.parts[0].max():
             self.count += n  # all above the kept ones: none of them would be kept
             return
         self.parts.append(np.asarray(records, np.int64))
