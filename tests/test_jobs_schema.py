@@ -340,6 +340,15 @@ def test_parts_report_their_records_and_ranges_are_walked_again_when_needed(tmp_
     assert got.records == 6 and got.to_json()["features"]["n"]["numeric"]["max"] == 5
 
 
+def test_forced_compression(tmp_path):
+    path = tmp_path / "named-plain.tfrecord"
+    path.write_bytes((DATA / "basic.tfrecord.zlib").read_bytes())
+    want = _json(infer_schema(str(path), compression="zlib"))
+    tasks = plan(str(path), split=100, sizes=[(path.stat().st_size, "zlib")])
+    assert [t.whole for t in tasks] == [True]
+    assert _job_json([str(path)], tasks, random.Random(0), compression="zlib") == want
+
+
 def test_empty_and_missing_answers():
     job = SchemaJob()
     empty = job.merge([])
