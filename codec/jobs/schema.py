@@ -54,12 +54,14 @@ def _ends(part: SchemaPart) -> RangeEnds:
 class SchemaJob:
     """The schema of every record of a dataset, as a job (see :mod:`codec.jobs`): the options
     of :func:`codec.schema.infer_schema` (``decode_images``, ``label_map``, ``detection``,
-    ``per_shard``) but no sampling. Tasks come from :func:`codec.jobs.plan`."""
+    ``per_shard``) but no sampling, and the files' ``compression`` when it is forced (plan
+    with the same: ``plan(paths, sizes=...)``). Tasks come from :func:`codec.jobs.plan`."""
 
     decode_images: bool = False
     label_map: Mapping[int, str] | None = None
     detection: bool = True
     per_shard: bool = True
+    compression: str = "auto"
     name: str = field(default="schema", init=False)
 
     def __post_init__(self) -> None:
@@ -74,7 +76,7 @@ class SchemaJob:
     def task(self, task: Task) -> SchemaPart:
         """Run one task where the data is (this process, a pool worker, a Dask worker)."""
         builder = self._builder()
-        with TFRecordFile(task.path, anon=task.anon) as f:
+        with TFRecordFile(task.path, compression=self.compression, anon=task.anon) as f:
             if task.whole:
                 n = len(f)
                 if n:

@@ -464,7 +464,7 @@ class RecordList:
         n = len(records)
         if not n:
             return
-        if self.kept >= self.cap and len(self.parts) == 1 and records.min() > self.parts[0][-1]:
+        if self.kept >= self.cap and len(self.parts) == 1 and records.min() > self.parts[0].max():
             self.count += n  # all above the kept ones: none of them would be kept
             return
         self.parts.append(np.asarray(records, np.int64))
@@ -492,6 +492,28 @@ class RecordList:
         if not self.parts:
             return np.empty(0, np.int64)
         return np.concatenate(self.parts)
+
+    def __getstate__(self) -> tuple[int, int, tuple[np.ndarray, ...]]:
+        """Pickled small (a part of a job travels to the merge): runs of consecutive record
+        numbers as ``(starts, lengths)`` when that is shorter."""
+        kept = np.sort(self.array())
+        if len(kept) > 8:
+            breaks = np.flatnonzero(np.diff(kept) != 1) + 1
+            if 2 * len(breaks) + 2 < len(kept):
+                edges = np.concatenate([[0], breaks, [len(kept)]])
+                return self.cap, self.count, (kept[edges[:-1]], np.diff(edges))
+        return self.cap, self.count, (kept,)
+
+    def __setstate__(self, state: tuple[int, int, tuple[np.ndarray, ...]]) -> None:
+        self.cap, self.count, packed = state
+        if len(packed) == 2:
+            starts, lengths = packed
+            firsts = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
+            kept = firsts + np.arange(int(lengths.sum()), dtype=np.int64)
+        else:
+            (kept,) = packed
+        self.parts = [kept] if len(kept) else []
+        self.kept = len(kept)
 
     def tolist(self) -> list[int]:
         return sorted(int(x) for x in self.array())
