@@ -172,15 +172,10 @@ class InflatingSource:
         return bytes(self.buffer[start:end])
 
     def release(self, start: int, end: int) -> None:
-        m = self._map
-        if isinstance(m, bytes) or end <= start:
-            return
-        page = mmap.PAGESIZE
-        start -= start % page
-        end = min(end - end % page, self._mapped - self._mapped % page)
-        if end > start and hasattr(mmap, "MADV_DONTNEED"):
-            with contextlib.suppress(OSError, ValueError):
-                m.madvise(mmap.MADV_DONTNEED, start, end - start)
+        from .sources import drop_pages
+
+        if not isinstance(self._map, bytes):
+            drop_pages(self._map, start, end, self._mapped)
 
     def close(self) -> None:
         self._stop = True

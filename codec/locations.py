@@ -484,6 +484,7 @@ def expand_urls(
             for u, p in zip(urls, hits):
                 _remember(u, anon, entries[p])
             return urls
+        _remember(spec, anon, info)  # opening it next asks no second time
         return [spec]
 
 

@@ -440,15 +440,11 @@ class RemoteSource:
         return bytes(self._blocks.data[start:end])
 
     def release(self, start: int, end: int) -> None:
+        from .sources import drop_pages
+
         data = self._blocks.data
-        if isinstance(data, bytes) or end <= start:
-            return
-        page = mmap.PAGESIZE
-        start -= start % page
-        end = min(end - end % page, self.size - self.size % page)
-        if end > start and hasattr(mmap, "MADV_DONTNEED"):
-            with contextlib.suppress(OSError, ValueError):
-                data.madvise(mmap.MADV_DONTNEED, start, end - start)
+        if not isinstance(data, bytes):
+            drop_pages(data, start, end, self.size)
 
     def close(self) -> None:
         if self._closed:

@@ -82,16 +82,8 @@ class MmapSource:
     def release(self, start: int, end: int) -> None:
         """Let the kernel drop the pages of ``[start, end)``: clean file pages, nothing is
         lost, and scanning a file far larger than memory keeps the resident set small."""
-        if self._mm is None or end <= start:
-            return
-        page = mmap.PAGESIZE
-        start -= start % page
-        end = min(end - end % page, self.size - self.size % page)
-        if end > start and hasattr(mmap, "MADV_DONTNEED"):
-            try:
-                self._mm.madvise(mmap.MADV_DONTNEED, start, end - start)
-            except (OSError, ValueError):
-                pass
+        if self._mm is not None:
+            drop_pages(self._mm, start, end, self.size)
 
     def close(self) -> None:
         if self._mm is not None:
@@ -103,6 +95,22 @@ class MmapSource:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
+
+
+def drop_pages(m: mmap.mmap, start: int, end: int, mapped: int) -> None:
+    """Let the kernel drop the whole pages of ``[start, end)`` of the map ``m`` (``mapped``
+    bytes long): for every byte source mapped from a file, whose pages come back from the
+    file when read again."""
+    if end <= start:
+        return
+    page = mmap.PAGESIZE
+    start -= start % page
+    end = min(end - end % page, mapped - mapped % page)
+    if end > start and hasattr(mmap, "MADV_DONTNEED"):
+        try:
+            m.madvise(mmap.MADV_DONTNEED, start, end - start)
+        except (OSError, ValueError):
+            pass
 
 
 def sniff_compression(head: bytes) -> Compression:
