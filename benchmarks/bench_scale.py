@@ -329,14 +329,9 @@ def _bench_small(quick: bool, rows: list[Row], found: dict[str, float]) -> None:
         rows.append(
             Row(GROUP, f"  ours / tfrecords, {cache}", ours / theirs, "x", ">= 1", ours >= theirs)
         )
-        rows.append(
-            Row(
-                GROUP,
-                f"  same job, pool started by fork, {cache}",
-                rate[f"fork {cache}"],
-                "M rec/s",
-            )
-        )
+        forked = rate[f"fork {cache}"]
+        rows.append(Row(GROUP, f"  same job, pool started by fork, {cache}", forked, "M rec/s"))
+        rows.append(Row(GROUP, f"  ours by fork / tfrecords, {cache}", forked / theirs, "x"))
         rows.append(
             Row(
                 GROUP,
@@ -740,7 +735,10 @@ def _estimate(rows: list[Row], found: dict[str, float]) -> str:
                 f" (bound by {bound})"
             )
         knee = task / over
-        rows.append(Row(GROUP, f"{SIM}: {job}, stops scaling at about", knee, "workers"))
+        rows.append(Row(GROUP, f"{SIM}: {job}, scheduler is the limit from", knee, "workers"))
+        rows.append(
+            Row(GROUP, f"{SIM}: {job}, client merge (any workers)", tasks * merge / 60, "min")
+        )
         lines.append(
             f"    stops scaling near {knee:,.0f} workers: the scheduler hands out"
             f" {1 / over:,.0f} tasks/s, and {knee:,.0f} workers finish {task:.2f}-s tasks at"
@@ -769,9 +767,13 @@ def run(quick: bool) -> list[Row]:
                     checks,
                 )
             )
-            _bench_small(quick, rows, found)
-            _bench_large(quick, rows)
-            _bench_shards(quick, rows, found)
+            for section, bench in (
+                ("one file of small records", lambda: _bench_small(quick, rows, found)),
+                ("large records", lambda: _bench_large(quick, rows)),
+                ("64 shards: inline, pool, Dask", lambda: _bench_shards(quick, rows, found)),
+            ):
+                print(f"  scale: {section} ...", file=sys.stderr, flush=True)
+                bench()
             text = _estimate(rows, found)
         finally:
             if saved is None:
