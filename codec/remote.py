@@ -490,7 +490,7 @@ class RemoteSource:
             return
         b = self.block
         first, last = start // b, (end - 1) // b
-        waits: list[Future[None]] = []
+        waits: list[tuple[int, Future[None], bool]] = []
         with self._lock:
             blocks = self._blocks
             missed = False
@@ -500,9 +500,10 @@ class RemoteSource:
                     continue
                 missed = True
                 fut = self._inflight.get(k)
+                earlier = fut is not None
                 if fut is None:
                     fut = self._fetch_async(k)
-                waits.append(fut)
+                waits.append((k, fut, earlier))
             follows = first == 0 or blocks.has(first - 1) or (first - 1) in self._inflight
             if missed and not follows:  # a jump: nothing read ahead until reading goes on
                 self._ahead, self._front = 0, last
@@ -513,8 +514,19 @@ class RemoteSource:
                 for k in range(last + 1, min(blocks.count, last + 1 + self._ahead)):
                     if not blocks.has(k) and k not in self._inflight:
                         self._fetch_async(k)
-        for fut in waits:
-            fut.result()  # raises the fetch's error (after its retries)
+        for k, fut, earlier in waits:
+            try:
+                fut.result()  # raises the fetch's error (after its retries)
+            except ObjectChangedError:
+                raise
+            except Exception:
+                if not earlier:
+                    raise
+                # A fetch started before this call (read ahead, perhaps while the network was
+                # down) failed: this call is a new attempt, so it fetches the block again.
+                with self._lock:
+                    again = self._inflight.get(k) or self._fetch_async(k)
+                again.result()
 
     def _fetch_async(self, k: int) -> Future[None]:
         fut = _pool().submit(self._fetch, k)

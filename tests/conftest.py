@@ -60,6 +60,25 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytes
 
 
 @pytest.fixture
+def without_library(monkeypatch: pytest.MonkeyPatch) -> Callable[..., None]:
+    """``without_library(proto, library)``: fsspec finds no library for ``proto://``, as when
+    the extra that installs it is missing."""
+    import importlib
+
+    registry = importlib.import_module("fsspec.registry")
+
+    def hide(proto: str, library: str = "missing") -> None:
+        monkeypatch.setitem(
+            registry.known_implementations,
+            proto,
+            {"class": f"{library}_not_installed.FileSystem", "err": f"Install {library}"},
+        )
+        monkeypatch.delitem(registry._registry, proto, raising=False)
+
+    return hide
+
+
+@pytest.fixture
 def data_dir() -> Path:
     return DATA
 

@@ -303,16 +303,8 @@ def test_a_boundary_inside_a_record_is_told_once_indexed(monkeypatch, s3: MotoS3
 # -- libraries, signatures, anonymous access ------------------------------------------------------
 
 
-def test_a_missing_library_names_the_extra(monkeypatch):
-    import importlib
-
-    registry = importlib.import_module("fsspec.registry")
-    monkeypatch.setitem(
-        registry.known_implementations,
-        "gs",
-        {"class": "gcsfs_missing.GCSFileSystem", "err": "Please install gcsfs"},
-    )
-    monkeypatch.delitem(registry._registry, "gs", raising=False)
+def test_a_missing_library_names_the_extra(monkeypatch, without_library):
+    without_library("gs", "gcsfs")
     at = app(monkeypatch, "gs://bucket/data", "gs://bucket/data/x.tfrecord")
     no_crash(at)
     text = " ".join([*errors(at), *(plain(c.value) for c in at.sidebar.caption)])

@@ -4,8 +4,6 @@ credentials — for gs://, az:// and https:// as for s3://, without any server."
 
 from __future__ import annotations
 
-import importlib
-
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -100,14 +98,8 @@ def test_url_roots(url, root, inside):
     ("proto", "extra", "library"),
     [("gs", "gcs", "gcsfs"), ("s3", "s3", "s3fs"), ("az", "azure", "adlfs")],
 )
-def test_a_missing_library_names_its_extra(monkeypatch, proto, extra, library):
-    registry = importlib.import_module("fsspec.registry")
-    monkeypatch.setitem(
-        registry.known_implementations,
-        proto,
-        {"class": f"{library}_not_installed.FileSystem", "err": f"Install {library}"},
-    )
-    monkeypatch.delitem(registry._registry, proto, raising=False)
+def test_a_missing_library_names_its_extra(without_library, proto, extra, library):
+    without_library(proto, library)
     with pytest.raises(MissingExtraError) as info:
         locations.filesystem(f"{proto}://bucket/x.tfrecord?sig=SECRET1")
     message = str(info.value)

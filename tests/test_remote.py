@@ -223,16 +223,8 @@ def test_http_object_replaced_mid_read_is_refused(http_server: RangeHTTPServer):
             f.verify()
 
 
-def test_a_missing_library_names_the_extra(monkeypatch):
-    import importlib
-
-    registry = importlib.import_module("fsspec.registry")
-    monkeypatch.setitem(
-        registry.known_implementations,
-        "gs",
-        {"class": "gcsfs_missing.GCSFileSystem", "err": "Please install gcsfs"},
-    )
-    monkeypatch.delitem(registry._registry, "gs", raising=False)
+def test_a_missing_library_names_the_extra(without_library):
+    without_library("gs", "gcsfs")
     with pytest.raises(codec.errors.MissingExtraError) as info:
         codec.TFRecordFile("gs://bucket/x.tfrecord")
     assert "pip install 'tfrecord-browser[gcs]'" in str(info.value)
