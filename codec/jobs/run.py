@@ -26,6 +26,7 @@ from .plan import Task
 __all__ = ["Job", "Progress", "run"]
 
 POLL = 0.1  # seconds between looks at the cancel event while tasks run
+BEAT = 0.5  # seconds between progress calls while no task finishes (elapsed time moves on)
 
 
 class Job(Protocol):
@@ -83,8 +84,10 @@ def run(
     """Run ``job`` over ``tasks`` on ``executor`` (an :class:`Executor`, a spec for
     :func:`codec.jobs.executor`, or ``None``: a process per core, at most one per task) and
     return its merged result. ``progress`` is called once at the start and after each task;
-    setting ``cancel`` stops the job (:class:`~codec.errors.JobCancelled`). An executor made
-    here is closed before returning; one passed in is left running."""
+    it is also called every ``BEAT`` seconds while no task finishes, so a caller that stops
+    a job by raising from the callback (a Streamlit page being rerun) is never kept waiting
+    for a long task. Setting ``cancel`` stops the job (:class:`~codec.errors.JobCancelled`).
+    An executor made here is closed before returning; one passed in is left running."""
     tasks = list(tasks)
     own = not isinstance(executor, Executor)
     ex = _make(executor, len(tasks)) if own else executor
@@ -130,6 +133,7 @@ class _Run:
         self.bytes = 0
         self.records = 0
         self.bytes_total = sum(t.bytes for t in tasks)
+        self.reported = self.start
 
     def go(self) -> Any:
         n = len(self.tasks)
@@ -143,13 +147,16 @@ class _Run:
             self._report()
             while self.done < n:
                 self._check(batch)
-                for fin in batch.wait(POLL):
+                finished_now = batch.wait(POLL)
+                for fin in finished_now:
                     task = self.tasks[fin.key]
                     part = parts[fin.key] = self._settle(task, fin)
                     self.done += 1
                     self.bytes += task.bytes
                     self.records += self.job.records(part)
                     self._report()
+                if not finished_now and time.monotonic() - self.reported >= BEAT:
+                    self._report()  # a caller that can only stop inside a callback gets one
             self._check(batch)
             finished = True
         finally:
@@ -184,6 +191,7 @@ class _Run:
             raise JobCancelled(self.job.name, self.done, len(self.tasks))
 
     def _report(self) -> None:
+        self.reported = time.monotonic()
         if self.progress is None:
             return
         self.progress(
