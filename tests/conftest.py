@@ -94,18 +94,27 @@ GRACE = 10.0  # seconds a process stopped by its fixture may take to exit
 
 def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault(RUN_MARK, f"{os.getpid()}-{uuid.uuid4().hex[:12]}")
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if worker:  # a pytest-xdist worker: its own mark, under the run's
+        os.environ[RUN_MARK] = f"{os.environ[RUN_MARK]}-{worker}"
+
+
+def _ours(environ: bytes) -> bool:
+    """Whether a process's environment carries this run's mark (or, for the process that
+    runs the session, the mark of one of its parallel workers)."""
+    mark = f"{RUN_MARK}={os.environ.get(RUN_MARK, '')}".encode()
+    return any(v == mark or v.startswith(mark + b"-") for v in environ.split(b"\0"))
 
 
 def leftover_processes() -> Iterator[tuple[int, str]]:
-    """``(pid, command line)`` of the live processes this test run started (by their mark)
-    that are servers, launchers or browsers."""
-    mark = f"{RUN_MARK}={os.environ.get(RUN_MARK, '')}".encode()
+    """``(pid, command line)`` of the live processes this test run (this worker, when the
+    tests run in parallel) started, by their mark, that are servers, launchers or browsers."""
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == os.getpid():
             continue
         try:
             with open(f"/proc/{name}/environ", "rb") as f:
-                if mark not in f.read().split(b"\0"):
+                if not _ours(f.read()):
                     continue
             with open(f"/proc/{name}/cmdline", "rb") as f:
                 cmd = f.read().replace(b"\0", b" ").decode("utf-8", "replace").strip()

@@ -44,6 +44,7 @@ from codec.jobs import (
     run,
     verify_task,
 )
+from codec.jobs.executors import start_method
 from codec.kinds import UNREADABLE
 
 REPO = Path(__file__).resolve().parent.parent
@@ -436,6 +437,30 @@ def test_pool_workers_do_not_run_the_main_module_again(page_as_main, big):
         check_identical(ex, big[2:], seed=6, cuts=2)
     assert not page_as_main.exists()
     assert sys.modules["__main__"].__file__.endswith("page.py")  # put back
+
+
+def test_pools_fork_only_in_a_process_without_other_threads():
+    stop = threading.Event()
+    waiting = threading.Thread(target=stop.wait)
+    waiting.start()
+    try:
+        assert start_method() == "spawn"
+    finally:
+        stop.set()
+        waiting.join()
+    fresh = subprocess.run(
+        [sys.executable, "-c", "from codec.jobs.executors import start_method as m; print(m())"],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert fresh.stdout.strip() == "fork"
+
+
+def test_a_forked_pool_gives_the_whole_files_report(big):
+    with ProcessExecutor(2, context="fork") as ex:
+        check_identical(ex, big[2:], seed=8, cuts=3)
 
 
 def test_main_is_put_back_once_overlapping_starts_end():

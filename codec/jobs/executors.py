@@ -5,10 +5,12 @@ task's final outcome: its answer, or the error it still raised after ``retries``
 :func:`codec.jobs.run` does the rest (progress, cancellation, merging), the same way for all.
 
 - ``inline``: one task after the other in this process.
-- ``processes[:N]`` (the default, every core): a pool of ``N`` processes started with *spawn*
-  (safe in a process with threads: the app, an fsspec event loop, a Dask client), which do
-  not run this process's ``__main__`` again (a Streamlit page is ``__main__`` in the app): a
-  job and its tasks live in importable modules. A worker
+- ``processes[:N]`` (the default, every core): a pool of ``N`` processes. They are forked
+  when this process runs no other thread (a command-line run: a worker starts in
+  milliseconds, with the codec already imported), and started with *spawn* otherwise (forking
+  a process with threads — the app, an fsspec event loop, a Dask client — can copy a lock in
+  a held state). Spawned workers do not run this process's ``__main__`` again (a Streamlit
+  page is ``__main__`` in the app): a job and its tasks live in importable modules. A worker
   process that dies (killed, out of memory) breaks the pool: it is started again and the
   unfinished tasks are submitted again, those that may have been running first and one at a
   time, so a task that kills its worker every time is found and reported (after
@@ -60,6 +62,7 @@ __all__ = [
     "WorkerDied",
     "cores",
     "executor",
+    "start_method",
 ]
 
 DEFAULT_RETRIES = 2  # more tries of a task that raised, before its error is its outcome
@@ -75,6 +78,20 @@ def cores() -> int:
         return len(os.sched_getaffinity(0)) or 1
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def start_method() -> str:
+    """How a pool started now starts its processes: ``fork`` where the platform has it and
+    this process runs no thread but the main one, else ``spawn``."""
+    import multiprocessing
+
+    if (
+        threading.active_count() == 1
+        and sys.platform != "darwin"  # macOS system libraries are not safe to fork
+        and "fork" in multiprocessing.get_all_start_methods()
+    ):
+        return "fork"
+    return "spawn"
 
 
 class WorkerDied(Exception):
@@ -176,14 +193,16 @@ class _InlineBatch(Batch):
 
 class ProcessExecutor(Executor):
     """A pool of ``workers`` processes (default: every core), started on first use and kept
-    until :meth:`close`. ``context`` is the multiprocessing start method."""
+    until :meth:`close`. ``context`` is the multiprocessing start method; ``"auto"`` forks
+    when the process starting the pool runs no other thread and spawns otherwise (decided
+    each time a pool starts: see :func:`start_method`)."""
 
     def __init__(
         self,
         workers: int | None = None,
         *,
         retries: int = DEFAULT_RETRIES,
-        context: str = "spawn",
+        context: str = "auto",
         max_kills: int = MAX_KILLS,
     ) -> None:
         super().__init__(retries)
@@ -200,10 +219,9 @@ class ProcessExecutor(Executor):
 
         with self._lock:
             if self._pool is None:
+                method = start_method() if self._context == "auto" else self._context
                 context = (
-                    _SpawnContext()
-                    if self._context == "spawn"
-                    else multiprocessing.get_context(self._context)
+                    _SpawnContext() if method == "spawn" else multiprocessing.get_context(method)
                 )
                 self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
             return self._pool
