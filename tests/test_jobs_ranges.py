@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 import codec
 from codec.framing import encode_record
 from codec.jobs import Task, merge_verify, plan, verify_task
+from codec.jobs.plan import MIN_SPLIT
 
 
 def _whole(path) -> str:
@@ -101,3 +102,22 @@ def test_plan_splits_large_plain_files_and_keeps_compressed_ones_whole(tmp_path)
     assert gz.whole
     reports = merge_verify([verify_task(t) for t in tasks])
     assert [r.records for r in reports] == [300, 300]
+
+
+def test_plan_cuts_smaller_ranges_so_every_worker_has_a_task(tmp_path):
+    big, small = tmp_path / "big.tfrecord", tmp_path / "small.tfrecord.gz"
+    sizes = [(40 << 20, "none"), (1 << 20, "gzip")]
+    paths = [str(big), str(small)]
+    for p in (big, small):
+        p.touch()  # only the sizes given are read
+    assert len(plan(paths, sizes=sizes)) == 2  # 40 MiB is under the default split
+    tasks = plan(paths, sizes=sizes, at_least=5)
+    ranges = [t for t in tasks if t.file == 0]
+    assert len(ranges) == 5  # 40 MiB cut for 5 workers...
+    assert all(a.end == b.start for a, b in itertools.pairwise(ranges))
+    assert ranges[0].start == 0 and ranges[-1].end == 40 << 20
+    assert [t.whole for t in tasks if t.file == 1] == [True]
+    # ...but never in ranges under MIN_SPLIT, whatever the number of workers
+    many = [t for t in plan(paths, sizes=sizes, at_least=1000) if t.file == 0]
+    assert len(many) == (40 << 20) // MIN_SPLIT
+    assert all(t.bytes >= MIN_SPLIT for t in many)

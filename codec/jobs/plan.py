@@ -14,9 +14,10 @@ from dataclasses import dataclass, replace
 from ..dataset import expand_paths
 from ..sources import probe
 
-__all__ = ["DEFAULT_SPLIT", "Task", "plan"]
+__all__ = ["DEFAULT_SPLIT", "MIN_SPLIT", "Task", "plan"]
 
 DEFAULT_SPLIT = 64 << 20  # bytes per range task of a large file
+MIN_SPLIT = 8 << 20  # bytes: the smallest range made to give every worker a task
 
 
 @dataclass(frozen=True)
@@ -49,14 +50,20 @@ def plan(
     split: int = DEFAULT_SPLIT,
     anon: bool = False,
     sizes: Sequence[tuple[int, str]] | None = None,
+    at_least: int = 1,
 ) -> list[Task]:
     """The tasks of a job over ``paths`` (anything :func:`codec.expand_paths` takes): a task
     per file, and a task per ``split`` bytes of an uncompressed file larger than that.
     ``sizes`` gives each file's ``(size, compression)`` when known (else they are read from
-    each file's size and first bytes: :func:`codec.sources.probe`)."""
+    each file's size and first bytes: :func:`codec.sources.probe`). With fewer tasks than
+    ``at_least`` (the executor's workers), uncompressed files are cut smaller — down to
+    ``MIN_SPLIT`` bytes a range — so that every worker has one."""
     files = expand_paths(paths, anon=anon)
     if sizes is None:
         sizes = [probe(p, anon=anon) for p in files]
+    if split > 0 and _count(sizes, split) < at_least:
+        plain = sum(size for size, compression in sizes if compression == "none")
+        split = min(split, max(MIN_SPLIT, -(-plain // at_least)))
     tasks: list[Task] = []
     for k, (path, (size, compression)) in enumerate(zip(files, sizes)):
         if compression != "none" or size <= split or split <= 0:
@@ -67,3 +74,11 @@ def plan(
         for a, b in itertools.pairwise(edges):
             tasks.append(Task(k, path, a, b, whole=False, anon=anon))
     return tasks
+
+
+def _count(sizes: Sequence[tuple[int, str]], split: int) -> int:
+    """How many tasks ``plan`` makes of files of ``sizes`` with ranges of ``split`` bytes."""
+    return sum(
+        -(-size // split) if compression == "none" and size > split else 1
+        for size, compression in sizes
+    )
