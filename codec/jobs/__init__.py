@@ -18,7 +18,7 @@ from .plan import DEFAULT_SPLIT, Task, plan
 from .run import Job, Progress, run
 from .schema import SchemaJob, SchemaPart
 from .verify import VerifyJob, VerifyPart, merge_verify, unreadable_report, verify_task
-from .walk import RangeEnds, RangeWalk, stitch, walk_range
+from .walk import RangeEnds, RangeWalk, stitch, walk_range, walk_task
 
 __all__ = [
     "DEFAULT_SPLIT",
@@ -43,4 +43,5 @@ __all__ = [
     "unreadable_report",
     "verify_task",
     "walk_range",
+    "walk_task",
 ]

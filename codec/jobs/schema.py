@@ -26,7 +26,7 @@ from ..schema.builder import SchemaBuilder
 from ..schema.infer import _file_kind, _scan_range, feed_spans
 from ..schema.result import Schema, ShardInfo
 from .plan import Task
-from .walk import RangeEnds, stitch, walk_range
+from .walk import RangeEnds, stitch, walk_task
 
 __all__ = ["SchemaJob", "SchemaPart"]
 
@@ -83,18 +83,7 @@ class SchemaJob:
                     _scan_range(f, builder, 0, n, 0, _file_kind(f))
                 problems = sum(1 for p in f.problems if p.kind != DATA_CRC)
                 return SchemaPart(task, builder, n, problems, f.path)
-            buf, need = f.stream_view()
-            walk = walk_range(
-                buf,
-                f.size,
-                task.start,
-                task.end,
-                need,
-                path=f.path,
-                entry=task.entry,
-                prev=task.prev,
-                check_data=False,  # the feed checks every data CRC itself
-            )
+            walk = walk_task(f, task, check_data=False)  # the feed checks every data CRC
             n = len(walk.offsets)
             if n:
                 offsets = np.frombuffer(walk.offsets, np.uint64).astype(np.int64)

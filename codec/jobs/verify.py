@@ -14,7 +14,7 @@ from ..kinds import UNREADABLE
 from ..locations import redact_text, shown
 from ..reader import TFRecordFile, VerifyReport, data_crc_problem, report_from
 from .plan import Task
-from .walk import RangeEnds, RangeWalk, stitch, walk_range
+from .walk import RangeEnds, RangeWalk, stitch, walk_task
 
 __all__ = [
     "RangeCheck",
@@ -84,17 +84,7 @@ def verify_task(task: Task) -> VerifyPart:
     with TFRecordFile(task.path, anon=task.anon) as f:
         if task.whole:
             return VerifyPart(task, report=f.verify())
-        buf, need = f.stream_view()
-        walk = walk_range(
-            buf,
-            f.size,
-            task.start,
-            task.end,
-            need,
-            path=f.path,
-            entry=task.entry,
-            prev=task.prev,
-        )
+        walk = walk_task(f, task)
         check = RangeCheck.of(walk, f.size)
         return VerifyPart(task, walk=check, path=f.path, compression=f.compression, size=f.size)
 

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from ..framing import OVERHEAD, Problem, failing_data_crcs, find_next_record, scan
 from .plan import Task
 
-__all__ = ["RangeEnds", "RangeWalk", "stitch", "walk_range"]
+__all__ = ["RangeEnds", "RangeWalk", "stitch", "walk_range", "walk_task"]
 
 _STEP = 8 << 20  # bytes per scan call
 
@@ -97,6 +97,24 @@ def stitch(
                 part = rerun(task.resumed(before.exit, prev))
         out.append(part)
     return out
+
+
+def walk_task(f: Any, task: Any, *, check_data: bool = True) -> RangeWalk:
+    """The walk of range task ``task`` (a :class:`codec.jobs.Task`) over open reader ``f``:
+    from its known entry record when it has one, else from the first boundary at or after
+    its start."""
+    buf, need = f.stream_view()
+    return walk_range(
+        buf,
+        f.size,
+        task.start,
+        task.end,
+        need,
+        path=f.path,
+        entry=task.entry,
+        prev=task.prev,
+        check_data=check_data,
+    )
 
 
 def walk_range(
