@@ -22,4 +22,11 @@ python3 -m ruff format --check .
 echo "== mypy"
 python3 -m mypy
 echo "== pytest"
-python3 -m pytest "$@"
+# One test worker per core (TFRECORD_BROWSER_TEST_WORKERS=1 runs them in this process); a
+# test file stays on one worker, so its module-wide servers and browsers start once.
+workers="${TFRECORD_BROWSER_TEST_WORKERS:-auto}"
+if [ "$workers" = "1" ]; then
+  python3 -m pytest "$@"
+else
+  python3 -m pytest -n "$workers" --dist loadfile "$@"
+fi
