@@ -22,6 +22,7 @@ from .framing import OVERHEAD, Problem
 from .kinds import DATA_CRC
 from .locations import expand_urls, is_url, local_path
 from .reader import Landing, TFRecordFile, VerifyReport
+from .text_index import index_names
 from .values import plural
 
 _SHARD_AT = re.compile(r"^(?P<base>.+)@(?P<n>\d+)$")
@@ -36,8 +37,10 @@ def expand_paths(
     (``s3://bucket/train-*``, a folder prefix, ``gs://b/x@16``) become lists of objects the
     same way (:func:`codec.locations.expand_urls`).
 
-    A plain path that does not exist raises :class:`FileNotFoundError`; so does a pattern that
-    matches nothing. A directory expands to the TFRecord-looking files inside it."""
+    A text index lying beside a matched file (``x.tfrecord.idx``, ``x.index``) is left out:
+    the reader uses it. A plain path that does not exist raises :class:`FileNotFoundError`;
+    so does a pattern that matches nothing. A directory expands to the TFRecord-looking files
+    inside it."""
     if isinstance(specs, (str, os.PathLike)):
         specs = [specs]
     out: list[str] = []
@@ -70,10 +73,13 @@ def expand_paths(
             if not os.path.exists(s):
                 raise FileNotFoundError(f"{s}: no such file")
             out.append(s)
+    # A pattern that matches a file and the text index beside it (``x.tfrecord.idx``) means
+    # the file: the index is used by the reader, not read as data.
+    indexes = {i for p in out for i in index_names(p) if i != p}
     seen: set[str] = set()
     unique = []
     for p in out:
-        if p not in seen:
+        if p not in seen and p not in indexes:
             seen.add(p)
             unique.append(p)
     return unique

@@ -33,6 +33,7 @@ __all__ = [
     "INDEX_SUFFIXES",
     "checked_prefix",
     "find_text_index",
+    "index_names",
     "parse_text_index",
     "sampled_ok",
     "use_text_index",
@@ -131,7 +132,7 @@ def sampled_ok(
 # Finding the index beside the data
 
 
-def _candidates(name: str) -> list[str]:
+def index_names(name: str) -> list[str]:
     """Index names tried for a data file called ``name``, in order."""
     stem, ext = posixpath.splitext(name)
     out = [name + INDEX_SUFFIXES[0]]
@@ -149,7 +150,7 @@ def find_text_index(
     files of one dataset); a listing that fails means no index."""
     if not is_url(spec):
         folder, name = os.path.split(spec)
-        for cand in _candidates(name):
+        for cand in index_names(name):
             p = os.path.join(folder, cand)
             try:
                 st = os.stat(p)
@@ -165,7 +166,7 @@ def find_text_index(
     entries = listings.get(folder)
     if entries is None:
         entries = listings[folder] = _listing(folder, anon)
-    for cand in _candidates(name):
+    for cand in index_names(name):
         info = entries.get(cand)
         if info is not None and info.get("type") != "directory" and info.get("size") is not None:
             return join_url(folder, cand), int(info["size"])

@@ -438,6 +438,22 @@ def test_expand_paths(tmp_path):
         codec.expand_paths(str(tmp_path / "train@4"))
 
 
+@pytest.mark.parametrize("index", ["{name}.idx", "{stem}.idx", "{name}.index"])
+def test_a_glob_leaves_out_the_text_index_beside_each_file(tmp_path, index):
+    data = []
+    for k in range(2):
+        path = tmp_path / f"part-{k}.tfrecord"
+        write_records(path, [b"%d" % k] * 3)
+        with codec.TFRecordFile(path) as f:
+            f.write_text_index(tmp_path / index.format(name=path.name, stem=path.stem))
+        data.append(str(path))
+    lone = tmp_path / "part-9.idx"  # no data file of that name: kept (and read as data)
+    lone.write_text("0 9\n")
+    assert codec.expand_paths(str(tmp_path / "part-*")) == [*data, str(lone)]
+    with codec.TFRecordDataset(str(tmp_path / "part-*.tfrecord*")) as ds:
+        assert len(ds) == 6 and not ds.problems
+
+
 def test_dataset_verify_in_parallel(tmp_path):
     paths = []
     for k in range(4):

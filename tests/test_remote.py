@@ -184,7 +184,9 @@ def test_patterns_of_urls(s3: MotoS3):
         s3.put("bkt", f"ds/train-{k:05d}-of-00004.tfrecord", _stream(rng, 5)[1])
     s3.put("bkt", "ds/train-00000-of-00005.tfrecord", _stream(rng, 5)[1])  # another set
     s3.put("bkt", "ds/notes.txt", b"x")
+    s3.put("bkt", "ds/train-00001-of-00004.tfrecord.idx", b"0 21\n")  # its index: not data
     whole = [f"s3://bkt/ds/train-{k:05d}-of-00004.tfrecord" for k in range(4)]
+    assert codec.expand_paths("s3://bkt/ds/train-*-of-00004.tfrecord*") == whole
     assert codec.expand_paths("s3://bkt/ds/train-*-of-00004.tfrecord") == whole
     everything = sorted([*whole, "s3://bkt/ds/train-00000-of-00005.tfrecord"])
     assert codec.expand_paths("s3://bkt/ds") == everything  # a folder: its TFRecord objects
