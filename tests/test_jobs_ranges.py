@@ -11,6 +11,7 @@ import random
 
 import pytest
 from conftest import DATA
+from damage import damage
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -46,24 +47,6 @@ def _stream(rng: random.Random) -> bytes:
     return b"".join(out)
 
 
-def _damage(rng: random.Random, raw: bytes) -> bytes:
-    out = bytearray(raw)
-    for _ in range(rng.randint(0, 4)):
-        if not out:
-            break
-        at = rng.randrange(len(out))
-        kind = rng.random()
-        if kind < 0.4:
-            out[at] ^= 1 << rng.randrange(8)
-        elif kind < 0.7:
-            del out[at : at + rng.randint(1, 50)]
-        elif kind < 0.85:
-            out[at:at] = rng.randbytes(rng.randint(1, 50))
-        else:
-            del out[at:]  # truncated
-    return bytes(out)
-
-
 @settings(
     max_examples=150,
     deadline=None,
@@ -72,7 +55,7 @@ def _damage(rng: random.Random, raw: bytes) -> bytes:
 @given(seed=st.integers(0, 2**32 - 1), cuts=st.lists(st.floats(0, 1), max_size=8))
 def test_any_split_of_any_damaged_file_gives_the_whole_files_report(tmp_path, seed, cuts):
     rng = random.Random(seed)
-    raw = _damage(rng, _stream(rng))
+    raw = damage(rng, _stream(rng))
     path = tmp_path / f"{seed}.tfrecord"
     path.write_bytes(raw)
     size = len(raw)

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import DATA
+from damage import damage
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -167,22 +168,6 @@ def _payload(rng: random.Random, wide: int, boxes: bool) -> bytes:
     return _example(rng, wide, boxes)
 
 
-def _damage(rng: random.Random, raw: bytes) -> bytes:
-    out = bytearray(raw)
-    for _ in range(rng.randrange(0, 3)):
-        if not out:
-            break
-        at = rng.randrange(len(out))
-        kind = rng.random()
-        if kind < 0.5:
-            out[at] ^= 1 << rng.randrange(8)
-        elif kind < 0.8:
-            del out[at : at + rng.randrange(1, 40)]
-        else:
-            del out[at:]
-    return bytes(out)
-
-
 def _dataset(root: Path, rng: random.Random, records: int = 40) -> list[str]:
     """A few shards of generated records: plain (sometimes damaged) or GZIP."""
     wide = rng.choice([6, 5000])  # few distinct values, or more than the counters hold
@@ -196,7 +181,7 @@ def _dataset(root: Path, rng: random.Random, records: int = 40) -> list[str]:
         else:
             path = root / f"part-{k}.tfrecord"
             raw = b"".join(encode_record(p) for p in payloads)
-            path.write_bytes(_damage(rng, raw) if rng.random() < 0.4 else raw)
+            path.write_bytes(damage(rng, raw, hits=2) if rng.random() < 0.4 else raw)
         paths.append(str(path))
     return paths
 
