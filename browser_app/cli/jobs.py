@@ -24,7 +24,7 @@ from typing import Any
 from browser_app.cli.inputs import positive
 from browser_app.errors import Cancelled, UsageError
 from codec.errors import JobCancelled
-from codec.jobs import Executor, Job, Progress, Task, executor, plan, run
+from codec.jobs import DEFAULT_SPLIT, Executor, Job, Progress, Task, executor, plan, run
 from codec.jobs.executors import CONNECT_TIMEOUT, SPECS, cores
 from codec.values import format_bytes, plural
 
@@ -49,7 +49,8 @@ def add_job_options(p: argparse.ArgumentParser) -> None:
     ``--progress``."""
     g = p.add_argument_group(
         "where the work runs",
-        "The files are split into tasks (a file, or a 64 MiB byte range of a large one);"
+        f"The files are split into tasks (a file, or a {DEFAULT_SPLIT >> 20} MiB byte range of a"
+        " large one);"
         " the answer is the same wherever they run. Ctrl+C cancels.",
     )
     which = g.add_mutually_exclusive_group()
