@@ -61,12 +61,9 @@ def cmd_filter(args: argparse.Namespace, out: TextIO) -> int:
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
     files = open_inputs(srcs, args.compression, anon=anon(args))
-    # The tasks open each file again by the URL as given, with the same options.
-    paths = [f.url or f.path for f in files]
     shown_paths = [f.path for f in files]
-    sizes = [(f.file_size, f.compression) for f in files]
+    tasks = job_tasks(files, args)
     files.close()
-    tasks = job_tasks(paths, args.compression, anon=anon(args), sizes=sizes)
     try:
         result = run_job(
             FilterJob(text, limit=args.limit, compression=args.compression), tasks, args

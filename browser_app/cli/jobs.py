@@ -18,11 +18,12 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
-from browser_app.cli.inputs import positive
+from browser_app.cli.inputs import anon, positive
 from browser_app.errors import Cancelled, UsageError
+from codec import TFRecordFile
 from codec.errors import JobCancelled
 from codec.jobs import DEFAULT_SPLIT, Executor, Job, Progress, Task, executor, plan, run
 from codec.jobs.executors import CONNECT_TIMEOUT, SPECS, cores
@@ -98,14 +99,27 @@ def executor_spec(args: argparse.Namespace) -> str | None:
     return spec.strip() if spec else None
 
 
-def job_tasks(
-    paths: Sequence[str], compression: str, *, anon: bool, sizes: Sequence[tuple[int, str]]
-) -> list[Task]:
-    """The tasks over ``paths`` (opened already: ``sizes`` gives each file's size in bytes
-    and compression as read), every file read as ``compression``."""
-    if compression != "auto":
-        sizes = [(size, compression) for size, _ in sizes]
-    return plan(list(paths), anon=anon, sizes=list(sizes))
+def job_tasks(files: Iterable[TFRecordFile], args: argparse.Namespace) -> list[Task]:
+    """The tasks over ``files`` (open: their sizes and compressions are known), each read as
+    ``--compression`` says; a worker opens its file again by the URL as given (a signed URL's
+    query included, never the shown form) with the same options. A large plain file is cut
+    into at least as many ranges as the executor has workers."""
+    files = list(files)
+    paths = [f.url or f.path for f in files]
+    sizes = [
+        (f.file_size, f.compression if args.compression == "auto" else args.compression)
+        for f in files
+    ]
+    workers = _workers(executor_spec(args))
+    return plan(paths, anon=anon(args), sizes=sizes, at_least=workers)
+
+
+def _workers(spec: str | None) -> int:
+    """The workers ``spec`` starts, when known before it starts (else 1)."""
+    name, _, rest = (spec or "processes").removeprefix("dask:").partition(":")
+    if name not in ("processes", "local"):
+        return 1  # this process, or a running cluster of a size not known yet
+    return int(rest) if rest.isdigit() and int(rest) > 0 else cores()
 
 
 def run_job(job: Job, tasks: Sequence[Task], args: argparse.Namespace) -> Any:

@@ -148,12 +148,8 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     """Check every record's CRCs; one line per problem, then one verdict per file."""
     files = open_inputs(args.paths, args.compression, anon=anon(args), text_index=False)
-    # The tasks open each file again: by the URL as given (a signed URL's query included),
-    # never the shown form, and with the same options.
-    paths = [f.url or f.path for f in files]
-    sizes = [(f.file_size, f.compression) for f in files]
+    tasks = job_tasks(files, args)
     files.close()
-    tasks = job_tasks(paths, args.compression, anon=anon(args), sizes=sizes)
     reports = run_job(VerifyJob(compression=args.compression), tasks, args)
     ok = all(r.ok for r in reports)
     if args.json:

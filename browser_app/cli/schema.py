@@ -74,17 +74,13 @@ def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
     label_map = read_label_map(args.label_map, anon=anon(args)) if args.label_map else None
     files = open_inputs(args.paths, args.compression, anon=anon(args))
     if args.sample is None:
-        # Every record: a job on the executor the options name. Its tasks open each file
-        # again by the URL as given, with the same options.
-        paths = [f.url or f.path for f in files]
-        sizes = [(f.file_size, f.compression) for f in files]
+        # Every record: a job on the executor the options name.
+        tasks = job_tasks(files, args)
         files.close()
         job = SchemaJob(
             decode_images=args.decode_images, label_map=label_map, compression=args.compression
         )
-        schema = run_job(
-            job, job_tasks(paths, args.compression, anon=anon(args), sizes=sizes), args
-        )
+        schema = run_job(job, tasks, args)
     else:
         schema = _sampled(files, args, label_map)
     doc = schema.to_json(top=args.top)

@@ -23,7 +23,7 @@ from ..filters import Filter, FilterRun, Looked, compile_filter, look
 from ..framing import FOOTER_SIZE, HEADER_SIZE
 from ..reader import TFRecordFile
 from .plan import Task
-from .walk import RangeEnds, RangeWalk, stitch, walk_range
+from .walk import RangeEnds, RangeWalk, stitch, walk_task
 
 __all__ = ["FilterJob", "FilterPart"]
 
@@ -71,17 +71,7 @@ class FilterJob:
             if task.whole:
                 whole = ((r.index, r.data) for r in f.records(0, len(f)))
                 return FilterPart(task, self._look(flt, whole), len(f))
-            buf, need = f.stream_view()
-            walk = walk_range(
-                buf,
-                f.size,
-                task.start,
-                task.end,
-                need,
-                path=f.path,
-                entry=task.entry,
-                prev=task.prev,
-            )
+            walk = walk_task(f, task)
             payloads = _range_payloads(f, walk, flt.uses_features())
             return FilterPart(task, self._look(flt, payloads), len(walk.offsets), walk.ends)
 
