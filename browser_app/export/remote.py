@@ -3,8 +3,9 @@ no partial object ever appears under the final name.
 
 An export writes and verifies its outputs locally, in the staging folder
 (:func:`staging_folder`), as it does for local destinations (:mod:`~browser_app.export.staging`).
-Then :func:`publish` uploads each one to a temporary name in the destination's own bucket and
-folder (``.<name>.tfb-export-<run>.part``, the temporary outputs' names of
+Then :func:`publish` (or, for a piece written by a worker, :func:`upload` there and
+:func:`publish` on the client) uploads each one to a temporary name in the destination's own
+bucket and folder (``.<name>.tfb-export-<run>.part``, the temporary outputs' names of
 :mod:`~browser_app.export.tempfiles`), checks what the server holds (its size, and its MD5 or
 CRC32C where the server tells it), and only when every output has been uploaded and checked
 copies each one to its final name (a server-side copy: the object appears whole or not at all)
