@@ -9,14 +9,19 @@ every format.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Literal, TypedDict
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from browser_app.edits import RecordRef
 from codec.framing import Problem
 from codec.locations import shown
 from codec.values import format_bytes, plural
+
+if TYPE_CHECKING:
+    from codec.jobs import Executor
+    from codec.jobs import Progress as JobProgress
 
 __all__ = [
     "CSV",
@@ -55,7 +60,14 @@ class ExportOptions(TypedDict, total=False):
     come with it (default true); ``verify``: read the outputs back before they are moved into
     place (default true); ``progress``: see :data:`Progress`; ``index_map``: write the old →
     new index map beside the output (default true; see :mod:`browser_app.export.index_map`);
-    ``anon``: read and write ``s3://``, ``gs://``, ``az://`` URLs without credentials."""
+    ``anon``: read and write ``s3://``, ``gs://``, ``az://`` URLs without credentials.
+
+    Where the work runs (see :func:`browser_app.export.registry.export`): ``executor``, a
+    :class:`codec.jobs.Executor` or a spec for :func:`codec.jobs.executor` (``"inline"``,
+    ``"processes[:N]"``, ``"dask:local[:N]"``, ``"dask:tcp://host:port"``; default
+    ``"inline"``, this process); ``job_progress``, called with a :class:`codec.jobs.Progress`
+    as the output pieces are written; ``cancel``, an event that stops the export (raising
+    :class:`codec.errors.JobCancelled`, nothing written)."""
 
     selection: Iterable[RecordRef] | None
     include_added: bool
@@ -63,6 +75,9 @@ class ExportOptions(TypedDict, total=False):
     progress: Progress | None
     index_map: bool
     anon: bool
+    executor: Executor | str | None
+    job_progress: Callable[[JobProgress], None] | None
+    cancel: threading.Event | None
 
 
 @dataclass(frozen=True)

@@ -125,7 +125,25 @@ def export(
     """Export ``source`` to ``dst`` in ``format`` (default: from ``dst``'s name; a name
     without a known extension is a folder of images). ``options`` are those of every export
     (:class:`~browser_app.export.base.ExportOptions`) and the format's (``compression``, ``shards``,
-    ``replace_source`` for TFRecord; ``int64_as_string`` for the flat tables)."""
+    ``replace_source`` for TFRecord; ``int64_as_string`` for the flat tables).
+
+    The export is a job of :mod:`codec.jobs`: one task per output piece (each shard of a
+    sharded TFRecord output; the whole output otherwise), run on ``executor=`` (an
+    :class:`codec.jobs.Executor`, left running, or a spec such as ``"inline"`` (the default:
+    this process), ``"processes:4"``, ``"dask:local:2"``, ``"dask:tcp://host:8786"``, started
+    and closed here). Each task reads its own records from the sources (paths and URLs as
+    given; the edited records' payloads are sent with it), writes its piece to a temporary
+    name beside the destination, and reads it back; only when every piece is written and
+    verified are they moved to their names, so whatever fails (or ``cancel=``, a
+    :class:`threading.Event`, set: :class:`codec.errors.JobCancelled`) nothing appears under
+    a final name and no temporary output is left. The outputs, the index map and the report
+    are the same, byte for byte, on every executor.
+
+    ``progress(stage, done, total)`` reports the export's stages (records written, outputs
+    verified); ``job_progress(p)`` gets the job's :class:`codec.jobs.Progress` (pieces done,
+    bytes, records per second), at the start, after each piece and at least every half
+    second (also from inside a piece written in this process, where raising from it, or
+    setting ``cancel``, stops the export)."""
     exporter, common = _exporter(dst, format, options)
     return run(exporter, source, **common)
 
