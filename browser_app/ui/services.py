@@ -248,16 +248,18 @@ def release_executor(spec: str | None) -> None:
         _shared_executor.clear(spec)
 
 
-def job_executor(spec: str | None, tasks: Sequence[codec.jobs.Task]) -> tuple[Any, bool]:
-    """``(executor, shared)`` for a job of ``tasks`` on ``spec``: the shared Dask client, or
-    an executor of this job's own (close it after the job): local processes, no more than
-    there are tasks — or this process for one small task, which is not worth starting a
+def job_executor(
+    spec: str | None, tasks: Sequence[codec.jobs.Task] | None = None
+) -> tuple[codec.jobs.Executor, bool]:
+    """``(executor, shared)`` for a job on ``spec``: the shared Dask client, or an executor
+    of this job's own (close it after the job). Local processes are no more than the
+    ``tasks`` (when known), and one small task runs in this process: not worth starting a
     process for."""
     if view.is_dask(spec):
         assert spec is not None
         return shared_executor(spec), True
     ex = codec.jobs.executor(spec)  # a pool starts on its first task: cheap until then
-    if isinstance(ex, codec.jobs.ProcessExecutor):
+    if isinstance(ex, codec.jobs.ProcessExecutor) and tasks is not None:
         n = min(ex.workers, len(tasks))
         if n <= 1 and sum(t.bytes for t in tasks) <= codec.jobs.DEFAULT_SPLIT:
             return codec.jobs.InlineExecutor(), False

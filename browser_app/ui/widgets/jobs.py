@@ -22,8 +22,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import logging
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
 
 import streamlit as st
 
@@ -33,7 +33,9 @@ from browser_app.view import dask_spec, is_dask, md_text, progress_text, where_t
 from codec.errors import ExecutorError, MissingExtraError
 from codec.jobs.executors import cores
 
-__all__ = ["Stopped", "run", "runner", "sidebar_setting"]
+__all__ = ["Bar", "Stopped", "run", "run_work", "runner", "sidebar_setting", "where"]
+
+T = TypeVar("T")
 
 log = logging.getLogger("tfrecord-browser")
 
@@ -56,19 +58,41 @@ def where() -> str:
     return where_text(state.executor_spec(), cores())
 
 
-def run(
-    job: Any,
-    tasks: Sequence[codec.jobs.Task],
+class Bar:
+    """A running job's progress bar: :meth:`job` shows a :class:`codec.jobs.Progress`,
+    :meth:`stage` any other step. Each is a call into Streamlit, where a rerun of the page
+    stops the job."""
+
+    def __init__(self, bar: Any, what: str, on: str) -> None:
+        self.bar = bar
+        self.what = what
+        self.on = on
+
+    def job(self, p: codec.jobs.Progress) -> None:
+        self.show(p.fraction, progress_text(p))
+
+    def stage(self, text: str, fraction: float) -> None:
+        self.show(fraction, text)
+
+    def show(self, fraction: float, text: str) -> None:
+        self.bar.progress(min(1.0, max(0.0, fraction)), text=f"{self.what} on {self.on}: {text}")
+
+
+def run_work(
+    work: Callable[[Any, Bar], T],
     *,
     key: str,
     what: str,
     fresh: bool = False,
-) -> Any:
-    """Run ``job`` over ``tasks`` on the session's executor with a progress bar and a Cancel
-    button, and return its result. ``key`` names the job in this session (the job and its
-    source), ``what`` says what it is ("The CRC check"). A job cancelled earlier is not run
-    again unless ``fresh`` (the person asked for it again): it says so and raises
-    :class:`Stopped`, as does a job whose executor fails (said in an error box)."""
+    tasks: Sequence[codec.jobs.Task] | None = None,
+) -> T:
+    """Run ``work(executor, bar)`` — a job on the session's executor, showing its progress on
+    ``bar`` — under a progress bar and a Cancel button, and return what it returns. ``key``
+    names the job in this session (the job and its source), ``what`` says what it is ("The
+    CRC check"); ``tasks`` (when known) size a pool of local processes to them. A job
+    cancelled earlier is not run again unless ``fresh`` (the person asked for it again): it
+    says so and raises :class:`Stopped`, as does a job whose executor fails (said in an
+    error box)."""
     if fresh:
         state.set_job_cancelled(key, False)
     if state.job_cancelled(key):
@@ -80,11 +104,11 @@ def run(
     except (ExecutorError, MissingExtraError) as exc:
         _failed(what, exc)
         raise Stopped(key) from None
-    on = md_text(where_text(spec, cores()))
     slot = st.empty()
     with slot.container():
         c = st.columns([8, 1], vertical_alignment="bottom")
-        bar = c[0].progress(0.0, text=f"{what} on {on}: starting…")
+        bar = Bar(c[0].progress(0.0), what, md_text(where_text(spec, cores())))
+        bar.show(0.0, "starting…")
         c[1].button(
             "Cancel",
             key=_wkey("cancel", key),
@@ -93,25 +117,41 @@ def run(
             args=(key, True),
             width="stretch",
         )
-
-    def progress(p: codec.jobs.Progress) -> None:
-        # Also where Streamlit stops this script when the page reruns (a click on Cancel).
-        bar.progress(min(1.0, max(0.0, p.fraction)), text=f"{what} on {on}: {progress_text(p)}")
-
     try:
-        result = codec.jobs.run(job, tasks, ex, progress=progress)
+        result = work(ex, bar)
     except BaseException as exc:
         if not shared:
             ex.close(wait=False)  # stops the tasks still running: nothing is kept
-        if isinstance(exc, (ExecutorError, MissingExtraError)):
+        if isinstance(exc, Exception):  # not Streamlit's rerun or stop: the page goes on
             slot.empty()
+        if isinstance(exc, (ExecutorError, MissingExtraError)):
             _failed(what, exc)
             raise Stopped(key) from None
-        raise  # a rerun or a stop of the page's script (Streamlit's), or a bug
+        raise  # a rerun or a stop of the page's script (Streamlit's), or an error to report
     if not shared:
         ex.close()
     slot.empty()
     return result
+
+
+def run(
+    job: Any,
+    tasks: Sequence[codec.jobs.Task],
+    *,
+    key: str,
+    what: str,
+    fresh: bool = False,
+) -> Any:
+    """Run ``job`` (:func:`codec.jobs.run`) over ``tasks`` as :func:`run_work` does, and
+    return its result."""
+    tasks = list(tasks)
+    return run_work(
+        lambda ex, bar: codec.jobs.run(job, tasks, ex, progress=bar.job),
+        key=key,
+        what=what,
+        fresh=fresh,
+        tasks=tasks,
+    )
 
 
 def runner(key: str, what: str, *, fresh: bool = False) -> services.Runner:
