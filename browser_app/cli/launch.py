@@ -24,8 +24,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+import codec.jobs
 from browser_app.errors import AppError, InputError, PathRefused, UsageError, os_error_message
 from browser_app.paths import expand_inside, is_url_root, url_root_for
+from browser_app.view.jobs import dask_spec, is_dask
+from codec.errors import ExecutorError
 from codec.locations import shown
 
 if TYPE_CHECKING:
@@ -33,8 +36,10 @@ if TYPE_CHECKING:
 
 __all__ = [
     "APP",
+    "add_executor",
     "allowed_hosts",
     "default_root",
+    "executor_spec",
     "launch",
     "pick_port",
     "port_is_free",
@@ -62,7 +67,43 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--no-browser", action="store_true", help="do not open a web browser")
+    add_executor(p)
     p.set_defaults(handler=launch)
+
+
+def add_executor(p: argparse.ArgumentParser) -> None:
+    """``--executor SPEC`` / ``--dask ADDR``: where dataset-wide jobs run (verify, schema,
+    statistics, filter, export)."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument(
+        "--executor",
+        metavar="SPEC",
+        help="where dataset-wide jobs run: processes[:N] (default: a process per core),"
+        " inline (this process), dask:local[:N] or dask:tcp://host:port",
+    )
+    g.add_argument(
+        "--dask",
+        metavar="ADDR",
+        help="run dataset-wide jobs on the Dask scheduler at ADDR (tcp://host:8786), or on a"
+        " local cluster of N workers started here (local[:N])",
+    )
+
+
+def executor_spec(args: argparse.Namespace) -> str | None:
+    """The executor spec ``--executor`` or ``--dask`` gives (None: the default, a process per
+    core). A local spec that names no executor is a :class:`~browser_app.errors.UsageError`;
+    a Dask cluster is reached (and its spec checked) only when a job runs."""
+    dask = (getattr(args, "dask", None) or "").strip()
+    spec = dask_spec(dask) if dask else (getattr(args, "executor", None) or "").strip()
+    if not spec:
+        return None
+    if is_dask(spec):
+        return spec  # reached, and checked, when a job first runs: the app says what is wrong
+    try:
+        codec.jobs.executor(spec).close()  # local: nothing starts until a task is given
+    except ExecutorError as exc:
+        raise UsageError(str(exc)) from None
+    return spec
 
 
 def port_is_free(host: str, port: int) -> bool:
@@ -129,9 +170,10 @@ def server_command(
     python: str = sys.executable,
     *,
     anon: bool = False,
+    executor: str | None = None,
 ) -> list[str]:
     """The ``streamlit run`` command line for the app (``anon``: the app reads remote URLs
-    without credentials)."""
+    without credentials; ``executor``: where its dataset-wide jobs run)."""
     cmd = [
         python,
         "-m",
@@ -166,7 +208,8 @@ def server_command(
     ]
     for name in allowed_hosts(host):
         cmd += ["--server.allowedHosts", name]
-    cmd += ["--", "--root", root, *(["--anon"] if anon else []), *paths]
+    cmd += ["--", "--root", root, *(["--anon"] if anon else [])]
+    cmd += [*(["--executor", executor] if executor else []), *paths]
     return cmd
 
 
@@ -208,6 +251,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     paths: list[str] = list(args.paths or [])
     anon = bool(getattr(args, "anon", False))
+    executor = executor_spec(args)
     if not paths and args.root:
         root = args.root  # browse the root: the picker lists its files
     elif not paths:
@@ -257,7 +301,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             "Warning: listening on every network interface; anyone who can reach this machine"
             " can browse the files under the root.\n"
         )
-    cmd = server_command(host, port, root, given, anon=anon)
+    cmd = server_command(host, port, root, given, anon=anon, executor=executor)
     url = _url(host, port)
     env = dict(os.environ)
     env.setdefault("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
