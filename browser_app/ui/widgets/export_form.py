@@ -126,13 +126,10 @@ def _exported(
 
 
 def cancelled(src: Source) -> None:
-    """Say so once when the last export of ``src`` was cancelled (its Cancel button stopped
-    it: nothing was written, no temporary file is left)."""
-    key = _job_key(src)
-    if state.job_cancelled(key):
-        state.set_job_cancelled(key, False)
+    """Say so when the last export of ``src`` was cancelled (its Cancel button stopped it:
+    nothing was written, no temporary file is left), until the next export."""
+    if jobs.cancelled(_job_key(src), "The export"):
         state.set_export_outcome(None)
-        st.warning("The export was cancelled — nothing was written.", icon=":material/cancel:")
 
 
 def _options(fmt: str) -> dict[str, Any]:

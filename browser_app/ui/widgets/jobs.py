@@ -33,7 +33,7 @@ from browser_app.view import dask_spec, is_dask, md_text, progress_text, where_t
 from codec.errors import ExecutorError, MissingExtraError
 from codec.jobs.executors import cores
 
-__all__ = ["Bar", "Stopped", "run", "run_work", "runner", "sidebar_setting", "where"]
+__all__ = ["Bar", "Stopped", "cancelled", "run", "run_work", "runner", "sidebar_setting", "where"]
 
 T = TypeVar("T")
 
@@ -95,8 +95,7 @@ def run_work(
     error box)."""
     if fresh:
         state.set_job_cancelled(key, False)
-    if state.job_cancelled(key):
-        st.warning(f"{what} was cancelled — nothing was kept.", icon=":material/cancel:")
+    if cancelled(key, what):
         raise Stopped(key)
     spec = state.executor_spec()
     try:
@@ -152,6 +151,15 @@ def run(
         fresh=fresh,
         tasks=tasks,
     )
+
+
+def cancelled(key: str, what: str) -> bool:
+    """Whether the job ``key`` was cancelled (and not asked for again since); when it was,
+    say so ("``what`` was cancelled — nothing was kept")."""
+    if not state.job_cancelled(key):
+        return False
+    st.warning(f"{what} was cancelled — nothing was kept.", icon=":material/cancel:")
+    return True
 
 
 def runner(key: str, what: str, *, fresh: bool = False) -> services.Runner:

@@ -36,6 +36,7 @@ __all__ = [
 ]
 
 AUTO_RECORDS = 200_000  # below this many records the schema is inferred on opening the page
+INFERRING = "Inferring the schema"
 
 
 def infer(src: Source, sample: int | None, *, fresh: bool = False) -> SchemaResult | None:
@@ -52,8 +53,8 @@ def infer(src: Source, sample: int | None, *, fresh: bool = False) -> SchemaResu
             result = jobs.run(
                 job,
                 services.job_tasks(src),
-                key=f"schema:{src.tag}",
-                what="Inferring the schema",
+                key=_job_key(src),
+                what=INFERRING,
                 fresh=fresh,
             )
         except jobs.Stopped:
@@ -63,6 +64,10 @@ def infer(src: Source, sample: int | None, *, fresh: bool = False) -> SchemaResu
     value = schema_result(result, sample, src.rel, chosen[0] if chosen else None)
     state.set_schema_result(repr(src.key), value)
     return value
+
+
+def _job_key(src: Source) -> str:
+    return f"schema:{src.tag}"
 
 
 def _sample(src: Source, sample: int, names: Mapping[int, str] | None) -> Schema:
@@ -144,6 +149,8 @@ def ensure(src: Source, where: str) -> SchemaResult | None:
     small = total is not None and total <= AUTO_RECORDS
     if got is None and small:
         got = infer(src, None)
+    elif got is None:
+        jobs.cancelled(_job_key(src), INFERRING)
     chosen = state.label_map(src.spec)
     wanted = chosen[0] if chosen else None
     if got is not None and got.label_map != wanted:
