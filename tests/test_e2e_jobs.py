@@ -20,6 +20,7 @@ from codec.writer import write_records
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
+CANCELLED = "Inferring the schema was cancelled — nothing was kept."
 SHARDS = 8
 PER_SHARD = 100_000  # the schema of 8 × 100,000 records takes seconds on 2 processes
 
@@ -123,9 +124,7 @@ def test_a_long_job_is_cancelled_and_leaves_no_worker(server, browser) -> None: 
     assert _workers(pid), "the job runs on no worker process"
     page.screenshot(path=str(ARTIFACTS / "jobs-running.png"))
     page.get_by_role("button", name="Cancel").click()
-    expect(
-        page.get_by_text("Inferring the schema was cancelled — nothing was kept.")
-    ).to_be_visible(timeout=30_000)
+    expect(page.get_by_text(CANCELLED)).to_be_visible(timeout=30_000)
     expect(page.get_by_test_id("stProgress")).to_have_count(0)
     deadline = time.monotonic() + 30
     while _workers(pid):
@@ -138,9 +137,7 @@ def test_a_long_job_is_cancelled_and_leaves_no_worker(server, browser) -> None: 
     expect(page.get_by_role("button", name="Read a sample of 10,000 records")).to_be_visible()
     sample.click()
     expect(start).to_be_visible()
-    expect(
-        page.get_by_text("Inferring the schema was cancelled — nothing was kept.")
-    ).to_be_visible()
+    expect(page.get_by_text(CANCELLED)).to_be_visible()
     assert page.get_by_test_id("stProgress").count() == 0
     assert not _workers(pid)
     assert page.get_by_test_id("stException").count() == 0
