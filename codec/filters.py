@@ -82,9 +82,11 @@ __all__ = [
     "Filter",
     "FilterRun",
     "FilterSyntaxError",
+    "Looked",
     "UnknownFeatureError",
     "compile_filter",
     "filter_dataset",
+    "look",
     "run_filter",
 ]
 
@@ -493,6 +495,7 @@ def _describe(tok: Token) -> str:
 
 _MISSING = object()
 _UNKNOWN = object()  # feature values of a damaged record
+_SOME_INDEX = object()  # a record number not known yet: comparisons with it are unknown
 
 Truth = bool | None
 
@@ -553,8 +556,11 @@ def _cmp(op: str, a: Any, b: Any) -> bool:
         return False
 
 
-def _pair_ok(op: str, a: Any, b: Any) -> bool:
-    """Compare one value with another; mismatched types are simply false."""
+def _pair_ok(op: str, a: Any, b: Any) -> Truth:
+    """Compare one value with another; mismatched types are simply false (unknown when one
+    is a record number not known yet)."""
+    if a is _SOME_INDEX or b is _SOME_INDEX:
+        return None
     if isinstance(a, bytes) and isinstance(b, str):
         b = b.encode("utf-8", "surrogatepass")
     elif isinstance(a, str) and isinstance(b, bytes):
@@ -575,7 +581,7 @@ def _pair_ok(op: str, a: Any, b: Any) -> bool:
     return _cmp(op, na, nb)
 
 
-def _contains(hay: Any, needle: Any) -> bool:
+def _contains(hay: Any, needle: Any) -> Truth:
     if isinstance(hay, (bytes, bytearray)):
         if isinstance(needle, str):
             needle = needle.encode("utf-8", "surrogatepass")
@@ -594,7 +600,9 @@ def _contains(hay: Any, needle: Any) -> bool:
     return _pair_ok("==", hay, needle)
 
 
-def _truthy(v: Any) -> bool:
+def _truthy(v: Any) -> Truth:
+    if v is _SOME_INDEX:
+        return None
     if isinstance(v, float) and math.isnan(v):
         return False
     return bool(v)
@@ -681,6 +689,7 @@ class Filter:
         self.names = sorted(_names(tree))
         # Names used outside has(): a name no record has is an error for these.
         self.required: dict[str, int] = _required(tree)
+        self.uses_index = _uses_index(tree)
 
     def __repr__(self) -> str:
         return f"Filter({self.text!r})"
@@ -695,6 +704,19 @@ class Filter:
         except Exception:  # odd data must never break a filter run: no match
             return False
 
+    def decide(self, record: Any, *, intact: bool = True) -> Truth:
+        """Whether ``record`` matches, when its record number is not known yet: true or
+        false whatever the number, or ``None`` when that depends on it (the filter uses
+        ``index``: ask :meth:`matches` once the number is known). Same evaluation as
+        :meth:`matches`, with every comparison involving ``index`` unknown (Kleene logic:
+        a condition that holds or fails with it unknown does so for every number)."""
+        if not self.uses_index:
+            return self.matches(record, intact=intact)
+        try:
+            return self._eval(self.tree, record, None, intact)
+        except Exception:  # left for matches to decide with the number
+            return None
+
     def check_names(self, known: Iterable[str]) -> None:
         """Raise :class:`UnknownFeatureError` for the first name used outside ``has(...)``
         that is not in ``known`` (the feature names the dataset's records have)."""
@@ -705,7 +727,7 @@ class Filter:
 
     # -- top level: each comparison holds when it holds at some position --------------------
 
-    def _eval(self, node: Node, record: Any, index: int, intact: bool) -> Truth:
+    def _eval(self, node: Node, record: Any, index: int | None, intact: bool) -> Truth:
         if isinstance(node, BoolOp):
             combine = _and if node.op == "and" else _or
             result: Truth = node.op == "and"
@@ -724,7 +746,7 @@ class Filter:
 
     # -- position by position ------------------------------------------------------------
 
-    def _vec(self, node: Node, record: Any, index: int, intact: bool) -> _Vec:
+    def _vec(self, node: Node, record: Any, index: int | None, intact: bool) -> _Vec:
         if isinstance(node, Compare):
             return self._compare(node, record, index, intact)
         if isinstance(node, BoolOp):
@@ -750,13 +772,15 @@ class Filter:
             return _UNKNOWN_VEC
         return _Vec([_truthy(v) for v in side.values], side.scalar)
 
-    def _side(self, node: Node, record: Any, index: int, intact: bool) -> _Side | None:
+    def _side(self, node: Node, record: Any, index: int | None, intact: bool) -> _Side | None:
         """``None`` when unknown (a damaged record's features)."""
         if isinstance(node, Literal):
             is_list = isinstance(node.value, tuple)
             return _Side([node.value], scalar=True, ftype="list" if is_list else "")
         if isinstance(node, Context):
-            return _Side([index if node.what == "index" else int(bool(intact))], scalar=True)
+            if node.what == "intact":
+                return _Side([int(bool(intact))], scalar=True)
+            return _Side([_SOME_INDEX if index is None else index], scalar=True)
         if isinstance(node, Name):
             got = _values(record, node.name)
             if got is _UNKNOWN:
@@ -781,7 +805,7 @@ class Filter:
         v = self._eval(node, record, index, intact)
         return None if v is None else _Side([int(v)], scalar=True)
 
-    def _compare(self, node: Compare, record: Any, index: int, intact: bool) -> _Vec:
+    def _compare(self, node: Compare, record: Any, index: int | None, intact: bool) -> _Vec:
         left = self._side(node.left, record, index, intact)
         right = self._side(node.right, record, index, intact)
         if left is None or right is None:
@@ -789,7 +813,7 @@ class Filter:
         if node.op == "in" and right.ftype == "list":
             options = right.values[0]
             return _Vec(
-                [any(_pair_ok("==", a, b) for b in options) for a in left.prepared(right)],
+                [_any([_pair_ok("==", a, b) for b in options]) for a in left.prepared(right)],
                 left.scalar,
             )
         pairs = _pairs(left, right)
@@ -806,31 +830,31 @@ class Filter:
 def _names(node: Node) -> set[str]:
     if isinstance(node, (Name, Call)):
         return {node.name}
+    return set().union(*(_names(child) for child in _children(node)))
+
+
+def _children(node: Node) -> list[Node]:
     if isinstance(node, Compare):
-        return _names(node.left) | _names(node.right)
+        return [node.left, node.right]
     if isinstance(node, (Not, Quant)):
-        return _names(node.operand)
+        return [node.operand]
     if isinstance(node, BoolOp):
-        out: set[str] = set()
-        for p in node.operands:
-            out |= _names(p)
-        return out
-    return set()
+        return list(node.operands)
+    return []
+
+
+def _uses_index(node: Node) -> bool:
+    if isinstance(node, Context):
+        return node.what == "index"
+    return any(_uses_index(child) for child in _children(node))
 
 
 def _required(node: Node) -> dict[str, int]:
     """Names used outside ``has()``, with the position of their first use."""
     if isinstance(node, Name) or (isinstance(node, Call) and node.func != "has"):
         return {node.name: node.pos}
-    children: list[Node] = []
-    if isinstance(node, Compare):
-        children = [node.left, node.right]
-    elif isinstance(node, (Not, Quant)):
-        children = [node.operand]
-    elif isinstance(node, BoolOp):
-        children = list(node.operands)
     out: dict[str, int] = {}
-    for child in children:
+    for child in _children(node):
         for name, pos in _required(child).items():
             out.setdefault(name, pos)
     return out
@@ -876,18 +900,64 @@ def run_filter(
     total)`` is called every few thousand records. With ``check_names``, a complete run over
     the whole source raises :class:`UnknownFeatureError` when a name used outside ``has()``
     is not a feature of any record."""
+    flt = compile_filter(filter) if isinstance(filter, str) else filter
+    total = len(source)
+
+    def tick(done: int) -> None:
+        if progress:
+            progress(done, total)
+
+    found = look(flt, _payloads(source, start), limit=limit, kind=kind, tick=tick)
+    complete = found.stop is None or found.stop + 1 >= total
+    if progress:
+        progress(start if found.last is None else found.last + 1, total)
+    seen = set(found.names)
+    if check_names and complete and start == 0 and flt.uses_features():
+        flt.check_names(seen)
+    return FilterRun(found.matches, complete, seen)
+
+
+@dataclass
+class Looked:
+    """What a filter found in a run of records (:func:`look`): the numbers of the matching
+    ones (ascending); ``pending``, when the numbers given are not the records' own (a task
+    over part of a dataset), the records whose match depends on their number, as ``(number,
+    intact, the features the filter names)`` to decide with :meth:`Filter.matches` once it
+    is known; the feature names seen, each with the number of the first record having it;
+    the number of the last record looked at, and of the record where ``limit`` matches were
+    reached (``stop``; ``None`` when every record was looked at)."""
+
+    matches: list[int] = field(default_factory=list)
+    pending: list[tuple[int, bool, Any]] = field(default_factory=list)
+    names: dict[str, int] = field(default_factory=dict)
+    last: int | None = None
+    stop: int | None = None
+
+
+def look(
+    flt: Filter,
+    payloads: Iterable[tuple[int, bytes | None]],
+    *,
+    limit: int | None = None,
+    kind: str = "auto",
+    numbered: bool = True,
+    tick: Callable[[int], None] | None = None,
+) -> Looked:
+    """Evaluate ``flt`` over ``(number, payload or None when damaged)`` pairs in order,
+    stopping once ``limit`` records match (at least one). Damaged records are evaluated
+    with ``intact=False`` and ``record=None``; payloads are decoded (as ``kind``, raw when
+    they do not parse) only when the filter looks at features. With ``numbered`` false the
+    numbers are only positions (the records' own numbers are not known yet): a match that
+    depends on ``index`` is left ``pending``. ``tick(number + 1)`` is called every 4096
+    records."""
     from .example import decode
 
-    flt = compile_filter(filter) if isinstance(filter, str) else filter
     needs_records = flt.uses_features()
-    total = len(source)
-    out: list[int] = []
-    seen: set[str] = set()
+    names = flt.names
+    out = Looked()
     step = 4096
-    done = start
-    complete = True
-    for i, data in _payloads(source, start):
-        done = i + 1
+    for i, data in payloads:
+        out.last = i
         intact = data is not None
         record: Any = None
         if data is not None and needs_records:
@@ -895,22 +965,48 @@ def run_filter(
                 record = decode(data, kind)
             except (DecodeError, CodecError):
                 record = decode(data, "raw")
-            seen.update(record.features)
-            seen.update(record.feature_lists)
+            _note_names(out.names, record, i)
         elif intact:
             record = _NO_FEATURES
-        if flt.matches(record, index=i, intact=intact):
-            out.append(i)
-            if limit is not None and len(out) >= limit:
-                complete = done >= total
+        if numbered:
+            truth: Truth = flt.matches(record, index=i, intact=intact)
+        else:
+            truth = flt.decide(record, intact=intact)
+            if truth is None and flt.uses_index:
+                out.pending.append((i, intact, _Named.of(record, names)))
+        if truth:
+            out.matches.append(i)
+            if limit is not None and len(out.matches) >= limit:
+                out.stop = i
                 break
-        if progress and (i + 1) % step == 0:
-            progress(i + 1, total)
-    if progress:
-        progress(done, total)
-    if check_names and complete and start == 0 and needs_records:
-        flt.check_names(seen)
-    return FilterRun(out, complete, seen)
+        if tick and (i + 1) % step == 0:
+            tick(i + 1)
+    return out
+
+
+def _note_names(names: dict[str, int], record: Any, i: int) -> None:
+    for group in (record.features, record.feature_lists):
+        if not group.keys() <= names.keys():
+            for name in group:
+                names.setdefault(name, i)
+
+
+@dataclass(frozen=True)
+class _Named:
+    """The features of a record that a filter names: all it needs to decide later."""
+
+    features: dict[str, Any]
+    feature_lists: dict[str, Any]
+
+    @classmethod
+    def of(cls, record: Any, names: Sequence[str]) -> Any:
+        if record is None or record is _NO_FEATURES:
+            return record
+        feats, lists = record.features, record.feature_lists
+        return cls(
+            {n: feats[n] for n in names if n in feats},
+            {n: lists[n] for n in names if n in lists},
+        )
 
 
 def filter_dataset(

@@ -5,6 +5,7 @@ any executor: this process, a pool of processes, or a Dask cluster.
     tasks = plan(paths)                                   # whole files, or byte ranges
     with executor("dask:local:4") as ex:                  # or None: a process per core
         reports = run(VerifyJob(), tasks, ex, progress=print, cancel=event)
+        found = run(FilterJob("label == 3", limit=100), tasks, ex)   # a codec.filters.FilterRun
 """
 
 from .executors import (
@@ -14,6 +15,7 @@ from .executors import (
     ProcessExecutor,
     executor,
 )
+from .filter import FilterJob, FilterPart
 from .plan import DEFAULT_SPLIT, Task, plan
 from .run import Job, Progress, run
 from .schema import SchemaJob, SchemaPart
@@ -24,6 +26,8 @@ __all__ = [
     "DEFAULT_SPLIT",
     "DaskExecutor",
     "Executor",
+    "FilterJob",
+    "FilterPart",
     "InlineExecutor",
     "Job",
     "ProcessExecutor",
