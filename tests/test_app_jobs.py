@@ -1,0 +1,186 @@
+"""The app's dataset-wide jobs through AppTest: the Overview's CRC check, the Schema page and
+the Filter page give what one process gives, on this process and on a pool of processes;
+where jobs run is shown and changed in the sidebar (a bad Dask address is said, never a
+traceback); a cancelled job says so and does not start again by itself."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+import codec
+from browser_app import view
+from browser_app.ui import services
+from codec.filters import run_filter
+from codec.jobs.executors import cores
+from codec.schema import infer_schema
+
+APP = str(Path(__file__).resolve().parent.parent / "browser_app" / "streamlit_app.py")
+DATA = Path(__file__).parent / "data"
+SPEC = "part-*.tfrecord*"
+# Damaged files (a bad data CRC, junk between records), a compressed one, and two kinds of
+# Examples, so the schema has drift and the check has problems to report.
+PARTS = [
+    "drift.tfrecord",
+    "corrupt_data_crc.tfrecord",
+    "garbage_between.tfrecord",
+    "basic.tfrecord.gz",
+    "detection.tfrecord",
+]
+FILTER = "not intact or label == 1 or has(image/object/bbox/xmin)"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("jobs")
+    for k, name in enumerate(PARTS):
+        shutil.copy(DATA / name, root / f"part-{k}-{name}")
+    return root
+
+
+def files(root: Path) -> list[str]:
+    return sorted(str(p) for p in root.glob(SPEC))
+
+
+def app(monkeypatch: pytest.MonkeyPatch, root: Path, *args: str, **params: str) -> AppTest:
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root), *args])
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def no_crash(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    bad = [e.value for e in at.error if "could not" in e.value]
+    assert not bad, bad
+
+
+def texts(elements) -> str:  # type: ignore[no-untyped-def]
+    return "\n".join(str(e.value) for e in elements)
+
+
+def page(at: AppTest, name: str) -> AppTest:
+    at.switch_page(f"ui/pages/{name}.py").run()
+    no_crash(at)
+    return at
+
+
+def shown(at: AppTest) -> dict[str, object]:
+    """What the Overview, Schema and Filter pages show of the open source."""
+    out: dict[str, object] = {}
+    page(at, "overview")
+    out["overview metrics"] = {m.label: m.value for m in at.main.metric}
+    out["files"] = at.main.dataframe[0].value.to_dict("records")
+    out["damage"] = texts(at.main.error) + texts(at.main.markdown)
+    page(at, "schema")
+    out["schema metrics"] = {m.label: m.value for m in at.main.metric}
+    out["schema"] = at.main.dataframe[0].value.to_dict("records")
+    out["findings"] = texts(at.main.markdown)
+    page(at, "filter")
+    at.text_input(key="tfb:w:filter:expr").input(FILTER).run()
+    no_crash(at)
+    out["matches"] = list(at.session_state["tfb:x:filter:selection"]["records"])
+    out["match text"] = texts(at.main.markdown)
+    return out
+
+
+def test_pages_give_what_one_process_gives_on_every_executor(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
+    paths = files(root)
+    reports = [codec.TFRecordFile(p).verify() for p in paths]
+    with codec.TFRecordDataset(paths) as ds:
+        doc = infer_schema(ds).to_json(top=view.LINKS_SHOWN)
+        want_rows = view.schema_rows(view.schema_result(infer_schema(ds), None).schema)
+        want_matches = list(run_filter(ds, FILTER).matches)
+    assert any(r.problems for r in reports) and want_matches  # something to find
+    used: list[str] = []
+    pick = services.job_executor
+
+    def job_executor(spec, tasks=None):  # type: ignore[no-untyped-def]
+        ex, shared = pick(spec, tasks)
+        used.append(f"{type(ex).__name__}:{ex.workers}")
+        return ex, shared
+
+    monkeypatch.setattr(services, "job_executor", job_executor)
+    seen = {}
+    for spec, where in (("inline", "InlineExecutor:1"), ("processes:2", "ProcessExecutor:2")):
+        used.clear()
+        at = app(monkeypatch, root, "--executor", spec, file=SPEC)
+        seen[spec] = shown(at)
+        assert used == [where] * 3  # verify, schema, filter
+        got = seen[spec]
+        metrics = got["overview metrics"]
+        assert isinstance(metrics, dict)
+        assert metrics["Damaged records"] == f"{sum(r.damaged for r in reports):,}"
+        assert metrics["Recovered"] == f"{sum(r.recovered for r in reports):,}"
+        assert [f["problems"] for f in got["files"]] == [len(r.problems) for r in reports]  # type: ignore[union-attr]
+        assert got["schema"] == pd.DataFrame(want_rows).to_dict("records")
+        assert got["schema metrics"]["Records read"] == f"{doc['records']:,}"  # type: ignore[index]
+        assert got["matches"] == want_matches
+    assert seen["inline"] == seen["processes:2"]
+
+
+def test_where_jobs_run_is_shown_and_changed_in_the_sidebar(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(services, "DASK_TIMEOUT", 0.5)
+    at = app(monkeypatch, root, file=SPEC)
+    no_crash(at)
+    assert f"Jobs run on **this machine ({cores()} core" in texts(at.sidebar.caption)
+    at.sidebar.radio(key="tfb:w:jobs:where").set_value("This process only").run()
+    no_crash(at)
+    assert "Jobs run on **this process (one core)**" in texts(at.sidebar.caption)
+    page(at, "overview")
+    assert "Jobs run on this process" not in texts(at.main.caption)  # checked in full already
+    # A scheduler nobody runs: said in the sidebar; the setting stays as it was.
+    at.sidebar.radio(key="tfb:w:jobs:where").set_value("A Dask cluster").run()
+    assert "Type the address of the Dask scheduler" in texts(at.sidebar.error)
+    at.sidebar.text_input(key="tfb:w:jobs:dask").input("127.0.0.1:9").run()
+    no_crash(at)
+    message = texts(at.sidebar.error)
+    assert view.md_text("tcp://127.0.0.1:9: cannot reach the Dask scheduler") in message
+    assert "Traceback" not in message
+    assert "Jobs run on **this process (one core)**" in texts(at.sidebar.caption)
+    at.sidebar.text_input(key="tfb:w:jobs:dask").input("dask:nowhere").run()
+    assert view.md_text("'dask:nowhere' is not an executor") in texts(at.sidebar.error)
+    # Jobs still run where they ran.
+    page(at, "schema")
+    assert at.main.dataframe
+    at.sidebar.radio(key="tfb:w:jobs:where").set_value("This machine").run()
+    no_crash(at)
+    assert not at.sidebar.error
+    assert f"Jobs run on **this machine ({cores()} core" in texts(at.sidebar.caption)
+
+
+def test_the_launch_setting_reaches_the_app(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
+    at = app(monkeypatch, root, "--executor", "processes:3", file=SPEC)
+    assert "Jobs run on **this machine (3 processes)**" in texts(at.sidebar.caption)
+    assert at.sidebar.radio(key="tfb:w:jobs:where").value == "This machine"
+    at = app(monkeypatch, root, "--executor", "dask:tcp://127.0.0.1:9", file=SPEC)
+    where = view.md_text("the Dask cluster at tcp://127.0.0.1:9")
+    assert f"Jobs run on **{where}**" in texts(at.sidebar.caption)
+    assert at.sidebar.text_input(key="tfb:w:jobs:dask").value == "tcp://127.0.0.1:9"
+
+
+def test_a_cancelled_job_waits_to_be_asked_again(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["file"] = SPEC
+    at.session_state[f"tfb:x:job:cancelled:verify:{SPEC}"] = True  # its Cancel was clicked
+    page(at.run(), "overview")
+    assert "The CRC check was cancelled — nothing was kept." in texts(at.main.warning)
+    assert at.main.metric[1].value == "—"  # no result, and none started (small: it would)
+    at.run()  # any rerun: it still waits
+    assert "was cancelled" in texts(at.main.warning)
+    at.button(key="tfb:w:verify").click().run()
+    no_crash(at)
+    assert "was cancelled" not in texts(at.main.warning)
+    assert at.main.metric[1].value != "—"
