@@ -93,14 +93,9 @@ def shown(at: AppTest) -> dict[str, object]:
     return out
 
 
-def test_pages_give_what_one_process_gives_on_every_executor(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
-    paths = files(root)
-    reports = [codec.TFRecordFile(p).verify() for p in paths]
-    with codec.TFRecordDataset(paths) as ds:
-        doc = infer_schema(ds).to_json(top=view.LINKS_SHOWN)
-        want_rows = view.schema_rows(view.schema_result(infer_schema(ds), None).schema)
-        want_matches = list(run_filter(ds, FILTER).matches)
-    assert any(r.problems for r in reports) and want_matches  # something to find
+@pytest.fixture
+def used(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Where the app's jobs ran: ``<executor class>:<workers>`` of each job, in order."""
     used: list[str] = []
     pick = services.job_executor
 
@@ -110,6 +105,17 @@ def test_pages_give_what_one_process_gives_on_every_executor(monkeypatch, root) 
         return ex, shared
 
     monkeypatch.setattr(services, "job_executor", job_executor)
+    return used
+
+
+def test_pages_give_what_one_process_gives_on_every_executor(monkeypatch, root, used) -> None:  # type: ignore[no-untyped-def]
+    paths = files(root)
+    reports = [codec.TFRecordFile(p).verify() for p in paths]
+    with codec.TFRecordDataset(paths) as ds:
+        doc = infer_schema(ds).to_json(top=view.LINKS_SHOWN)
+        want_rows = view.schema_rows(view.schema_result(infer_schema(ds), None).schema)
+        want_matches = list(run_filter(ds, FILTER).matches)
+    assert any(r.problems for r in reports) and want_matches  # something to find
     seen = {}
     for spec, where in (("inline", "InlineExecutor:1"), ("processes:2", "ProcessExecutor:2")):
         used.clear()
@@ -184,3 +190,48 @@ def test_a_cancelled_job_waits_to_be_asked_again(monkeypatch, root) -> None:  # 
     no_crash(at)
     assert "was cancelled" not in texts(at.main.warning)
     assert at.main.metric[1].value != "—"
+
+
+def test_a_remote_source_is_read_by_the_workers_themselves(monkeypatch, s3, root) -> None:  # type: ignore[no-untyped-def]
+    paths = files(root)[:3]
+    for p in paths:
+        s3.put("bkt", f"data/{Path(p).name}", Path(p).read_bytes())
+    reports = [codec.TFRecordFile(p).verify() for p in paths]
+    at = app(monkeypatch, "s3://bkt/data", "--executor", "processes:2", file=SPEC)
+    page(at, "overview")
+    assert at.main.metric[3].value == "—"  # a remote source is checked only when asked
+    at.button(key="tfb:w:verify").click().run()
+    no_crash(at)
+    metrics = {m.label: m.value for m in at.main.metric}
+    assert metrics["Damaged records"] == f"{sum(r.damaged for r in reports):,}"
+    assert metrics["Recovered"] == f"{sum(r.recovered for r in reports):,}"
+    table = at.main.dataframe[0].value
+    assert list(table["problems"]) == [len(r.problems) for r in reports]
+    assert list(table["damaged"]) == [r.damaged for r in reports]
+
+
+@pytest.mark.slow
+def test_a_local_dask_cluster_from_the_sidebar_is_shared_and_closed(
+    monkeypatch, root, used
+) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("distributed")
+    paths = files(root)
+    reports = [codec.TFRecordFile(p).verify() for p in paths]
+    at = app(monkeypatch, root, "--executor", "inline", file=SPEC)
+    at.sidebar.radio(key="tfb:w:jobs:where").set_value("A Dask cluster").run()
+    at.sidebar.text_input(key="tfb:w:jobs:dask").input("local:1").run()
+    no_crash(at)
+    assert not at.sidebar.error
+    assert "Jobs run on **a local Dask cluster of 1 worker**" in texts(at.sidebar.caption)
+    cluster = services.shared_executor("dask:local:1")  # the one the setting started
+    assert cluster.connected()
+    used.clear()
+    page(at, "overview")
+    assert used == ["DaskExecutor:1"]
+    metrics = {m.label: m.value for m in at.main.metric}
+    assert metrics["Damaged records"] == f"{sum(r.damaged for r in reports):,}"
+    assert list(at.main.dataframe[0].value["problems"]) == [len(r.problems) for r in reports]
+    assert services.shared_executor("dask:local:1") is cluster  # shared, not one per job
+    at.sidebar.radio(key="tfb:w:jobs:where").set_value("This machine").run()
+    no_crash(at)
+    assert not cluster.connected()  # closed with the setting that made it
