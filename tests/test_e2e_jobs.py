@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_support import ARTIFACTS, chromium, need_chromium, running_server
+from browser_support import ARTIFACTS, chromium, need_chromium, running_server, servers_of
 
 from codec.example import encode_example
 from codec.writer import write_records
@@ -79,19 +79,9 @@ def _children(pid: int) -> dict[int, str]:
 
 
 def _server_pid(url: str) -> int:
-    """The Streamlit server process serving ``url`` (found by its port)."""
-    port = url.rsplit(":", 1)[1]
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                args = f.read().split(b"\0")
-        except OSError:
-            continue
-        if b"streamlit" in b" ".join(args) and port.encode() in args:
-            return int(name)
-    raise AssertionError(f"no server process on port {port}")
+    """The Streamlit server process serving ``url``."""
+    (pid,) = servers_of(int(url.rsplit(":", 1)[1]))
+    return pid
 
 
 def _workers(pid: int) -> list[str]:
