@@ -25,13 +25,9 @@ def render() -> None:
     ds = src.dataset
     summary = services.feature_summary(src)
     verify_key = f"verified:{src.spec}"
-    job_key = f"verify:{src.tag}"
     reports = services.verified(src)
     if reports is None and (services.should_auto_verify(src) or state.get(verify_key)):
-        try:
-            reports = services.verify(src, jobs.runner(job_key, "The CRC check"))
-        except jobs.Stopped:
-            reports = None
+        reports = jobs.verify(src)
 
     records = ds.indexed if ds.index_complete else None
     damaged = sum(r["damaged"] for r in reports) if reports is not None else None
@@ -74,7 +70,7 @@ def render() -> None:
         st.caption(f"Jobs run on {md_text(jobs.where())} (see the sidebar).")
         if st.button("Check every CRC", key=state.widget_key("verify"), icon=":material/search:"):
             state.put(verify_key, True)
-            state.set_job_cancelled(job_key, False)  # asked again: run it even if cancelled
+            state.set_job_cancelled(jobs.verify_key(src), False)  # asked again: run it
             st.rerun()
         problems = [problem_dict(p) for p in ds.problems]
     else:

@@ -424,8 +424,10 @@ def _damage_preview(src: Source, j: Journal | None) -> None:
     # The Overview page's full CRC check, under the same session key.
     checked = services.should_auto_verify(src) or bool(state.get(f"verified:{src.spec}"))
     try:
-        if checked:
-            problems = [p for r in services.verify(src) for p in r["problems"]]
+        reports = jobs.verify(src) if checked else None
+        checked = reports is not None  # else cancelled (said): what the reader found so far
+        if reports is not None:
+            problems = [p for r in reports for p in r["problems"]]
         else:
             problems = [problem_dict(p) for p in src.dataset.problems]
         left = damage_left_out(

@@ -29,6 +29,7 @@ import streamlit as st
 
 import codec.jobs
 from browser_app.ui import services, state
+from browser_app.ui.source import Source
 from browser_app.view import dask_spec, is_dask, md_text, progress_text, where_text
 from codec.errors import ExecutorError, MissingExtraError
 from codec.jobs.executors import cores
@@ -166,6 +167,22 @@ def runner(key: str, what: str, *, fresh: bool = False) -> services.Runner:
     """:func:`run` as a :data:`services.Runner <browser_app.ui.services.Runner>` (for the
     services that run jobs)."""
     return functools.partial(run, key=key, what=what, fresh=fresh)
+
+
+def verify_key(src: Source) -> str:
+    """The name of the CRC check of ``src`` in this session (the Overview and Export pages
+    share it: cancelled on one, it waits on both)."""
+    return f"verify:{src.tag}"
+
+
+def verify(src: Source) -> list[dict[str, Any]] | None:
+    """The full CRC check of every file of ``src`` (:func:`services.verify
+    <browser_app.ui.services.verify>`), run here when not made yet, with its progress and
+    Cancel button; None when it was cancelled or could not run (said)."""
+    try:
+        return services.verify(src, runner(verify_key(src), "The CRC check"))
+    except Stopped:
+        return None
 
 
 def _failed(what: str, exc: BaseException) -> None:
