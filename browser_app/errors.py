@@ -10,6 +10,7 @@
     │   └── ConversionError         a type change that would lose or change values
     ├── JournalError                a journal file that cannot be read or written
     │   └── JournalMismatchError    the source changed since its journal was started
+    ├── Cancelled                   a job stopped by Ctrl+C (SIGINT); nothing kept (exit 130)
     └── ExportError                 an export or import that cannot be done; nothing written
         ├── ImportFormatError       a JSON Lines input that is not what export writes
         └── UploadError             an output could not be put in place in an object store
@@ -17,7 +18,8 @@
 
 Codec errors (:mod:`codec.errors`) stay codec errors: a damaged record is not a front-end
 failure; their exit codes are in :data:`CODEC_EXIT_CODES` (a remote object that could not be
-read exits 3, one that changed while it was read 4, a URL whose library is missing 2).
+read exits 3, one that changed while it was read 4, a URL whose library is missing 2, a Dask
+scheduler that cannot be reached or was lost 5, a job cancelled 130).
 :func:`exit_code` and :func:`message` are the one place that turns any exception into what
 the command line prints and returns; :func:`os_error_message` is the one place that puts an
 operating-system error into words.
@@ -31,10 +33,12 @@ from typing import Any
 
 from codec.errors import (
     CodecError,
+    JobCancelled,
     LimitError,
     MissingExtraError,
     ObjectChangedError,
     RemoteError,
+    SchedulerError,
     WriteError,
 )
 from codec.locations import is_url
@@ -42,11 +46,14 @@ from codec.locations import is_url
 __all__ = [
     "CODEC_EXIT_CODES",
     "EXIT_CHANGED",
+    "EXIT_CLUSTER",
     "EXIT_DAMAGED",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_REMOTE",
     "EXIT_USAGE",
     "AppError",
+    "Cancelled",
     "ConversionError",
     "EditError",
     "ExportError",
@@ -69,6 +76,8 @@ EXIT_DAMAGED = 1  # done, but damage was found (or a damaged record could not be
 EXIT_USAGE = 2  # a usage error, or an input or output that cannot be opened
 EXIT_REMOTE = 3  # a remote object could not be read or written (network, server): try again
 EXIT_CHANGED = 4  # a remote object changed while it was read: run the command again
+EXIT_CLUSTER = 5  # the Dask scheduler could not be reached, or was lost during the job
+EXIT_INTERRUPTED = 130  # Ctrl+C, as a shell reports a process stopped by SIGINT
 
 
 def _show(value: Any) -> str:
@@ -155,6 +164,13 @@ class JournalMismatchError(JournalError):
         )
 
 
+class Cancelled(AppError):
+    """A job stopped by Ctrl+C (SIGINT) before it finished: its workers were stopped and
+    nothing was kept."""
+
+    exit_code = EXIT_INTERRUPTED
+
+
 class ExportError(AppError):
     """An export that cannot be done as asked (it would overwrite the source, the written
     output failed verification...). Nothing was left at the destination."""
@@ -211,6 +227,8 @@ CODEC_EXIT_CODES: dict[type[BaseException], int] = {
     MissingExtraError: EXIT_USAGE,  # install the extra the message names
     ObjectChangedError: EXIT_CHANGED,
     RemoteError: EXIT_REMOTE,
+    SchedulerError: EXIT_CLUSTER,  # start the cluster, or check the address
+    JobCancelled: EXIT_INTERRUPTED,
 }
 """The exit codes of the codec's errors that have one of their own (the most specific class
 that matches wins); other codec errors exit 1 (damage), OS errors and limits 2."""

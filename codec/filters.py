@@ -875,11 +875,14 @@ def compile_filter(text: str) -> Filter:
 class FilterRun:
     """What a run of a filter found: the matching record numbers (ascending), whether every
     record was looked at (``complete``; false when it stopped at ``limit``), and the feature
-    names the records looked at have (empty when the filter needs no features)."""
+    names the records looked at have (empty when the filter needs no features). ``files``,
+    when the run counted them (a job's), holds the number of records of each file in order:
+    where a match is (it is not compared)."""
 
     matches: list[int]
     complete: bool
     seen: set[str]
+    files: list[int] = field(default_factory=list, compare=False)
 
 
 def run_filter(

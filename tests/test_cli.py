@@ -221,6 +221,7 @@ ERROR_CASES: list[tuple[BaseException, int, str]] = [
     (RemoteError("s3://b/x: reading failed 5 times"), 3, "s3://b/x: reading failed 5 times"),
     (ObjectChangedError("s3://b/x"), 4, "s3://b/x: the object changed since it was opened"),
     (MissingExtraError("gs://b/x", "gcs", "gcsfs"), 2, "pip install 'tfrecord-browser[gcs]'"),
+    (errors.Cancelled("verify was cancelled (Ctrl+C)"), 130, "verify was cancelled (Ctrl+C)"),
 ]
 
 

@@ -9,14 +9,17 @@ record has. The language is :mod:`codec.filters`.
 from __future__ import annotations
 
 import argparse
+import bisect
+import itertools
 import json
 import sys
 from typing import TYPE_CHECKING, TextIO
 
-import codec
 from browser_app.cli.inputs import COMPRESSION_CHOICES, anon, open_inputs
+from browser_app.cli.jobs import add_job_options, job_tasks, run_job
 from browser_app.errors import EXIT_OK, UsageError
-from codec.filters import FilterSyntaxError, compile_filter, run_filter
+from codec.filters import FilterSyntaxError, compile_filter
+from codec.jobs import FilterJob
 
 if TYPE_CHECKING:
     from browser_app.cli.inputs import Subcommands
@@ -41,6 +44,7 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--compression", choices=COMPRESSION_CHOICES, default="auto")
     p.add_argument("--json", action="store_true", help='one {"index", "path", "local"} per line')
     p.add_argument("--limit", type=int, metavar="N", help="stop after N matches")
+    add_job_options(p)
     p.set_defaults(handler=cmd_filter)
 
 
@@ -51,28 +55,33 @@ def cmd_filter(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError("filter needs at least one source and an expression")
     *srcs, text = args.paths
     try:
-        flt = compile_filter(text)
+        compile_filter(text)
     except FilterSyntaxError as exc:
         raise UsageError(f"the filter cannot be read: {exc}") from exc
     if args.limit is not None and args.limit < 1:
         raise UsageError("--limit must be at least 1")
     files = open_inputs(srcs, args.compression, anon=anon(args))
-    ds = codec.TFRecordDataset(files)
+    # The tasks open each file again by the URL as given, with the same options.
+    paths = [f.url or f.path for f in files]
+    shown_paths = [f.path for f in files]
+    sizes = [(f.file_size, f.compression) for f in files]
+    files.close()
+    tasks = job_tasks(paths, args.compression, anon=anon(args), sizes=sizes)
     try:
-        try:
-            found = run_filter(ds, flt, limit=args.limit).matches
-        except FilterSyntaxError as exc:
-            raise UsageError(f"the filter cannot be used: {exc}") from exc
-        for i in found:
-            if args.json:
-                k, local = ds.locate(i)
-                line = {"index": i, "path": ds.files[k].path, "local": local}
-                out.write(json.dumps(line, ensure_ascii=False) + "\n")
-            else:
-                out.write(f"{i}\n")
-    finally:
-        for f in files:
-            f.close()
+        result = run_job(
+            FilterJob(text, limit=args.limit, compression=args.compression), tasks, args
+        )
+    except FilterSyntaxError as exc:
+        raise UsageError(f"the filter cannot be used: {exc}") from exc
+    found = result.matches
+    firsts = list(itertools.accumulate(result.files, initial=0))
+    for i in found:
+        if args.json:
+            k = bisect.bisect_right(firsts, i) - 1
+            line = {"index": i, "path": shown_paths[k], "local": i - firsts[k]}
+            out.write(json.dumps(line, ensure_ascii=False) + "\n")
+        else:
+            out.write(f"{i}\n")
     if not found:
         sys.stderr.write("no record matches\n")
     return EXIT_OK

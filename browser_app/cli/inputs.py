@@ -38,6 +38,7 @@ __all__ = [
     "expand_inputs",
     "max_inflate",
     "open_inputs",
+    "positive",
     "records_option",
 ]
 
@@ -64,6 +65,17 @@ def add_input(p: argparse.ArgumentParser, many: bool = True) -> None:
         default="auto",
         help="default: detected from the first bytes",
     )
+
+
+def positive(text: str) -> int:
+    """An option's whole number of 1 or more (for argparse's ``type=``)."""
+    try:
+        n = int(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from exc
+    if n < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return n
 
 
 def _size(text: str) -> int:

@@ -17,13 +17,19 @@ from typing import TextIO
 
 from browser_app.cli import export, filter, launch, records, schema
 from browser_app.cli.inputs import Handler, add_anon, add_max_inflate, max_inflate
-from browser_app.errors import EXIT_OK, EXIT_REMOTE, EXIT_USAGE, AppError, exit_code, message
+from browser_app.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_REMOTE,
+    EXIT_USAGE,
+    AppError,
+    exit_code,
+    message,
+)
 from codec.errors import CodecError
 from codec.locations import describe, is_url, redact_text
 
 __all__ = ["EXIT_INTERRUPTED", "build_parser", "main", "run"]
-
-EXIT_INTERRUPTED = 130  # Ctrl+C, as a shell reports a process stopped by SIGINT
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import codec
 from browser_app.cli.inputs import add_input, anon, open_inputs, records_option
+from browser_app.cli.jobs import add_job_options, job_tasks, run_job
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
 from browser_app.export.remote import object_kind
 from browser_app.export.staging import output_file
 from browser_app.view.text import format_record_text, hex_preview
 from codec import example
+from codec.jobs import VerifyJob
 from codec.kinds import DATA_CRC, RAW, RECORD_KINDS
 from codec.locations import is_url, join_url, shown
 from codec.text_index import parse_text_index
@@ -41,10 +43,15 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_info)
 
-    p = sub.add_parser("verify", help="check every CRC; exit 1 when anything is damaged")
+    p = sub.add_parser(
+        "verify",
+        help="check every CRC; exit 1 when anything is damaged",
+        description="Check every length and data CRC of every record, on every core (or a"
+        " Dask cluster): large files are checked in byte ranges at once.",
+    )
     add_input(p)
     p.add_argument("--json", action="store_true")
-    p.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
+    add_job_options(p)
     p.set_defaults(handler=cmd_verify)
 
     p = sub.add_parser("dump", help="print records as JSON lines or text")
@@ -141,13 +148,13 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     """Check every record's CRCs; one line per problem, then one verdict per file."""
     files = open_inputs(args.paths, args.compression, anon=anon(args), text_index=False)
-    # The worker processes open each file again: by the URL as given (a signed URL's query
-    # included), never the shown form, and with the same options.
+    # The tasks open each file again: by the URL as given (a signed URL's query included),
+    # never the shown form, and with the same options.
     paths = [f.url or f.path for f in files]
+    sizes = [(f.file_size, f.compression) for f in files]
     files.close()
-    reports = codec.verify_paths(
-        paths, workers=args.workers, compression=args.compression, anon=anon(args)
-    )
+    tasks = job_tasks(paths, args.compression, anon=anon(args), sizes=sizes)
+    reports = run_job(VerifyJob(compression=args.compression), tasks, args)
     ok = all(r.ok for r in reports)
     if args.json:
         json.dump({"ok": ok, "files": [r.to_json() for r in reports]}, out)

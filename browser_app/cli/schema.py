@@ -14,15 +14,17 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
-from browser_app.cli.inputs import add_input, anon, open_inputs
+from browser_app.cli.inputs import InputFiles, add_input, anon, open_inputs, positive
+from browser_app.cli.jobs import add_job_options, job_tasks, run_job
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, InputError, os_error_message
 from browser_app.export.remote import open_input
 from browser_app.view.text import format_schema
 from codec.errors import DecodeError, RemoteError
+from codec.jobs import SchemaJob
 from codec.labelmap import MAX_LABEL_MAP_BYTES, parse_label_map_bytes
 from codec.labelmap import read_label_map as load_label_map
 from codec.locations import is_url, shown
-from codec.schema import infer_schema
+from codec.schema import Schema, infer_schema
 
 if TYPE_CHECKING:
     from browser_app.cli.inputs import Subcommands
@@ -43,18 +45,12 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--json", action="store_true", help="print the schema as one JSON object")
     p.add_argument(
         "--sample",
-        type=_positive,
+        type=positive,
         metavar="N",
-        help="look at N records picked at random instead of all (the output says so)",
+        help="look at N records picked at random instead of all (the output says so; read"
+        " in this process, or --workers N processes)",
     )
-    p.add_argument("--top", type=_positive, default=10, metavar="K", help="top values shown")
-    p.add_argument(
-        "--workers",
-        type=_positive,
-        default=1,
-        metavar="N",
-        help="processes for large inputs (default 1)",
-    )
+    p.add_argument("--top", type=positive, default=10, metavar="K", help="top values shown")
     p.add_argument(
         "--decode-images",
         action="store_true",
@@ -69,38 +65,28 @@ def register(sub: Subcommands) -> None:
         help="the Object Detection API's label_map.pbtxt (a file or a URL): check class labels"
         " and texts against it",
     )
+    add_job_options(p)
     p.set_defaults(handler=cmd_schema)
-
-
-def _positive(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from exc
-    if n < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return n
 
 
 def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
     """Infer the schema of the inputs and print it as text or JSON."""
     label_map = read_label_map(args.label_map, anon=anon(args)) if args.label_map else None
     files = open_inputs(args.paths, args.compression, anon=anon(args))
-    progress = _progress_printer() if sys.stderr.isatty() and not args.json else None
-    try:
-        schema = infer_schema(
-            files,
-            sample=args.sample,
-            progress=progress,
-            workers=args.workers,
-            decode_images=args.decode_images,
-            label_map=label_map,
+    if args.sample is None:
+        # Every record: a job on the executor the options name. Its tasks open each file
+        # again by the URL as given, with the same options.
+        paths = [f.url or f.path for f in files]
+        sizes = [(f.file_size, f.compression) for f in files]
+        files.close()
+        job = SchemaJob(
+            decode_images=args.decode_images, label_map=label_map, compression=args.compression
         )
-    finally:
-        for f in files:
-            f.close()
-        if progress:
-            sys.stderr.write("\r" + " " * 40 + "\r")
+        schema = run_job(
+            job, job_tasks(paths, args.compression, anon=anon(args), sizes=sizes), args
+        )
+    else:
+        schema = _sampled(files, args, label_map)
     doc = schema.to_json(top=args.top)
     if args.json:
         if args.stats:
@@ -111,6 +97,27 @@ def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
         out.write(format_schema(doc))
     damaged = bool(schema.builder.damaged.count or schema.problems)
     return EXIT_DAMAGED if damaged else EXIT_OK
+
+
+def _sampled(
+    files: InputFiles, args: argparse.Namespace, label_map: dict[int, str] | None
+) -> Schema:
+    """The schema of ``--sample N`` records picked at random, read in this process (or
+    ``--workers N`` processes)."""
+    progress = _progress_printer() if sys.stderr.isatty() or args.progress else None
+    try:
+        return infer_schema(
+            files,
+            sample=args.sample,
+            progress=progress,
+            workers=args.workers or 1,
+            decode_images=args.decode_images,
+            label_map=label_map,
+        )
+    finally:
+        files.close()
+        if progress:
+            sys.stderr.write("\r" + " " * 40 + "\r")
 
 
 def read_label_map(path: str, *, anon: bool = False) -> dict[int, str]:

@@ -205,7 +205,9 @@ class ProcessExecutor(Executor):
                     if self._context == "spawn"
                     else multiprocessing.get_context(self._context)
                 )
-                self._pool = ProcessPoolExecutor(max_workers=self.workers, mp_context=context)
+                self._pool = ProcessPoolExecutor(
+                    max_workers=self.workers, mp_context=context, initializer=_no_interrupts
+                )
             return self._pool
 
     def restart(self, broken: ProcessPoolExecutor) -> None:
@@ -231,6 +233,15 @@ class ProcessExecutor(Executor):
                 for process in list((getattr(pool, "_processes", None) or {}).values()):
                     process.terminate()
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _no_interrupts() -> None:
+    """A pool worker ignores Ctrl+C (a terminal sends it to every process of the command):
+    the process that runs the job cancels it and stops its workers, without a traceback from
+    each of them."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @dataclass

@@ -126,7 +126,10 @@ class FilterJob:
         complete = cut is None or cut + 1 >= total
         if complete and flt.uses_features():
             flt.check_names(seen)
-        return FilterRun(matches, complete, seen)
+        counts: dict[int, int] = {}
+        for part in chain:
+            counts[part.task.file] = counts.get(part.task.file, 0) + part.records
+        return FilterRun(matches, complete, seen, [counts[k] for k in sorted(counts)])
 
 
 def _matching(flt: Filter, found: Looked, base: int) -> Iterator[int]:

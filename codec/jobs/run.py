@@ -38,7 +38,8 @@ class Job(Protocol):
     failing (a shard that cannot be read), which reports the problem instead of failing the
     job."""
 
-    name: str
+    @property
+    def name(self) -> str: ...  # a field of the job (read-only for a frozen one)
 
     def task(self, task: Task) -> Any: ...
 

@@ -79,9 +79,10 @@ class VerifyPart:
     error: str = ""  # why the task could not read its file (then no report, no walk)
 
 
-def verify_task(task: Task) -> VerifyPart:
-    """Run one verify task where the data is (this process, a pool worker, a Dask worker)."""
-    with TFRecordFile(task.path, anon=task.anon) as f:
+def verify_task(task: Task, compression: str = "auto") -> VerifyPart:
+    """Run one verify task where the data is (this process, a pool worker, a Dask worker),
+    the file read as ``compression``."""
+    with TFRecordFile(task.path, compression=compression, anon=task.anon) as f:
         if task.whole:
             return VerifyPart(task, report=f.verify())
         buf, need = f.stream_view()
@@ -183,12 +184,14 @@ def unreadable_report(path: str, why: str) -> VerifyReport:
 class VerifyJob:
     """Verify as a :class:`codec.jobs.run.Job`: every CRC of every file, one
     :class:`~codec.VerifyReport` per file (in file order), exactly as
-    :meth:`codec.TFRecordFile.verify` reports it."""
+    :meth:`codec.TFRecordFile.verify` reports it; the files read as ``compression`` (plan
+    with the same: ``plan(paths, sizes=...)``)."""
 
     name: str = "verify"
+    compression: str = "auto"
 
     def task(self, task: Task) -> VerifyPart:
-        return verify_task(task)
+        return verify_task(task, self.compression)
 
     def merge(
         self, parts: list[VerifyPart], rerun: Callable[[Task], VerifyPart]

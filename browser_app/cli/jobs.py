@@ -1,0 +1,219 @@
+"""Where the dataset-wide commands (``verify``, ``schema``, ``filter``) run their job, once:
+the options that choose the executor (``--executor``, ``--dask``, ``--workers``), progress on
+stderr, and Ctrl+C.
+
+The job (:mod:`codec.jobs`) is split into tasks — whole files, or byte ranges of large plain
+files — that run on this process (``inline``), a pool of local processes (the default: one
+per core, at most one per task), or a Dask cluster (``dask:local[:N]`` starts one here,
+``dask:tcp://host:port`` uses a running scheduler); the answer is the same on all of them.
+Ctrl+C cancels the job: its workers are stopped (a local cluster closed) and the command
+exits with :data:`~browser_app.errors.EXIT_INTERRUPTED`, saying so in one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import signal
+import sys
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from browser_app.cli.inputs import positive
+from browser_app.errors import Cancelled, UsageError
+from codec.errors import JobCancelled
+from codec.jobs import DEFAULT_SPLIT, Executor, Job, Progress, Task, executor, plan, run
+from codec.jobs.executors import CONNECT_TIMEOUT, SPECS, cores
+from codec.values import format_bytes, plural
+
+__all__ = ["add_job_options", "executor_spec", "job_tasks", "progress_line", "run_job"]
+
+_EVERY = 0.2  # seconds between progress lines on a terminal
+_EVERY_LOG = 2.0  # ... and written to a file or a pipe (with --progress)
+
+
+def _seconds(text: str) -> float:
+    try:
+        n = float(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from exc
+    if not n > 0:
+        raise argparse.ArgumentTypeError("must be above 0")
+    return n
+
+
+def add_job_options(p: argparse.ArgumentParser) -> None:
+    """``--executor``, ``--dask``, ``--workers`` (one of them), ``--dask-timeout`` and
+    ``--progress``."""
+    g = p.add_argument_group(
+        "where the work runs",
+        f"The files are split into tasks (a file, or a {DEFAULT_SPLIT >> 20} MiB byte range of a"
+        " large one);"
+        " the answer is the same wherever they run. Ctrl+C cancels.",
+    )
+    which = g.add_mutually_exclusive_group()
+    which.add_argument(
+        "--executor",
+        metavar="SPEC",
+        help="inline (this process), processes[:N] (default: a process per core, at most one"
+        " per task), dask:local[:N] (a Dask cluster of N workers started here) or"
+        " dask:tcp://HOST:PORT (a running Dask scheduler; its workers read the files"
+        " themselves: local paths must exist there, URLs work anywhere)",
+    )
+    which.add_argument(
+        "--dask",
+        metavar="ADDR",
+        help="run on Dask: local[:N] or tcp://HOST:PORT (same as --executor dask:ADDR)",
+    )
+    which.add_argument(
+        "--workers",
+        type=positive,
+        metavar="N",
+        help="N local processes (same as --executor processes:N)",
+    )
+    g.add_argument(
+        "--dask-timeout",
+        type=_seconds,
+        metavar="SECONDS",
+        help=f"how long to try to reach a Dask scheduler (default {CONNECT_TIMEOUT:g})",
+    )
+    g.add_argument(
+        "--progress",
+        action="store_true",
+        help="show progress on stderr (tasks, bytes, records/s) even when it is not a"
+        " terminal (on a terminal it is always shown)",
+    )
+
+
+def executor_spec(args: argparse.Namespace) -> str | None:
+    """The executor the options name (``None``: the default pool of processes)."""
+    if getattr(args, "dask", None):
+        addr = args.dask.strip()
+        return addr if addr.startswith("dask:") else f"dask:{addr}"
+    if getattr(args, "workers", None):
+        return f"processes:{args.workers}"
+    spec = getattr(args, "executor", None)
+    return spec.strip() if spec else None
+
+
+def job_tasks(
+    paths: Sequence[str], compression: str, *, anon: bool, sizes: Sequence[tuple[int, str]]
+) -> list[Task]:
+    """The tasks over ``paths`` (opened already: ``sizes`` gives each file's size in bytes
+    and compression as read), every file read as ``compression``."""
+    if compression != "auto":
+        sizes = [(size, compression) for size, _ in sizes]
+    return plan(list(paths), anon=anon, sizes=list(sizes))
+
+
+def run_job(job: Job, tasks: Sequence[Task], args: argparse.Namespace) -> Any:
+    """Run ``job`` over ``tasks`` on the executor the options name, with progress on stderr
+    when it is a terminal (or ``--progress``), and Ctrl+C cancelling it
+    (:class:`~browser_app.errors.Cancelled`). A Dask scheduler that cannot be reached or is
+    lost raises :class:`~codec.errors.SchedulerError`; a spec that names no executor
+    :class:`~browser_app.errors.UsageError`."""
+    spec = _checked(executor_spec(args), len(tasks))
+    show = _Progress() if getattr(args, "progress", False) or sys.stderr.isatty() else None
+    cancel = threading.Event()
+    ex: Executor | None = None
+    try:
+        with _interrupts_cancel(cancel, inline=spec == "inline"):
+            ex = executor(spec, timeout=getattr(args, "dask_timeout", None) or CONNECT_TIMEOUT)
+            result = run(job, tasks, ex, progress=show, cancel=cancel)
+    except BaseException as exc:
+        if ex is not None:
+            ex.close(wait=False)  # stop the tasks still running
+        if not isinstance(exc, (JobCancelled, KeyboardInterrupt)):
+            raise
+        done = ""
+        if isinstance(exc, JobCancelled):
+            done = f" after {exc.done:,} of {plural(exc.total, 'task')}"
+        raise Cancelled(f"{job.name} was cancelled{done} (Ctrl+C); nothing was kept") from None
+    finally:
+        if show is not None:
+            show.end()
+    ex.close()
+    return result
+
+
+def _checked(spec: str | None, tasks: int) -> str:
+    """``spec`` with its process pool no larger than the work (one process per task at most;
+    none for one task); a spec that names no executor is a usage error, said before anything
+    starts."""
+    name, _, rest = (spec or "processes").partition(":")
+    if name == "processes":
+        try:
+            n = int(rest) if rest else cores()
+        except ValueError:
+            n = 0
+        if n < 1:
+            raise UsageError(f"--executor {spec}: the number of processes must be 1 or more")
+        if spec is None and tasks <= 1:
+            return "inline"  # no pool to start for one task
+        return f"processes:{max(1, min(n, tasks))}"
+    if name in ("inline", "dask") or "://" in (spec or ""):
+        return spec or "inline"
+    raise UsageError(f"--executor {spec!r} is not an executor: use {SPECS}")
+
+
+@contextlib.contextmanager
+def _interrupts_cancel(cancel: threading.Event, *, inline: bool) -> Iterator[None]:
+    """While a job runs, Ctrl+C (SIGINT) sets ``cancel`` instead of raising, so the job stops
+    its workers itself; a job running in this process (``inline``) is interrupted at once."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupted(signum: int, frame: Any) -> None:
+        cancel.set()
+        if inline:
+            raise KeyboardInterrupt
+
+    before = signal.signal(signal.SIGINT, interrupted)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+class _Progress:
+    """One progress line on stderr, rewritten in place on a terminal (a new line every few
+    seconds elsewhere), and cleared at the end."""
+
+    def __init__(self, stream: Any = None) -> None:
+        self.stream = stream or sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.last = 0.0
+        self.width = 0
+
+    def __call__(self, p: Progress) -> None:
+        now = time.monotonic()
+        final = p.tasks_done == p.tasks_total
+        if not final and now - self.last < (_EVERY if self.tty else _EVERY_LOG):
+            return
+        self.last = now
+        line = progress_line(p)
+        if self.tty:
+            self.stream.write("\r" + line.ljust(self.width))
+            self.width = len(line)
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def end(self) -> None:
+        if self.tty and self.width:
+            self.stream.write("\r" + " " * self.width + "\r")
+            self.stream.flush()
+
+
+def progress_line(p: Progress) -> str:
+    """``verify: 12/40 tasks, 1.2 GB of 4.0 GB (30%), 1,234,567 records/s`` (and failed
+    tasks, when there are)."""
+    failed = f", {plural(p.failed, 'task')} failed" if p.failed else ""
+    return (
+        f"{p.job}: {p.tasks_done:,}/{plural(p.tasks_total, 'task')},"
+        f" {format_bytes(p.bytes_done)} of {format_bytes(p.bytes_total)}"
+        f" ({100 * p.fraction:.0f}%), {p.records_per_s:,.0f} records/s{failed}"
+    )
