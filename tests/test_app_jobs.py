@@ -16,7 +16,9 @@ from streamlit.testing.v1 import AppTest
 
 import codec
 from browser_app import view
-from browser_app.ui import services
+from browser_app.cli import launch
+from browser_app.cli.main import build_parser, main
+from browser_app.ui import services, state
 from codec.filters import run_filter
 from codec.jobs.executors import cores
 from codec.schema import infer_schema
@@ -135,8 +137,7 @@ def test_pages_give_what_one_process_gives_on_every_executor(monkeypatch, root, 
 
 
 def test_where_jobs_run_is_shown_and_changed_in_the_sidebar(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(services, "DASK_TIMEOUT", 0.5)
-    at = app(monkeypatch, root, file=SPEC)
+    at = app(monkeypatch, root, "--dask-timeout", "0.5", file=SPEC)
     no_crash(at)
     assert f"Jobs run on **this machine ({cores()} core" in texts(at.sidebar.caption)
     at.sidebar.radio(key="tfb:w:jobs:where").set_value("This process only").run()
@@ -151,6 +152,7 @@ def test_where_jobs_run_is_shown_and_changed_in_the_sidebar(monkeypatch, root) -
     no_crash(at)
     message = texts(at.sidebar.error)
     assert view.md_text("tcp://127.0.0.1:9: cannot reach the Dask scheduler") in message
+    assert "after 0.5 s" in message  # as long as the launcher was told to try
     assert "Traceback" not in message
     assert "Jobs run on **this process (one core)**" in texts(at.sidebar.caption)
     at.sidebar.text_input(key="tfb:w:jobs:dask").input("dask:nowhere").run()
@@ -164,7 +166,33 @@ def test_where_jobs_run_is_shown_and_changed_in_the_sidebar(monkeypatch, root) -
     assert f"Jobs run on **this machine ({cores()} core" in texts(at.sidebar.caption)
 
 
-def test_the_launch_setting_reaches_the_app(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(
+    ("options", "spec"),
+    [
+        ([], None),
+        (["--workers", "3"], "processes:3"),
+        (["--executor", "inline"], "inline"),
+        (["--dask", "local:2", "--dask-timeout", "7"], "dask:local:2"),
+        (["--dask", "sched.example:8786"], "dask:tcp://sched.example:8786"),
+    ],
+)
+def test_the_launch_options_reach_the_app(tmp_path, options, spec) -> None:  # type: ignore[no-untyped-def]
+    args = build_parser().parse_args(["view", "--root", str(tmp_path), *options])
+    assert launch.app_executor(args) == spec
+    cmd = launch.server_command(
+        "127.0.0.1", 8600, str(tmp_path), [], executor=spec, dask_timeout=args.dask_timeout
+    )
+    got = state.app_args(cmd[cmd.index("--") + 1 :])
+    assert (got.executor, got.dask_timeout) == (spec, args.dask_timeout)
+
+
+def test_a_launch_option_naming_no_executor_is_refused(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    code = main(["view", "--root", str(tmp_path), "--executor", "processes:none", "--no-browser"])
+    assert code == 2
+    assert "the number of workers must be a whole number" in capsys.readouterr().err
+
+
+def test_the_launch_setting_is_shown_in_the_sidebar(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
     at = app(monkeypatch, root, "--executor", "processes:3", file=SPEC)
     assert "Jobs run on **this machine (3 processes)**" in texts(at.sidebar.caption)
     assert at.sidebar.radio(key="tfb:w:jobs:where").value == "This machine"

@@ -229,23 +229,28 @@ def _close_executor(ex: codec.jobs.Executor) -> None:
 @st.cache_resource(
     max_entries=4, validate=_connected, on_release=_close_executor, show_spinner=False
 )
-def _shared_executor(spec: str) -> codec.jobs.Executor:
-    return codec.jobs.executor(spec, timeout=DASK_TIMEOUT)
+def _shared_executor(spec: str, timeout: float) -> codec.jobs.Executor:
+    return codec.jobs.executor(spec, timeout=timeout)
+
+
+def _timeout() -> float:
+    return state.app_args().dask_timeout or DASK_TIMEOUT
 
 
 def shared_executor(spec: str) -> codec.jobs.Executor:
     """The one client of the Dask cluster ``spec`` names, shared by every session and job:
-    connected now (a ``dask:local`` cluster started now) and kept until the setting changes
+    connected now (a ``dask:local`` cluster started now; a scheduler tried for
+    ``--dask-timeout`` seconds, else :data:`DASK_TIMEOUT`) and kept until the setting changes
     (:func:`release_executor`) or the connection is lost. Raises
     :class:`codec.errors.ExecutorError` (a :class:`~codec.errors.SchedulerError` for a
     scheduler that cannot be reached) or :class:`codec.errors.MissingExtraError`."""
-    return _shared_executor(spec)
+    return _shared_executor(spec, _timeout())
 
 
 def release_executor(spec: str | None) -> None:
     """Close the shared Dask client (and a local cluster started for it) of ``spec``."""
     if spec and view.is_dask(spec):
-        _shared_executor.clear(spec)
+        _shared_executor.clear(spec, _timeout())
 
 
 def job_executor(

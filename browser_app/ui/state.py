@@ -136,17 +136,19 @@ holds it was a signed URL, whose signature links never keep."""
 class AppArgs:
     """What the launcher passed after ``--``: the root (a folder, or a URL prefix), the paths
     to open first, whether remote objects are read anonymously (public buckets), and where
-    dataset-wide jobs run (an executor spec: :func:`codec.jobs.executor`; None: every core)."""
+    dataset-wide jobs run (an executor spec: :func:`codec.jobs.executor`; None: every core)
+    and how long to try to reach a Dask scheduler (seconds; None: the app's default)."""
 
     root: str
     paths: tuple[str, ...]
     anon: bool = False
     executor: str | None = None
+    dask_timeout: float | None = None
 
 
 def app_args(argv: Sequence[str] | None = None) -> AppArgs:
-    """Parse ``--root ROOT [--anon] [--executor SPEC] [PATH...]`` from ``sys.argv`` (unknown
-    arguments are ignored).
+    """Parse ``--root ROOT [--anon] [--executor SPEC] [--dask-timeout S] [PATH...]`` from
+    ``sys.argv`` (unknown arguments are ignored).
 
     The root defaults to the current directory; a URL root is kept as given (less a
     trailing ``/``)."""
@@ -154,6 +156,7 @@ def app_args(argv: Sequence[str] | None = None) -> AppArgs:
     parser.add_argument("--root", default=None)
     parser.add_argument("--anon", action="store_true")
     parser.add_argument("--executor", default=None)
+    parser.add_argument("--dask-timeout", type=float, default=None)
     parser.add_argument("paths", nargs="*")
     args, _ = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
     if args.root and is_url(args.root):
@@ -161,7 +164,14 @@ def app_args(argv: Sequence[str] | None = None) -> AppArgs:
     else:
         root = os.path.realpath(args.root or os.getcwd())
     executor = (args.executor or "").strip() or None
-    return AppArgs(root=root, paths=tuple(args.paths), anon=bool(args.anon), executor=executor)
+    timeout = args.dask_timeout if args.dask_timeout and args.dask_timeout > 0 else None
+    return AppArgs(
+        root=root,
+        paths=tuple(args.paths),
+        anon=bool(args.anon),
+        executor=executor,
+        dask_timeout=timeout,
+    )
 
 
 # -- generic helpers for every page ------------------------------------------------------
