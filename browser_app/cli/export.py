@@ -3,6 +3,7 @@
     tfrecord-browser export SRC... DST [--format F] [--compression C] [--records SPEC]
                                       [--shards N] [--journal FILE|auto]
                                       [--csv-neutralize-formulas]
+                                      [--executor SPEC | --dask ADDR] [--workers N]
     tfrecord-browser import SRC.jsonl DST.tfrecord [--compression C]
 
 The format is taken from DST's extension unless ``--format`` says otherwise (``.tfrecord``,
@@ -13,7 +14,10 @@ folder needs ``--format images``). ``--journal`` applies pending edits: a journa
 uploaded to a temporary name beside it, checked, and only then moved to its name (an existing
 object of that name is replaced, as a local file is). CSV text cells that a spreadsheet would
 run as formulas are kept exact and named in a warning, or written with a leading ``'`` with
-``--csv-neutralize-formulas``. Exit codes: 0 done, 1 done but damaged source records were
+``--csv-neutralize-formulas``. The shards of a sharded output are written in parallel (by
+default a process per core, at most one per shard; ``--executor``, ``--dask`` and ``--workers``
+say where): each is written and verified beside its name, and none is moved into place until
+all are. Exit codes: 0 done, 1 done but damaged source records were
 skipped, 2 usage error or a file that cannot be read or written (nothing is left at DST then).
 """
 
@@ -30,6 +34,7 @@ from browser_app.edits import Journal, journal_path
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
 from browser_app.export import FORMATS, ExportReport, export, format_for_path, import_jsonl
 from browser_app.export.base import CSV, JSON, JSONL, PARQUET, TFRECORD
+from codec.jobs.executors import cores
 from codec.kinds import COMPRESSIONS
 
 if TYPE_CHECKING:
@@ -81,6 +86,25 @@ def register(sub: Subcommands) -> None:
         " (default: exact values, and a warning)",
     )
     p.add_argument("--no-verify", action="store_true", help="skip reading the output back")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--executor",
+        metavar="SPEC",
+        help="where the shards are written: processes[:N] (default: a process per core, at most"
+        " one per shard), inline (this process), dask:local[:N] or dask:tcp://host:port",
+    )
+    where.add_argument(
+        "--dask",
+        metavar="ADDR",
+        help="write the shards on the Dask scheduler at ADDR (tcp://host:8786), or on a local"
+        " cluster started here (local[:N])",
+    )
+    p.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="how many local processes (or workers of a local Dask cluster) write the shards",
+    )
     p.add_argument(
         "--no-index-map",
         action="store_true",
@@ -132,6 +156,37 @@ def _format(args: argparse.Namespace, dst: str) -> str:
     return fmt
 
 
+def executor_spec(args: argparse.Namespace) -> str:
+    """Where the export's pieces are written, from ``--executor``, ``--dask`` and
+    ``--workers``: by default a process per core, at most one per shard (this process for an
+    output that is not split)."""
+    n = args.workers
+    if n is not None and n < 1:
+        raise UsageError("--workers must be at least 1")
+    dask = (args.dask or "").strip()
+    if dask:
+        if "://" in dask or dask.startswith("dask:"):
+            if n is not None:
+                raise UsageError("--workers applies to local processes or --dask local")
+            return dask if dask.startswith("dask:") else f"dask:{dask}"
+        if dask == "local" or dask.startswith("local:"):
+            return f"dask:local:{n}" if n is not None and dask == "local" else f"dask:{dask}"
+        if n is not None:
+            raise UsageError("--workers applies to local processes or --dask local")
+        return f"dask:tcp://{dask}"
+    spec = (args.executor or "").strip()
+    if spec:
+        if n is not None and spec in ("processes", "dask:local"):
+            return f"{spec}:{n}"
+        if n is not None:
+            raise UsageError(f"--workers does not apply to --executor {spec}")
+        return spec
+    pieces = args.shards or 1
+    if n is None and pieces <= 1:
+        return "inline"  # one piece: no process to start
+    return f"processes:{n or min(cores(), pieces)}"
+
+
 def _open_journal(arg: str, dataset: codec.TFRecordDataset) -> Journal:
     """The journal ``--journal`` names: a file, or ``auto`` for the app's journal."""
     if arg == AUTO_JOURNAL:
@@ -160,6 +215,7 @@ def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             "selection": records_option(args.records, len(dataset)) if args.records else None,
             "index_map": not args.no_index_map,
             "anon": anon(args),
+            "executor": executor_spec(args),
         }
         if fmt == TFRECORD:
             options.update(compression=args.compression, shards=args.shards)

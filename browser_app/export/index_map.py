@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from browser_app.edits import RecordRef
 from browser_app.errors import ExportError
 from browser_app.export.plan import Plan
-from browser_app.export.staging import Job
+from browser_app.export.staging import ExportRun
 from codec.locations import shown as shown_url
 from codec.values import plural
 
@@ -94,7 +94,7 @@ def _places(counts: list[int]) -> Iterator[tuple[int, int]]:
         i += 1
 
 
-def write_index_map(job: Job, path: str) -> str:
+def write_index_map(job: ExportRun, path: str) -> str:
     """Stage the index map of the export ``job`` has just written at ``path`` (one more
     output of the job, verified and committed with the others). Returns ``path``.
 

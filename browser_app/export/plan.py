@@ -5,13 +5,19 @@ deleted, each followed by the records added after it), or the part of it a selec
 An untouched source record is read from its file with its data CRC checked; an edited or new
 record is the journal's effective record. Source record numbers map to files through
 :meth:`codec.TFRecordDataset.locate`.
+
+A :class:`Portion` is a part of the plan as plain data, for a worker that writes it (a shard
+of the output): runs of source records it reads from the files itself (paths and URLs as
+given), and the payloads of only its own edited and new records.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Literal, TypeAlias
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeAlias
 
 import codec
 from browser_app.edits import Journal, RecordRef
@@ -19,13 +25,13 @@ from browser_app.errors import ExportError
 from browser_app.export.base import ExportReport
 from browser_app.export.remote import same_place
 from codec import example as ex
-from codec.errors import CorruptRecordError
+from codec.errors import CorruptRecordError, ObjectChangedError
 from codec.example import Record
 from codec.framing import Problem
 from codec.kinds import DATA_CRC
 from codec.values import plural
 
-__all__ = ["ExportSource", "Plan"]
+__all__ = ["ExportSource", "Plan", "Portion", "SourceFile"]
 
 ExportSource: TypeAlias = (
     Journal
@@ -124,52 +130,46 @@ class Plan:
         else:
             yield from ((i, i) for i in range(self.source_total))
 
-    def payload(self, ref: RecordRef) -> tuple[bytes | None, How, Problem | None]:
-        """``(payload, how, problem)``: how is ``copied``, ``edited`` or ``added``; a damaged
-        source record gives ``(None, "copied", problem)``."""
+    def portions(self, bounds: Sequence[int]) -> list[Portion]:
+        """The plan cut into portions (:class:`Portion`) at ``bounds`` (positions in
+        :meth:`items`, from 0 to :attr:`total`): portion ``k`` holds items ``bounds[k]`` to
+        ``bounds[k + 1]``. Each is plain data a worker can read its records with: runs of
+        source records, and the payloads of the edited and new records it holds."""
         j = self.journal
-        if j is not None and j.is_touched(ref):
-            payload = j.effective_payload(ref)
-            return payload, "added" if isinstance(ref, str) else "edited", None
-        if isinstance(ref, str):
-            assert j is not None  # only a journal plans new records
-            return j.effective_payload(ref), "added", None
-        k, local = self.dataset.locate(ref)
-        f = self.files[k]
-        try:
-            return f.read(local), "copied", None
-        except CorruptRecordError as exc:
-            prob = f.is_damaged(local) or Problem(
-                DATA_CRC, exc.offset, exc.offset, exc.reason, f.path
-            )
-            return None, "copied", prob
-
-    def records(self, report: ExportReport) -> Iterator[tuple[int, RecordRef, bytes]]:
-        """``(position, ref, payload)`` of every record to write, counting into ``report``
-        (damaged source records go to its ``skipped``, and to ``damaged``: those of the last
-        pass, for a format that reads the records twice)."""
-        self.damaged = {}
-        for pos, ref in self.items():
-            payload, how, problem = self.payload(ref)
-            if payload is None:
-                if problem is not None:
-                    report.skipped.append(problem)
-                    self.damaged[ref] = problem
-                continue
-            setattr(report, how, getattr(report, how) + 1)
-            report.records += 1
-            yield pos, ref, payload
-
-    def decoded(self, report: ExportReport) -> Iterator[tuple[int, Record]]:
-        """``(position, record)`` of every record to write, decoded (see :meth:`records`)."""
-        j = self.journal
-        for pos, ref, payload in self.records(report):
-            if j is not None and j.is_touched(ref):
-                rec = j.effective_record(ref)
-                assert rec is not None  # a deleted record has no payload to write
-                yield pos, rec
-            else:
-                yield pos, ex.decode(payload)
+        sources = [SourceFile.of(f) for f in self.files]
+        paths = self.source_paths()
+        out: list[Portion] = []
+        items = enumerate(self.items())
+        for k in range(len(bounds) - 1):
+            part = Portion(sources, [], {}, bounds[k + 1] - bounds[k], self.whole, paths)
+            runs = part.runs
+            for _n, (pos, ref) in itertools.islice(items, bounds[k + 1] - bounds[k]):
+                if j is not None and (isinstance(ref, str) or j.is_touched(ref)):
+                    how: How = "added" if isinstance(ref, str) else "edited"
+                    payload = j.effective_payload(ref)
+                    record = j.effective_record(ref)
+                    assert payload is not None and record is not None  # deleted ones are not here
+                    part.touched[ref] = (payload, how, record)
+                    part.payload_bytes += len(payload)
+                    runs.append((pos, ref, -1, -1, 1))
+                    continue
+                assert isinstance(ref, int)
+                f, local = self.dataset.locate(ref)
+                if runs:
+                    p0, r0, f0, l0, n0 = runs[-1]
+                    if (
+                        f0 == f
+                        and isinstance(r0, int)
+                        and (pos, ref, local) == (p0 + n0, r0 + n0, l0 + n0)
+                    ):
+                        runs[-1] = (p0, r0, f0, l0, n0 + 1)
+                        continue
+                runs.append((pos, ref, f, local, 1))
+            for _p, _r, f, local, n in runs:
+                if f >= 0:
+                    part.payload_bytes += int(self.files[f].spans(local, local + n)[1].sum())
+            out.append(part)
+        return out
 
     def region_problems(self) -> list[Problem]:
         """Damage that is not a record (bad headers, truncation, broken compression): lost
@@ -182,3 +182,143 @@ class Plan:
         """The source files' real paths (a remote object's URL as shown): what
         :func:`~browser_app.export.staging.guard_sources` compares destinations with."""
         return [same_place(f.path) for f in self.files]
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A source file as a worker opens it again: ``path`` (a local file's absolute path, or
+    the URL as given), ``shown`` (as messages name it), its compression, and what it was when
+    the export planned it (the stream's size; a remote object's version, a local file's
+    modification time), so that a file that changed since is not read as if it had not."""
+
+    path: str
+    shown: str
+    compression: str
+    anon: bool
+    size: int
+    version: str
+    mtime_ns: int
+
+    @classmethod
+    def of(cls, f: codec.TFRecordFile) -> SourceFile:
+        path = f.url if f.url is not None else os.path.abspath(f.path)
+        ident = f.identity
+        return cls(path, f.path, f.compression, f.anon, f.size, ident.version, ident.mtime_ns)
+
+    def open(self) -> codec.TFRecordFile:
+        """The file, opened here; :class:`~codec.errors.ObjectChangedError` (a remote
+        object) or :class:`~browser_app.errors.ExportError` (a local file) when it is no
+        longer the file the export planned."""
+        f = codec.TFRecordFile(self.path, compression=self.compression, anon=self.anon)
+        ident = f.identity
+        if ident.remote:
+            if ident.version != self.version or f.size != self.size:
+                f.close()
+                raise ObjectChangedError(self.shown, "while the export ran")
+        elif f.size != self.size or ident.mtime_ns != self.mtime_ns:
+            f.close()
+            raise ExportError(f"{self.shown}: the file changed while the export ran; export again")
+        return f
+
+
+Run = tuple[int, RecordRef, int, int, int]
+"""``(position, ref, file, local index, count)``: ``count`` source records whose positions,
+numbers and local indices follow each other; or (``file`` -1, ``count`` 1) one edited or new
+record, whose payload the portion holds."""
+
+
+@dataclass
+class Portion:
+    """A part of a :class:`Plan`, as plain data sent to the worker that writes it: the
+    ``sources`` (every file of the dataset, opened only when one of its records is here),
+    ``runs`` of records in order (:data:`Run`), the ``touched`` records' ``(payload, how,
+    record)`` (edited and new ones: only this portion's), how many records it holds
+    (``total``), whether the plan is the whole dataset, and the source files' places
+    (:meth:`Plan.source_paths`, which no destination may be). ``payload_bytes`` counts the
+    payload bytes it reads. ``damaged`` holds the damaged source records the last pass over
+    :meth:`records` skipped."""
+
+    sources: list[SourceFile]
+    runs: list[Run]
+    touched: dict[RecordRef, tuple[bytes, How, Record]]
+    total: int
+    whole: bool
+    paths: list[str]
+    payload_bytes: int = 0
+    damaged: dict[RecordRef, Problem] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self._files: dict[int, codec.TFRecordFile] = {}
+        self._shared: Sequence[codec.TFRecordFile] | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_files"], state["_shared"] = {}, None  # open files stay where they are
+        return state
+
+    def share(self, files: Sequence[codec.TFRecordFile] | None) -> None:
+        """Read from ``files``, the plan's own open files, when this portion is written in
+        the process that planned it (else each file is opened here, see :meth:`close`)."""
+        self._shared = files
+
+    def file(self, k: int) -> codec.TFRecordFile:
+        """Source file ``k``: the plan's own, or opened here (and checked) on first use."""
+        if self._shared is not None:
+            return self._shared[k]
+        f = self._files.get(k)
+        if f is None:
+            f = self._files[k] = self.sources[k].open()
+        return f
+
+    def close(self) -> None:
+        """Close the files this portion opened."""
+        files, self._files = self._files, {}
+        for f in files.values():
+            f.close()
+
+    def items(self) -> Iterator[tuple[int, RecordRef]]:
+        """``(position, ref)`` of every record of the portion, in order."""
+        for pos, ref, _f, _local, n in self.runs:
+            if n == 1 or not isinstance(ref, int):
+                yield pos, ref
+            else:
+                yield from ((pos + i, ref + i) for i in range(n))
+
+    def source_paths(self) -> list[str]:
+        """See :meth:`Plan.source_paths`."""
+        return self.paths
+
+    def records(self, report: ExportReport) -> Iterator[tuple[int, RecordRef, bytes]]:
+        """``(position, ref, payload)`` of every record to write, counting into ``report``
+        (damaged source records go to its ``skipped``, and to ``damaged``: those of the last
+        pass, for a format that reads the records twice). An untouched source record is read
+        from its file with its data CRC checked; an edited or new one is the journal's."""
+        self.damaged = {}
+        for pos, ref, k, local, n in self.runs:
+            if k < 0:
+                payload, how, _record = self.touched[ref]
+                setattr(report, how, getattr(report, how) + 1)
+                report.records += 1
+                yield pos, ref, payload
+                continue
+            f = self.file(k)
+            assert isinstance(ref, int)
+            for i in range(n):
+                try:
+                    payload = f.read(local + i)
+                except CorruptRecordError as exc:
+                    problem = f.is_damaged(local + i) or Problem(
+                        DATA_CRC, exc.offset, exc.offset, exc.reason, f.path
+                    )
+                    report.skipped.append(problem)
+                    self.damaged[ref + i] = problem
+                    continue
+                report.copied += 1
+                report.records += 1
+                yield pos + i, ref + i, payload
+
+    def decoded(self, report: ExportReport) -> Iterator[tuple[int, Record]]:
+        """``(position, record)`` of every record to write, decoded (see :meth:`records`)."""
+        for pos, ref, payload in self.records(report):
+            touched = self.touched.get(ref)
+            yield pos, (touched[2] if touched is not None else ex.decode(payload))

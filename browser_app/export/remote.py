@@ -3,8 +3,9 @@ no partial object ever appears under the final name.
 
 An export writes and verifies its outputs locally, in the staging folder
 (:func:`staging_folder`), as it does for local destinations (:mod:`~browser_app.export.staging`).
-Then :func:`publish` uploads each one to a temporary name in the destination's own bucket and
-folder (``.<name>.tfb-export-<run>.part``, the temporary outputs' names of
+Then :func:`publish` (or, for a piece written by a worker, :func:`upload` there and
+:func:`publish` on the client) uploads each one to a temporary name in the destination's own
+bucket and folder (``.<name>.tfb-export-<run>.part``, the temporary outputs' names of
 :mod:`~browser_app.export.tempfiles`), checks what the server holds (its size, and its MD5 or
 CRC32C where the server tells it), and only when every output has been uploaded and checked
 copies each one to its final name (a server-side copy: the object appears whole or not at all)
@@ -45,14 +46,17 @@ from codec.locations import (
 
 __all__ = [
     "READ_ONLY_PROTOCOLS",
+    "Sent",
     "Upload",
     "check_writable",
     "object_kind",
     "open_input",
     "publish",
+    "remove_temporaries",
     "same_place",
     "staging_folder",
     "temp_url",
+    "upload",
 ]
 
 READ_ONLY_PROTOCOLS = frozenset({"http", "https"})  # ranged reads only; nothing is written
@@ -163,24 +167,48 @@ def open_input(spec: str, *, anon: bool = False) -> Iterator[IO[bytes]]:
 
 @dataclass
 class Upload:
-    """One output on its way: the local file or folder ``local`` (written and verified),
-    its final URL ``dst``, and the temporary URL it is uploaded to first."""
+    """One output on its way: the local file or folder ``local`` (written and verified), its
+    final URL ``dst``, and the temporary URL it is uploaded to first. Once uploaded,
+    ``sent`` holds what the server said of each temporary object (its size and digests), so
+    that another process can move it into place and check it without the local file."""
 
     local: str
     dst: str
     tmp: str
     moved: bool = False  # every object of it is in place
     created: list[str] = field(default_factory=list)  # objects of a folder new under dst
+    names: list[str] | None = None  # a folder's files (read from ``local`` when not given)
+    sent: dict[str, Sent] = field(default_factory=dict)  # temporary URL → what it holds
+
+    def _names(self) -> list[str] | None:
+        if self.names is None and os.path.isdir(self.local):
+            self.names = sorted(os.listdir(self.local))
+        return self.names
 
     def files(self) -> list[tuple[str, str, str]]:
         """``(local file, temporary URL, final URL)`` of every object this output is: the
         file itself, or each file of a folder (under the folder's URLs)."""
-        if not os.path.isdir(self.local):
+        names = self._names()
+        if names is None:
             return [(self.local, self.tmp, self.dst)]
         return [
             (os.path.join(self.local, name), join_url(self.tmp, name), join_url(self.dst, name))
-            for name in sorted(os.listdir(self.local))
+            for name in names
         ]
+
+    @property
+    def uploaded(self) -> bool:
+        """Whether every object of it is at its temporary URL, checked."""
+        return bool(self.sent) and len(self.sent) == len(self.files())
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What the server holds at a temporary URL after an upload was checked: its size and
+    the whole-object digests it told (``md5``, ``crc32c``)."""
+
+    size: int
+    digests: dict[str, bytes]
 
 
 Mover = Callable[[Any, str, str], None]
@@ -196,59 +224,94 @@ def _copy_then_remove(fs: Any, src: str, dst: str) -> None:
 MOVE: Mover = _copy_then_remove  # how an uploaded object is moved to its final name
 
 
-def publish(uploads: list[Upload], *, anon: bool = False) -> None:
-    """Upload every output to its temporary name and check it, then move each one to its
-    final name (see the module docstring). Raises :class:`UploadError`; the temporary objects
-    are removed whatever happens."""
-    done = 0
-    current = uploads[0].dst if uploads else ""
-    digests: dict[str, dict[str, bytes]] = {}
+@contextlib.contextmanager
+def _uploading(uploads: list[Upload], anon: bool, done: list[int]) -> Iterator[list[str]]:
+    """Run the body's uploads and moves of ``uploads``; on any failure remove their
+    temporary objects and raise :class:`UploadError` naming the output the body was at
+    (``current[0]``), and how many were already in place (``done[0]``)."""
+    current = [uploads[0].dst if uploads else ""]
     try:
-        for up in uploads:
-            current = up.dst
-            for local, tmp, _dst in up.files():
-                _upload(local, tmp, anon, digests)
-        for up in uploads:
-            current = up.dst
-            folder = os.path.isdir(up.local)
-            for local, tmp, dst in up.files():
-                if folder and object_kind(dst, anon=anon) is None:
-                    up.created.append(dst)
-                _move(local, tmp, dst, anon, digests)
-            up.moved = True
-            done += 1
+        yield current
     except (RemoteError, OSError, ExportError) as exc:
-        _remove_temporaries(uploads, anon)
-        why = exc if isinstance(exc, ExportError) else describe(exc, current)
-        already = f"; {done} of the other outputs were already in place" if done else ""
+        remove_temporaries(uploads, anon)
+        why = exc if isinstance(exc, ExportError) else describe(exc, current[0])
+        already = f"; {done[0]} of the other outputs were already in place" if done[0] else ""
         raise UploadError(
-            f"{shown(current)}: the upload failed, nothing was written under this name"
+            f"{shown(current[0])}: the upload failed, nothing was written under this name"
             f" ({why}){already}"
         ) from None
     except BaseException:
-        _remove_temporaries(uploads, anon)
+        remove_temporaries(uploads, anon)
         raise
 
 
-Digests = dict[str, dict[str, bytes]]  # local file → its digests computed so far
+def upload(uploads: list[Upload], *, anon: bool = False) -> None:
+    """Upload every output to its temporary name and check what the server holds (see the
+    module docstring), recording it in each one's ``sent``. Raises :class:`UploadError`; the
+    temporary objects are removed then."""
+    with _uploading(uploads, anon, [0]) as current:
+        for up in uploads:
+            current[0] = up.dst
+            for local, tmp, _dst in up.files():
+                up.sent[tmp] = _upload(local, tmp, anon)
 
 
-def _upload(local: str, tmp: str, anon: bool, digests: Digests) -> None:
+def publish(uploads: list[Upload], *, anon: bool = False) -> None:
+    """Upload every output not uploaded yet to its temporary name and check it, then move
+    each one to its final name (see the module docstring). Raises :class:`UploadError`; the
+    temporary objects are removed whatever happens."""
+    done = [0]
+    with _uploading(uploads, anon, done) as current:
+        for up in uploads:
+            current[0] = up.dst
+            for local, tmp, _dst in up.files():
+                if tmp not in up.sent:
+                    up.sent[tmp] = _upload(local, tmp, anon)
+        for up in uploads:
+            current[0] = up.dst
+            folder = up._names() is not None
+            for _local, tmp, dst in up.files():
+                if folder and object_kind(dst, anon=anon) is None:
+                    up.created.append(dst)
+                _move(tmp, dst, anon, up.sent[tmp])
+            up.moved = True
+            done[0] += 1
+
+
+def _upload(local: str, tmp: str, anon: bool) -> Sent:
     fs, path = filesystem(tmp, anon=anon)
     with remote_errors(tmp, "uploading"):
         fs.put_file(local, path)
-    _check(local, tmp, anon, digests)
+    size, told = _held(tmp, anon)
+    if size != os.path.getsize(local):
+        raise ExportError(
+            f"{shown(tmp)}: the server holds {size} bytes, {os.path.getsize(local):,} were uploaded"
+        )
+    mine = _local_digests(local, set(told)) if told else {}
+    for kind, value in told.items():
+        if mine[kind] != value:
+            raise ExportError(f"{shown(tmp)}: the uploaded object's {kind} does not match")
+    return Sent(size, told)
 
 
-def _move(local: str, tmp: str, dst: str, anon: bool, digests: Digests) -> None:
+def _move(tmp: str, dst: str, anon: bool, sent: Sent) -> None:
+    """Move the checked temporary object ``tmp`` to ``dst`` and check that the object there
+    is the one uploaded: the same size, and the same digest of every kind both tell."""
     fs, src = filesystem(tmp, anon=anon)
     _, target = filesystem(dst, anon=anon)
     with remote_errors(dst, "moving the upload into place"):
         MOVE(fs, src, target)
-    _check(local, dst, anon, digests)
+    size, told = _held(dst, anon)
+    if size != sent.size:
+        raise ExportError(
+            f"{shown(dst)}: the server holds {size} bytes, {sent.size:,} were uploaded"
+        )
+    for kind, value in told.items():
+        if kind in sent.digests and sent.digests[kind] != value:
+            raise ExportError(f"{shown(dst)}: the uploaded object's {kind} does not match")
 
 
-def _remove_temporaries(uploads: list[Upload], anon: bool) -> None:
+def remove_temporaries(uploads: list[Upload], anon: bool) -> None:
     """Remove the temporary objects of the outputs not in place, and the objects of a folder
     output that was partly moved and that were not there before (a folder appears whole or
     not at all; an object it replaced stays replaced)."""
@@ -262,29 +325,14 @@ def _remove_temporaries(uploads: list[Upload], anon: bool) -> None:
                 fs.rm(path)
 
 
-def _check(local: str, url: str, anon: bool, digests: Digests) -> None:
-    """Raise :class:`ExportError` unless the object at ``url`` has the local file's size, and
-    its MD5 or CRC32C where the server gives one that is the whole object's."""
+def _held(url: str, anon: bool) -> tuple[Any, dict[str, bytes]]:
+    """The size of the object at ``url`` and the whole-object digests the server tells."""
     fs, path = filesystem(url, anon=anon)
     with remote_errors(url, "checking the upload"):
         with contextlib.suppress(AttributeError):
             fs.invalidate_cache(path)
         info = fs.info(path)
-    size = os.path.getsize(local)
-    if info.get("size") != size:
-        raise ExportError(
-            f"{shown(url)}: the server holds {info.get('size')} bytes, {size:,} were uploaded"
-        )
-    want = _digests_told(info)
-    if not want:
-        return
-    have = digests.setdefault(local, {})
-    missing = set(want) - set(have)
-    if missing:
-        have.update(_local_digests(local, missing))
-    for kind, value in want.items():
-        if have[kind] != value:
-            raise ExportError(f"{shown(url)}: the uploaded object's {kind} does not match")
+    return info.get("size"), _digests_told(info)
 
 
 def _digests_told(info: dict[str, Any]) -> dict[str, bytes]:

@@ -1,20 +1,27 @@
 """Staging: every output is written to a temporary file (or folder) beside its destination,
 synced, read back, and only then renamed into place, for every format alike.
 
-:func:`exporting` is the one way an export runs: it plans the records, hands the format's
-exporter a :class:`Job` to write them with, then syncs, verifies and commits what was staged.
-A failure at any step (a full disk, an unwritable folder, a failed verification) removes the
-temporary files and leaves the destinations, the source and the journal as they were. The
-source is never written to, unless the exporter asks for exactly that
-(:meth:`Stage.replace_on_commit`): the old file is kept as a backup first.
+An export is run by :func:`browser_app.export.exporter.run` as a job of :mod:`codec.jobs`:
+the client (:class:`ExportRun`) plans the records and takes the export's lock in every folder
+it writes to; each task (:class:`Job`, in this process, a pool worker or a Dask worker) writes
+its piece of the output into temporary files beside the destination, named for the client's
+run, syncs them and reads them back; the client then stages the index map and moves every
+output into place together. A failure at any step (a full disk, an unwritable folder, a
+failed verification, a cancelled job) removes the temporary files and leaves the
+destinations, the source and the journal as they were. The source is never written to,
+unless the exporter asks for exactly that (:meth:`Stage.replace_on_commit`): the old file is
+kept as a backup first.
 
 The temporary outputs have names of their own, and the export holds a lock in every folder it
 writes to (:mod:`~browser_app.export.tempfiles`): the first export to a folder after one that
-was killed removes what the killed one left there, and never what a running one is writing.
+was killed removes what the killed one left there, and never what a running one is writing. A
+worker writes only while the client's lock file is there, and removes what it wrote when it is
+gone (the client gave up).
 
 A destination that is a URL (``s3://``, ``gs://``, ``az://``) is staged the same way in a local
-staging folder, verified there, and committed by :func:`~browser_app.export.remote.publish`:
-uploaded to a temporary name beside the destination, checked, then moved to its final name.
+staging folder, verified there, and uploaded to a temporary name beside the destination
+(:mod:`~browser_app.export.remote`; by the worker that wrote it); the client moves every
+uploaded output to its final name once all are there.
 """
 
 from __future__ import annotations
@@ -24,37 +31,37 @@ import os
 import shutil
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 from browser_app.edits import RecordRef
 from browser_app.errors import ExportError, os_error_message
 from browser_app.export import remote
-from browser_app.export.base import (
-    ExportFormat,
-    ExportReport,
-    Progress,
-)
-from browser_app.export.plan import ExportSource, Plan
-from browser_app.export.tempfiles import RunLock, atomic_file, clean_stale
+from browser_app.export.base import FORMULA_RECORDS_SHOWN, ExportReport, FormulaCells, Progress
+from browser_app.export.plan import Plan, Portion
+from browser_app.export.tempfiles import RunLock, atomic_file, clean_stale, new_temp, run_alive
 from codec.errors import RemoteError, WriteError
-from codec.locations import is_url, shown
+from codec.framing import Problem
+from codec.locations import filesystem, is_url, shown
 from codec.writer import fsync_dir, new_file_mode
 
 if TYPE_CHECKING:
-    pass
+    from browser_app.export.job import Hooks
 
 __all__ = [
     "TICK_EVERY",
     "Check",
+    "ExportRun",
     "Job",
     "Output",
+    "Piece",
     "Stage",
-    "exporting",
+    "Staged",
     "fsync_file",
     "guard_sources",
     "output_file",
     "staged",
+    "write_failure",
 ]
 
 TICK_EVERY = 1024  # records between two progress reports
@@ -80,6 +87,9 @@ class Output:
     check: Check
     expected: int = 0
     records: int | None = None  # of the plan's records, in order, when they are split
+    ready: bool = False  # written, synced and read back by the task that wrote it
+    size: int | None = None  # bytes, when ``ready``
+    upload: remote.Upload | None = None  # a remote output a task has uploaded (``tmp``: its URL)
 
     @property
     def remote(self) -> bool:
@@ -90,7 +100,8 @@ class Output:
 class Stage:
     """Outputs staged beside their destinations, synced, verified and committed together
     (:meth:`finish`) or all discarded. ``total`` is the amount of work in records, for the
-    progress reports; ``anon`` reaches remote destinations without credentials."""
+    progress reports; ``anon`` reaches remote destinations without credentials. ``run`` names
+    the export's temporary outputs in every folder (default: a new name per folder)."""
 
     def __init__(
         self,
@@ -100,12 +111,14 @@ class Stage:
         verify: bool = True,
         progress: Progress | None = None,
         anon: bool = False,
+        run: str | None = None,
     ) -> None:
         self.report = report
         self.total = total
         self.verify = verify
         self.progress = progress
         self.anon = anon
+        self.run = run
         self.outputs: list[Output] = []
         self.replacing = False
         self._locks: dict[str, RunLock] = {}
@@ -157,7 +170,7 @@ class Stage:
         are removed (counted into the report's ``cleaned``)."""
         lock = self._locks.get(directory)
         if lock is None:
-            lock = self._locks[directory] = RunLock(directory)
+            lock = self._locks[directory] = RunLock(directory, self.run)
             cleaned = clean_stale(directory)
             self.report.cleaned += cleaned.entries
             self.report.cleaned_bytes += cleaned.bytes
@@ -189,15 +202,19 @@ class Stage:
         """Sync every output, read each one back (unless ``verify`` is off), count the bytes
         written, and move the outputs into place."""
         for out in self.outputs:
-            _sync(out)
+            if not out.ready:
+                _sync(out)
         if self.verify and self.outputs:
             n = len(self.outputs)
             for k, out in enumerate(self.outputs):
                 self.tick("verify", k, n)
-                out.check(out.tmp, out.expected, shown(out.dst))
+                if not out.ready:
+                    out.check(out.tmp, out.expected, shown(out.dst))
             self.tick("verify", n, n)
             self.report.verified = True
-        self.report.bytes += sum(_size(out.tmp) for out in self.outputs)
+        self.report.bytes += sum(
+            out.size if out.size is not None else _size(out.tmp) for out in self.outputs
+        )
         if self.replacing:
             if any(out.remote for out in self.outputs):
                 raise ExportError(
@@ -220,24 +237,24 @@ class Stage:
             if which is not None and not which(out):
                 keep.append(out)
                 continue
-            with contextlib.suppress(OSError):
-                if os.path.isdir(out.tmp) and not os.path.islink(out.tmp):
-                    shutil.rmtree(out.tmp)
-                else:
-                    os.unlink(out.tmp)
+            if out.upload is not None:
+                remote.remove_temporaries([out.upload], self.anon)
+            if not is_url(out.tmp):
+                _remove_path(out.tmp)
         self.outputs = keep
 
     def _remote_run(self) -> str:
         """The run name of this export's temporary objects beside remote destinations: its
-        run in the local staging folder."""
-        return self._lock(remote.staging_folder()).run
+        run, else its run in the local staging folder."""
+        return self.run or self._lock(remote.staging_folder()).run
 
     def commit(self) -> None:
         """Put every staged output in place: uploaded and moved to its URL (see
         :func:`~browser_app.export.remote.publish`; :class:`~browser_app.errors.UploadError`
         when that fails), or renamed over its local destination."""
         uploads = [
-            remote.Upload(out.tmp, out.dst, remote.temp_url(out.dst, self._remote_run()))
+            out.upload
+            or remote.Upload(out.tmp, out.dst, remote.temp_url(out.dst, self._remote_run()))
             for out in self.outputs
             if out.remote
         ]
@@ -247,8 +264,9 @@ class Stage:
             except BaseException:
                 self.discard()
                 raise
-            uploaded = {up.local for up in uploads}
-            self.discard(lambda out: out.tmp in uploaded)  # the local copies are done with
+            for out in self.outputs:
+                out.upload = None  # in place: nothing of it to remove any more
+            self.discard(lambda out: out.remote)  # the local copies are done with
         done: list[str] = []
         dst = ""
         try:
@@ -295,6 +313,15 @@ class Stage:
                 os.unlink(backup)
             raise
         return backup
+
+
+def _remove_path(path: str) -> None:
+    """Remove a temporary file or folder, if it is there."""
+    with contextlib.suppress(OSError):
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path)
+        else:
+            os.unlink(path)
 
 
 def fsync_file(path: str, shown: str) -> None:
@@ -349,63 +376,257 @@ def staged(stage: S, what: str = "export") -> Iterator[S]:
         stage.finish()
     except BaseException as exc:
         stage.discard()
-        if isinstance(exc, OSError) and not isinstance(exc, RemoteError):
-            remote_name = isinstance(exc.filename, str) and is_url(exc.filename)
-            why = os_error_message(exc) if remote_name else (exc.strerror or exc)
-            raise WriteError(f"{what} failed, nothing written: {why}") from exc
+        failure = write_failure(exc, what)
+        if failure is not exc:
+            raise failure from exc
         raise
     finally:
         stage.release()
 
 
+def write_failure(exc: BaseException, what: str = "export") -> BaseException:
+    """What a failure while staging is raised as: an OS error as :class:`codec.WriteError`,
+    saying that nothing was written (a remote object that could not be read stays a
+    :class:`~codec.errors.RemoteError`, with its own exit code); anything else as it is."""
+    if isinstance(exc, OSError) and not isinstance(exc, RemoteError):
+        remote_name = isinstance(exc.filename, str) and is_url(exc.filename)
+        why = os_error_message(exc) if remote_name else (exc.strerror or exc)
+        return WriteError(f"{what} failed, nothing written: {why}")
+    return exc
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One task of an export: the plan's records ``start`` to ``stop`` (positions in
+    :meth:`Plan.items`), written to ``dsts`` (a shard; or every output of a format that is not
+    split, whose exporter names them when it writes)."""
+
+    start: int
+    stop: int
+    dsts: tuple[str, ...]
+
+
+@dataclass
+class Staged:
+    """An output a task wrote, synced and read back (plain data, sent back to the client):
+    its temporary file ``tmp`` beside ``dst`` (a remote one's temporary URL, with ``upload``),
+    the records or rows it holds (``expected``), how many of the plan's records (``records``,
+    for split outputs) and its size."""
+
+    tmp: str
+    dst: str
+    expected: int
+    records: int | None
+    size: int
+    upload: remote.Upload | None = None
+
+
+@dataclass
+class Written:
+    """What a task sends back: its piece's report, the outputs it staged, the damaged source
+    records it skipped (for the index map), and whether it found the export given up (then
+    it removed what it wrote)."""
+
+    report: ExportReport
+    outputs: list[Staged] = field(default_factory=list)
+    damaged: dict[RecordRef, Problem] = field(default_factory=dict)
+    abandoned: bool = False
+
+
+def _ready(path: str, expected: int, shown: str) -> None:
+    """The check of an output its task has read back already."""
+    return None
+
+
 class Job(Stage):
-    """One export under way: the :class:`Plan` of records to write and the outputs staged
-    for them (see :class:`Stage`)."""
+    """One piece of an export, where a task writes it (this process, a pool worker, a Dask
+    worker): what an exporter's ``write`` gets. ``plan`` is the piece's
+    :class:`~browser_app.export.plan.Portion` of the records; ``dsts`` the piece's
+    destinations; ``run`` the client's run, whose temporary names the piece's local outputs
+    take in folders the client holds the lock of. ``hooks`` (only in the client's own
+    process) report progress to the client and stop the piece when the export is cancelled."""
+
+    def __init__(
+        self,
+        plan: Portion,
+        report: ExportReport,
+        *,
+        run: str,
+        dsts: Sequence[str] = (),
+        verify: bool = True,
+        anon: bool = False,
+        hooks: Hooks | None = None,
+    ) -> None:
+        super().__init__(report, total=plan.total, verify=verify, anon=anon)
+        self.plan = plan
+        self.client_run = run
+        self.dsts = list(dsts)
+        self.hooks = hooks
+
+    def tick(self, stage: str, done: int, total: int | None = None) -> None:
+        if self.hooks is not None:
+            self.hooks.tick(stage, done)
+
+    def guard(self, dsts: Sequence[str]) -> None:
+        """Refuse to write over a source file of this export."""
+        guard_sources(self.plan.source_paths(), dsts)
+
+    def _reserve(self, dst: str, check: Check, *, folder: bool) -> Output:
+        if is_url(dst):
+            return super()._reserve(dst, check, folder=folder)  # in this process's staging
+        directory = os.path.dirname(os.path.abspath(dst))
+        if not run_alive(directory, self.client_run):
+            raise ExportError(f"{shown(dst)}: the export was stopped; nothing written")
+        try:
+            tmp = new_temp(directory, self.client_run, dst, folder)
+        except OSError as exc:
+            raise WriteError(f"{shown(dst)}: cannot write here: {exc.strerror or exc}") from exc
+        out = Output(tmp, dst, check)
+        self.outputs.append(out)
+        return out
+
+    def replace_on_commit(self) -> None:
+        raise ExportError("only the export's plan decides to replace the source")
+
+    def finish(self) -> None:
+        raise AssertionError("a piece is handed back (Job.hand_back), not committed")
+
+    def hand_back(self) -> Written:
+        """Sync every output, read each one back (unless ``verify`` is off), upload the
+        remote ones to their temporary names, and say what was staged. When the client has
+        given the export up meanwhile, remove it all instead."""
+        for out in self.outputs:
+            _sync(out)
+        if self.verify:
+            for out in self.outputs:
+                out.check(out.tmp, out.expected, shown(out.dst))
+        staged = [
+            Staged(out.tmp, out.dst, out.expected, out.records, _size(out.tmp))
+            for out in self.outputs
+        ]
+        for out, st in zip(self.outputs, staged):
+            if out.remote:
+                up = remote.Upload(out.tmp, out.dst, remote.temp_url(out.dst, self.client_run))
+                remote.upload([up], anon=self.anon)
+                up.files()  # a folder's names, kept for the client
+                out.upload, st.tmp, st.upload = up, up.tmp, up
+        written = Written(self.report, staged, dict(self.plan.damaged))
+        if not self._alive():
+            self.discard()
+            return Written(self.report, abandoned=True)
+        # Handed over: the client commits or removes them now.
+        for out in self.outputs:
+            if out.upload is not None:
+                _remove_path(out.tmp)  # the local copy of an upload
+        self.outputs = []
+        return written
+
+    def _alive(self) -> bool:
+        return all(
+            run_alive(os.path.dirname(os.path.abspath(out.dst)), self.client_run)
+            for out in self.outputs
+            if not out.remote
+        )
+
+
+class ExportRun(Stage):
+    """An export on the client: the :class:`~browser_app.export.plan.Plan` of records, the
+    outputs its tasks staged (:meth:`take`), the index map and the commit. Its ``run``
+    names every temporary output of the export, in every folder."""
 
     def __init__(
         self,
         plan: Plan,
         report: ExportReport,
         *,
+        run: str,
         verify: bool = True,
         progress: Progress | None = None,
         anon: bool = False,
     ) -> None:
-        super().__init__(report, total=plan.total, verify=verify, progress=progress, anon=anon)
+        super().__init__(
+            report, total=plan.total, verify=verify, progress=progress, anon=anon, run=run
+        )
         self.plan = plan
+        self.pieces: list[Piece] = []
 
     def guard(self, dsts: Sequence[str]) -> None:
         """Refuse to write over a source file of this export."""
         guard_sources(self.plan.source_paths(), dsts)
 
+    def prepare(self, dst: str) -> None:
+        """Make ready to stage outputs for ``dst``: refuse a URL this tool cannot write; take
+        the export's lock in a local destination's folder (cleaning what killed exports left
+        there), which the tasks that write there check."""
+        if is_url(dst):
+            remote.check_writable(dst, anon=self.anon)
+            return
+        directory = os.path.dirname(os.path.abspath(dst))
+        try:
+            self._lock(directory)
+        except OSError as exc:
+            raise WriteError(f"{shown(dst)}: cannot write here: {exc.strerror or exc}") from exc
 
-@contextlib.contextmanager
-def exporting(
-    source: ExportSource,
-    fmt: ExportFormat,
-    *,
-    selection: Iterable[RecordRef] | None = None,
-    include_added: bool = True,
-    verify: bool = True,
-    progress: Progress | None = None,
-    anon: bool = False,
-) -> Iterator[Job]:
-    """Plan the records of ``source``, give the body a :class:`Job` to write them with, then
-    sync, verify and commit the job's outputs (or discard them all on failure). Damage that
-    is not a record is added to the report's ``skipped`` when the whole dataset is exported;
-    a journal whose edits were written over the source is set aside."""
-    t0 = time.perf_counter()
-    plan = Plan(source, selection, include_added, anon=anon)
-    report = ExportReport(fmt, deleted=plan.deleted)
-    try:
-        with staged(Job(plan, report, verify=verify, progress=progress, anon=anon)) as job:
-            yield job
-        if report.backup is not None and plan.journal is not None:
-            plan.journal.discard()  # its edits are part of the source file now
-    finally:
-        plan.close()
-        report.seconds = time.perf_counter() - t0
-    report.skipped.extend(plan.region_problems())
+    def take(self, parts: Sequence[Written]) -> None:
+        """Add what the tasks wrote (in the plan's order) to the report and to the outputs
+        to commit; the damaged records they skipped go to the plan, for the index map."""
+        report = self.report
+        for part in parts:
+            got = part.report
+            for name in ("records", "copied", "edited", "added", "images", "bytes", "reencoded"):
+                setattr(report, name, getattr(report, name) + getattr(got, name))
+            report.cleaned += got.cleaned
+            report.cleaned_bytes += got.cleaned_bytes
+            report.skipped.extend(got.skipped)
+            report.unconverted.extend(got.unconverted)
+            for why, n in got.inexact.items():
+                report.inexact[why] = report.inexact.get(why, 0) + n
+            if got.formulas is not None:
+                report.formulas = (
+                    got.formulas
+                    if report.formulas is None
+                    else _merged(report.formulas, got.formulas)
+                )
+            report.outputs.extend(got.outputs)
+            self.plan.damaged.update(part.damaged)
+            for st in part.outputs:
+                self.outputs.append(
+                    Output(
+                        st.tmp,
+                        st.dst,
+                        _ready,
+                        st.expected,
+                        st.records,
+                        ready=True,
+                        size=st.size,
+                        upload=st.upload,
+                    )
+                )
+
+    def discard(self, which: Callable[[Output], bool] | None = None) -> None:
+        super().discard(which)
+        if which is not None:
+            return
+        # Given up: the lock files go first (a task still writing then removes what it
+        # writes), then every temporary output of the run, and every temporary object a
+        # task may have uploaded.
+        for lock in self._locks.values():
+            lock.abandon()
+        for piece in self.pieces:
+            for d in piece.dsts:
+                if is_url(d):
+                    with contextlib.suppress(Exception):  # gone already, or the store is away
+                        fs, path = filesystem(
+                            remote.temp_url(d, self._remote_run()), anon=self.anon
+                        )
+                        fs.rm(path, recursive=True)
+
+
+def _merged(a: FormulaCells, b: FormulaCells) -> FormulaCells:
+    """The formula cells of two pieces of one table, in order."""
+    out = FormulaCells(a.neutralized, a.cells + b.cells, a.rows + b.rows, titles=a.titles)
+    out.records = (a.records + b.records)[:FORMULA_RECORDS_SHOWN]
+    return out
 
 
 @contextlib.contextmanager

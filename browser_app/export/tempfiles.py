@@ -42,7 +42,16 @@ try:  # POSIX advisory locks: the proof that a run is alive
 except ImportError:  # pragma: no cover - not on POSIX
     _fcntl = None  # type: ignore[assignment]
 
-__all__ = ["MARK", "NAME_BYTES", "Cleaned", "RunLock", "clean_stale", "is_ours"]
+__all__ = [
+    "MARK",
+    "NAME_BYTES",
+    "Cleaned",
+    "RunLock",
+    "clean_stale",
+    "is_ours",
+    "new_temp",
+    "run_alive",
+]
 
 MARK = "tfb-export"
 NAME_BYTES = 120  # of a destination's name kept in a temporary output's name
@@ -116,19 +125,23 @@ class RunLock:
     def new_temp(self, dst: str, folder: bool = False) -> str:
         """Create a new, empty, private temporary file (``folder``: folder) for ``dst``, a
         path in this lock's folder, and return its path."""
-        name = _short(os.path.basename(dst))
-        for k in itertools.count(1):
-            tag = f"~{k}" if k > 1 else ""  # two long names cut to the same bytes
-            tmp = os.path.join(self.directory, f".{name}{tag}.{MARK}-{self.run}.part")
-            try:
-                if folder:
-                    os.mkdir(tmp, 0o700)
-                else:
-                    os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
-            except FileExistsError:
-                continue
-            return tmp
-        raise AssertionError("unreachable")
+        return new_temp(self.directory, self.run, dst, folder)
+
+    def abandon(self) -> None:
+        """End the run in this folder after a failure: the lock file goes first (a worker
+        still writing for the run sees that and removes what it writes,
+        :func:`run_alive`), then every temporary output of the run, then the lock."""
+        if self._fd < 0:
+            return
+        try:
+            with contextlib.suppress(OSError):
+                os.unlink(self.path)
+            for name in _temps_of(self.directory, self.run):
+                with contextlib.suppress(OSError):
+                    _remove(os.path.join(self.directory, name))
+        finally:
+            os.close(self._fd)
+            self._fd = -1
 
     def release(self) -> None:
         """Remove the lock file, unless a temporary output of this run is still there (then
@@ -142,6 +155,33 @@ class RunLock:
         finally:
             os.close(self._fd)
             self._fd = -1
+
+
+def new_temp(directory: str, run: str, dst: str, folder: bool = False) -> str:
+    """Create a new, empty, private temporary output (a file, or a ``folder``) of the run
+    ``run`` for ``dst``, a path in ``directory``, and return its path: the run's lock is held
+    by this process (:class:`RunLock`) or by the export that sent this process the run's
+    work (see :func:`run_alive`)."""
+    name = _short(os.path.basename(dst))
+    for k in itertools.count(1):
+        tag = f"~{k}" if k > 1 else ""  # two long names cut to the same bytes
+        tmp = os.path.join(directory, f".{name}{tag}.{MARK}-{run}.part")
+        try:
+            if folder:
+                os.mkdir(tmp, 0o700)
+            else:
+                os.close(os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+        except FileExistsError:
+            continue
+        return tmp
+    raise AssertionError("unreachable")
+
+
+def run_alive(directory: str, run: str) -> bool:
+    """Whether the run ``run`` still holds its lock file in ``directory``: what a worker
+    writing for an export in another process asks before and after it writes (an export
+    that failed or was cancelled removes its lock file first, :meth:`RunLock.abandon`)."""
+    return os.path.isfile(os.path.join(directory, _lock_name(run)))
 
 
 def _same_file(fd: int, path: str) -> bool:

@@ -8,10 +8,9 @@ effective state.
 
 from __future__ import annotations
 
-import itertools
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 import codec
@@ -19,7 +18,7 @@ from browser_app.errors import ExportError
 from browser_app.export.base import TFRECORD, ExportOptions, ExportReport
 from browser_app.export.exporter import Exporter, run
 from browser_app.export.plan import ExportSource
-from browser_app.export.staging import Check, Job
+from browser_app.export.staging import Check, ExportRun, Job, Piece
 from codec.errors import CodecError
 from codec.framing import encode_record
 from codec.kinds import COMPRESSIONS, GZIP, NO_COMPRESSION, ZLIB, Compression
@@ -136,28 +135,27 @@ class TFRecordExporter(Exporter):
         self.shards = shards
         self.replace_source = replace_source
 
-    def write(self, job: Job) -> None:
+    def pieces(self, job: ExportRun) -> list[Piece]:
+        """A piece per file: the records go to the shards in order, as evenly as the count
+        of planned records allows (a damaged record skipped leaves its shard one shorter)."""
         if self.replace_source:
             dsts, comp = self._over_the_source(job)
         else:
             comp = resolve_compression(self.compression, self.dst)
             dsts = self.outputs()
             job.guard(dsts)
-        check = check_tfrecord(comp)
-        outputs = [job.reserve(d, check) for d in dsts]
-        # Records go to the shards in order, as evenly as the count allows.
-        bounds = [job.total * k // len(dsts) for k in range(len(dsts) + 1)]
-        payloads: Iterator[bytes] = (
-            p for _pos, _ref, p in job.ticking(job.plan.records(job.report))
-        )
-        done = 0
-        for n, out in enumerate(outputs):
-            last = n == len(outputs) - 1
-            mine = payloads if last else itertools.islice(payloads, max(0, bounds[n + 1] - done))
-            out.expected = out.records = write_tfrecord(out.tmp, comp, mine)
-            done += out.expected
-        job.tick("write", done)
-        job.report.outputs = dsts
+        self.compression = comp  # resolved once, here, for every piece
+        n = len(dsts)
+        bounds = [job.total * k // n for k in range(n + 1)]
+        return [Piece(bounds[k], bounds[k + 1], (dsts[k],)) for k in range(n)]
+
+    def write(self, job: Job) -> None:
+        comp = resolve_compression(self.compression, job.dsts[0])
+        out = job.reserve(job.dsts[0], check_tfrecord(comp))
+        payloads = (p for _pos, _ref, p in job.ticking(job.plan.records(job.report)))
+        out.expected = out.records = write_tfrecord(out.tmp, comp, payloads)
+        job.tick("write", out.expected)
+        job.report.outputs = list(job.dsts)
 
     def outputs(self) -> list[str]:
         """The destination, or the name of each shard."""
@@ -166,7 +164,7 @@ class TFRecordExporter(Exporter):
         dst = self.dst
         return shard_names(dst, self.shards) if self.shards and self.shards > 1 else [dst]
 
-    def _over_the_source(self, job: Job) -> tuple[list[str], str]:
+    def _over_the_source(self, job: ExportRun) -> tuple[list[str], str]:
         files = job.plan.files
         if len(files) != 1:
             raise ExportError("replace_source works on a one-file source")
