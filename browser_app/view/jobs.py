@@ -55,7 +55,7 @@ def progress_text(p: Progress) -> str:
     parts = [f"{p.tasks_done:,} of {plural(p.tasks_total, 'task')}"]
     if p.bytes_total > 0:
         parts.append(f"{format_bytes(p.bytes_done)} of {format_bytes(p.bytes_total)}")
-    parts.append(f"{p.records_per_s:,.0f} records/s")
+    parts.append(f"{plural(round(p.records_per_s), 'record')}/s")
     if p.failed:
         parts.append(plural(p.failed, "task failed", "tasks failed"))
     return " · ".join(parts)
