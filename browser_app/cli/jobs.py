@@ -215,5 +215,5 @@ def progress_line(p: Progress) -> str:
     return (
         f"{p.job}: {p.tasks_done:,}/{plural(p.tasks_total, 'task')},"
         f" {format_bytes(p.bytes_done)} of {format_bytes(p.bytes_total)}"
-        f" ({100 * p.fraction:.0f}%), {p.records_per_s:,.0f} records/s{failed}"
+        f" ({100 * p.fraction:.0f}%), {plural(round(p.records_per_s), 'record')}/s{failed}"
     )
