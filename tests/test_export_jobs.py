@@ -76,12 +76,13 @@ def _dataset(folder: Path, sizes: list[int], damaged: int | None) -> list[str]:
     return paths
 
 
-def _edit(j: Journal, total: int, seed: int) -> None:
+def _edit(j: Journal, total: int, seed: int, damaged: int | None) -> None:
     """Pending edits spread over the dataset: a value set, a record deleted, one duplicated
-    and its copy changed."""
-    if total < 3:
+    and its copy changed (never the ``damaged`` record: its bytes cannot be read)."""
+    if total < 4:
         return
-    a, b, c = seed % total, (seed * 7 + 1) % total, (seed * 13 + 2) % total
+    a, b, c = ((seed * m + k) % total for m, k in ((1, 0), (7, 1), (13, 2)))
+    a, b, c = (r if r != damaged else (r + 1) % total for r in (a, b, c))
     j.set_value(a, "id", 0, str(10**12 + a))
     if b != a:
         j.delete_record(b)
@@ -91,7 +92,13 @@ def _edit(j: Journal, total: int, seed: int) -> None:
 
 
 def _export(
-    paths: list[str], out: Path, *, edit_seed: int | None, selection: list[int] | None, **kw: Any
+    paths: list[str],
+    out: Path,
+    *,
+    edit_seed: int | None,
+    selection: list[int] | None,
+    damaged: int | None = None,
+    **kw: Any,
 ) -> tuple[dict[str, Any], dict[str, bytes]]:
     """Export with a journal of edits into a new folder ``out``: the report (as JSON data,
     the folder's name replaced, its time left out) and every file written."""
@@ -100,7 +107,7 @@ def _export(
         jpath = str(out.parent / f"{out.name}.journal")
         with Journal(ds, path=jpath) as j:
             if edit_seed is not None:
-                _edit(j, len(ds), edit_seed)
+                _edit(j, len(ds), edit_seed, damaged)
             report = E.export(j, out / kw.pop("name", "o.tfrecord"), selection=selection, **kw)
     data = dataclasses.asdict(report)
     data.pop("seconds")
@@ -122,7 +129,7 @@ datasets = st.fixed_dictionaries(
 
 
 @settings(
-    max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(case=datasets)
 def test_sharded_exports_are_identical_on_every_executor(
@@ -134,6 +141,7 @@ def test_sharded_exports_are_identical_on_every_executor(
         total = sum(case["sizes"])
         selection = list(range(0, total, case["every"])) if case["every"] else None
         options = {
+            "damaged": case["damaged"],
             "edit_seed": case["edit_seed"],
             "selection": selection,
             "shards": case["shards"],
