@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
+from test_app import texts
 
 import codec
 from browser_app import view
@@ -64,10 +65,6 @@ def no_crash(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     bad = [e.value for e in at.error if "could not" in e.value]
     assert not bad, bad
-
-
-def texts(elements) -> str:  # type: ignore[no-untyped-def]
-    return "\n".join(str(e.value) for e in elements)
 
 
 def page(at: AppTest, name: str) -> AppTest:
