@@ -95,6 +95,24 @@ def running_server(
     assert "Traceback" not in log_path.read_text(), log_path.read_text()
 
 
+def servers_of(port: int) -> list[int]:
+    """The Streamlit servers (by process id) started for ``port``, alive or not yet reaped."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as f:
+                cmd = f.read().split(b"\0")
+            with open(f"/proc/{name}/stat", "rb") as f:
+                zombie = f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
+        except OSError:
+            continue
+        if b"streamlit" in cmd and str(port).encode() in cmd and not zombie:
+            found.append(int(name))
+    return found
+
+
 @contextlib.contextmanager
 def chromium() -> Iterator[Any]:
     """A headless Debian Chromium driven by Playwright (never a downloaded browser)."""

@@ -12,7 +12,7 @@ import time
 import urllib.request
 
 import pytest
-from browser_support import REPO, free_port
+from browser_support import REPO, free_port, servers_of
 
 pytestmark = pytest.mark.slow
 
@@ -49,28 +49,10 @@ def _start(port: int, *extra: str, prefix: tuple[str, ...] = ()) -> subprocess.P
     return proc
 
 
-def _servers_of(port: int) -> list[int]:
-    """The Streamlit servers (by process id) started for ``port``, alive or not yet reaped."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as f:
-                cmd = f.read().split(b"\0")
-            with open(f"/proc/{name}/stat", "rb") as f:
-                zombie = f.read().rsplit(b")", 1)[1].split()[0] == b"Z"
-        except OSError:
-            continue
-        if b"streamlit" in cmd and str(port).encode() in cmd and not zombie:
-            found.append(int(name))
-    return found
-
-
 def _gone(port: int, sig: str) -> None:
     """The server for ``port`` answers no more and its process has ended."""
     deadline = time.monotonic() + 20
-    while _answers(f"http://127.0.0.1:{port}") or _servers_of(port):
+    while _answers(f"http://127.0.0.1:{port}") or servers_of(port):
         assert time.monotonic() < deadline, f"the server outlived its launcher after {sig}"
         time.sleep(0.2)
 
@@ -79,7 +61,7 @@ def _gone(port: int, sig: str) -> None:
 def test_the_server_goes_with_the_launcher(sig: signal.Signals) -> None:
     port = free_port()
     proc = _start(port)
-    assert _servers_of(port)
+    assert servers_of(port)
     os.kill(proc.pid, sig)
     proc.wait(30)
     _gone(port, sig.name)

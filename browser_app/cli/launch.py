@@ -24,8 +24,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+import codec.jobs
+from browser_app.cli.jobs import add_job_options, executor_spec
 from browser_app.errors import AppError, InputError, PathRefused, UsageError, os_error_message
 from browser_app.paths import expand_inside, is_url_root, url_root_for
+from browser_app.view.jobs import dask_spec, is_dask
+from codec.errors import ExecutorError
 from codec.locations import shown
 
 if TYPE_CHECKING:
@@ -34,6 +38,7 @@ if TYPE_CHECKING:
 __all__ = [
     "APP",
     "allowed_hosts",
+    "app_executor",
     "default_root",
     "launch",
     "pick_port",
@@ -62,7 +67,24 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--no-browser", action="store_true", help="do not open a web browser")
+    add_job_options(p)
     p.set_defaults(handler=launch)
+
+
+def app_executor(args: argparse.Namespace) -> str | None:
+    """Where the app's dataset-wide jobs run, as ``--executor`` / ``--dask`` / ``--workers``
+    name it (None: a process per core). A local spec that names no executor is a
+    :class:`~browser_app.errors.UsageError`; a Dask cluster is reached (and its spec checked)
+    only when a job runs, and the app says what is wrong."""
+    dask = (getattr(args, "dask", None) or "").strip()
+    spec = dask_spec(dask) if dask else executor_spec(args)  # host:port is a tcp:// scheduler
+    if spec is None or is_dask(spec):
+        return spec
+    try:
+        codec.jobs.executor(spec).close()  # local: nothing starts until a task is given
+    except ExecutorError as exc:
+        raise UsageError(str(exc)) from None
+    return spec
 
 
 def port_is_free(host: str, port: int) -> bool:
@@ -129,9 +151,12 @@ def server_command(
     python: str = sys.executable,
     *,
     anon: bool = False,
+    executor: str | None = None,
+    dask_timeout: float | None = None,
 ) -> list[str]:
     """The ``streamlit run`` command line for the app (``anon``: the app reads remote URLs
-    without credentials)."""
+    without credentials; ``executor``: where its dataset-wide jobs run; ``dask_timeout``:
+    seconds to reach a Dask scheduler)."""
     cmd = [
         python,
         "-m",
@@ -166,7 +191,9 @@ def server_command(
     ]
     for name in allowed_hosts(host):
         cmd += ["--server.allowedHosts", name]
-    cmd += ["--", "--root", root, *(["--anon"] if anon else []), *paths]
+    cmd += ["--", "--root", root, *(["--anon"] if anon else [])]
+    cmd += [*(["--executor", executor] if executor else [])]
+    cmd += [*(["--dask-timeout", f"{dask_timeout:g}"] if dask_timeout else []), *paths]
     return cmd
 
 
@@ -208,6 +235,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     out = out or sys.stdout
     paths: list[str] = list(args.paths or [])
     anon = bool(getattr(args, "anon", False))
+    executor = app_executor(args)
     if not paths and args.root:
         root = args.root  # browse the root: the picker lists its files
     elif not paths:
@@ -257,7 +285,10 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             "Warning: listening on every network interface; anyone who can reach this machine"
             " can browse the files under the root.\n"
         )
-    cmd = server_command(host, port, root, given, anon=anon)
+    timeout = getattr(args, "dask_timeout", None)
+    cmd = server_command(
+        host, port, root, given, anon=anon, executor=executor, dask_timeout=timeout
+    )
     url = _url(host, port)
     env = dict(os.environ)
     env.setdefault("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")

@@ -16,7 +16,7 @@ import streamlit as st
 from PIL import Image, ImageDraw
 
 from browser_app.ui import navigation, opening, state
-from browser_app.ui.widgets import journal, messages, picker, remote, selection
+from browser_app.ui.widgets import jobs, journal, messages, picker, remote, selection
 from browser_app.view import md_text
 
 __all__ = ["PAGES", "PageSpec", "main"]
@@ -149,3 +149,8 @@ def main() -> None:
     except Exception:
         log.exception("facets failed")
         st.sidebar.error("The facets could not be counted; the details are in the server log.")
+    try:
+        jobs.sidebar_setting()
+    except Exception:
+        log.exception("the jobs setting failed")
+        st.sidebar.error("Where jobs run cannot be shown; the details are in the server log.")

@@ -19,7 +19,8 @@ pages with pending edits are built from :meth:`Journal.page
 from __future__ import annotations
 
 import logging
-import os
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -27,6 +28,7 @@ import numpy as np
 import streamlit as st
 
 import codec
+import codec.jobs
 from browser_app import view
 from browser_app.edits import Journal, RecordRef
 from browser_app.errors import AppError, JournalError
@@ -52,6 +54,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "AUTO_VERIFY_BYTES",
+    "DASK_TIMEOUT",
+    "Runner",
     "box_scale",
     "facts",
     "feature_summary",
@@ -59,6 +63,8 @@ __all__ = [
     "forget_journals",
     "forget_source",
     "gallery_items",
+    "job_executor",
+    "job_tasks",
     "landed_numbers",
     "landed_page",
     "landed_tiles",
@@ -71,12 +77,15 @@ __all__ = [
     "page_records",
     "page_view",
     "record_at",
+    "release_executor",
     "remote_changes",
     "remote_files",
     "remote_source",
+    "shared_executor",
     "shared_journal",
     "should_auto_verify",
     "usual_types",
+    "verified",
     "verify",
 ]
 
@@ -194,30 +203,147 @@ def forget_source(
             remote_stat(p, anon=anon, fresh=True)
         except (OSError, AttributeError, CodecError):
             continue  # reopening says what is wrong
-    for cached in (_page, _gallery, _summary, _box_scale, _verify, _matches):
+    for cached in (_page, _gallery, _summary, _box_scale, _matches):
         cached.clear()
+    _results().clear()
+
+
+# -- where jobs run ------------------------------------------------------------------------
+
+Runner = Callable[[Any, list[codec.jobs.Task]], Any]
+"""Runs a job over its tasks and returns its result (:func:`codec.jobs.run`, or the page's
+runner with a progress bar and a Cancel button)."""
+
+DASK_TIMEOUT = 5.0  # seconds to reach a Dask scheduler named in the app
+
+
+def _connected(ex: codec.jobs.Executor) -> bool:
+    connected = getattr(ex, "connected", None)
+    return bool(connected()) if connected is not None else True
+
+
+def _close_executor(ex: codec.jobs.Executor) -> None:
+    ex.close(wait=False)
+
+
+@st.cache_resource(
+    max_entries=4, validate=_connected, on_release=_close_executor, show_spinner=False
+)
+def _shared_executor(spec: str, timeout: float) -> codec.jobs.Executor:
+    return codec.jobs.executor(spec, timeout=timeout)
+
+
+def _timeout() -> float:
+    return state.app_args().dask_timeout or DASK_TIMEOUT
+
+
+def shared_executor(spec: str) -> codec.jobs.Executor:
+    """The one client of the Dask cluster ``spec`` names, shared by every session and job:
+    connected now (a ``dask:local`` cluster started now; a scheduler tried for
+    ``--dask-timeout`` seconds, else :data:`DASK_TIMEOUT`) and kept until the setting changes
+    (:func:`release_executor`) or the connection is lost. Raises
+    :class:`codec.errors.ExecutorError` (a :class:`~codec.errors.SchedulerError` for a
+    scheduler that cannot be reached) or :class:`codec.errors.MissingExtraError`."""
+    return _shared_executor(spec, _timeout())
+
+
+def release_executor(spec: str | None) -> None:
+    """Close the shared Dask client (and a local cluster started for it) of ``spec``."""
+    if spec and view.is_dask(spec):
+        _shared_executor.clear(spec, _timeout())
+
+
+def job_executor(
+    spec: str | None, tasks: Sequence[codec.jobs.Task] | None = None
+) -> tuple[codec.jobs.Executor, bool]:
+    """``(executor, shared)`` for a job on ``spec``: the shared Dask client, or an executor
+    of this job's own (close it after the job). Local processes are no more than the
+    ``tasks`` (when known), and one small task runs in this process: not worth starting a
+    process for."""
+    if view.is_dask(spec):
+        assert spec is not None
+        return shared_executor(spec), True
+    ex = codec.jobs.executor(spec)  # a pool starts on its first task: cheap until then
+    if isinstance(ex, codec.jobs.ProcessExecutor) and tasks is not None:
+        n = min(ex.workers, len(tasks))
+        if n <= 1 and sum(t.bytes for t in tasks) <= codec.jobs.DEFAULT_SPLIT:
+            return codec.jobs.InlineExecutor(), False
+        if n < ex.workers:
+            return codec.jobs.ProcessExecutor(max(1, n)), False
+    return ex, False
+
+
+class _Results:
+    """Results of dataset-wide jobs (plain data), shared by every session: the newest
+    ``limit`` kept, keyed by the job and the identity of its files."""
+
+    def __init__(self, limit: int = 32) -> None:
+        self.limit = limit
+        self.lock = threading.Lock()
+        self.items: OrderedDict[Any, Any] = OrderedDict()
+
+    def get(self, key: Any) -> Any:
+        with self.lock:
+            if key not in self.items:
+                return None
+            self.items.move_to_end(key)
+            return self.items[key]
+
+    def put(self, key: Any, value: Any) -> None:
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > self.limit:
+                self.items.popitem(last=False)
+
+    def clear(self) -> None:
+        with self.lock:
+            self.items.clear()
+
+
+@st.cache_resource(show_spinner=False)
+def _results() -> _Results:
+    # Not st.cache_data: a job draws its progress bar and Cancel button while it runs,
+    # which a cached function may not (its elements would be replayed on every hit).
+    return _Results()
 
 
 # -- plain-data results --------------------------------------------------------------------
 
 
-@st.cache_data(max_entries=32, show_spinner="Checking every CRC…")
-def _verify(
-    key: Key, compression: tuple[str, ...], _ds: codec.TFRecordDataset
-) -> list[dict[str, Any]]:
-    if any(i.remote for i in key):
-        # The open readers: their blocks are fetched once, into the shared block cache, with
-        # the credentials (or anonymous access) they were opened with.
-        reports = codec.verify_paths([f.path for f in _ds.files], workers=1, readers=_ds.files)
-    else:
-        paths = [i.path for i in key]
-        reports = codec.verify_paths(paths, workers=min(len(paths), os.cpu_count() or 1))
-    return [view.report_dict(r) for r in reports]
+def job_tasks(src: Source) -> list[codec.jobs.Task]:
+    """The tasks of a dataset-wide job over every file of ``src`` (whole files, byte ranges
+    of large plain ones), planned from the sizes its reader already knows; a remote object's
+    task carries the source's anonymous access, and its worker reads the URL itself."""
+    sizes = [(f.file_size, f.compression) for f in src.dataset.files]
+    return codec.jobs.plan(list(src.paths), anon=src.anon, sizes=sizes)
 
 
-def verify(src: Source) -> list[dict[str, Any]]:
-    """A full CRC check of every file of ``src`` (cached until a file changes)."""
-    return _verify(src.key, tuple(f.compression for f in src.dataset.files), src.dataset)
+def verified(src: Source) -> list[dict[str, Any]] | None:
+    """The full CRC check of every file of ``src`` when it has been made (until a file
+    changes), else None."""
+    return _results().get(("verify", src.key))
+
+
+def verify(src: Source, runner: Runner | None = None) -> list[dict[str, Any]]:
+    """A full CRC check of every file of ``src`` (kept until a file changes): the verify job
+    over its files (:class:`codec.jobs.VerifyJob`), run by ``runner`` (the page's, with
+    progress and cancellation; default: :func:`codec.jobs.run` on every core). The damaged
+    records it finds are noted on the shared reader (of a file it has indexed), so the views
+    know them without reading them again."""
+    key = ("verify", src.key)
+    got = _results().get(key)
+    if got is not None:
+        return got
+    run: Runner = runner or codec.jobs.run
+    reports = run(codec.jobs.VerifyJob(), job_tasks(src))
+    for f, report in zip(src.dataset.files, reports):
+        if f.index_complete:  # else noting it would index the file here (remote: fetch it)
+            for problem in report.problems:
+                f.note_damage(problem)
+    got = [view.report_dict(r) for r in reports]
+    _results().put(key, got)
+    return got
 
 
 def should_auto_verify(src: Source) -> bool:

@@ -135,29 +135,43 @@ holds it was a signed URL, whose signature links never keep."""
 @dataclass(frozen=True)
 class AppArgs:
     """What the launcher passed after ``--``: the root (a folder, or a URL prefix), the paths
-    to open first, and whether remote objects are read anonymously (public buckets)."""
+    to open first, whether remote objects are read anonymously (public buckets), and where
+    dataset-wide jobs run (an executor spec: :func:`codec.jobs.executor`; None: every core)
+    and how long to try to reach a Dask scheduler (seconds; None: the app's default)."""
 
     root: str
     paths: tuple[str, ...]
     anon: bool = False
+    executor: str | None = None
+    dask_timeout: float | None = None
 
 
 def app_args(argv: Sequence[str] | None = None) -> AppArgs:
-    """Parse ``--root ROOT [--anon] [PATH...]`` from ``sys.argv`` (unknown arguments are
-    ignored).
+    """Parse ``--root ROOT [--anon] [--executor SPEC] [--dask-timeout S] [PATH...]`` from
+    ``sys.argv`` (unknown arguments are ignored).
 
     The root defaults to the current directory; a URL root is kept as given (less a
     trailing ``/``)."""
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--root", default=None)
     parser.add_argument("--anon", action="store_true")
+    parser.add_argument("--executor", default=None)
+    parser.add_argument("--dask-timeout", type=float, default=None)
     parser.add_argument("paths", nargs="*")
     args, _ = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
     if args.root and is_url(args.root):
         root = args.root.rstrip("/") if not args.root.endswith("://") else args.root
     else:
         root = os.path.realpath(args.root or os.getcwd())
-    return AppArgs(root=root, paths=tuple(args.paths), anon=bool(args.anon))
+    executor = (args.executor or "").strip() or None
+    timeout = args.dask_timeout if args.dask_timeout and args.dask_timeout > 0 else None
+    return AppArgs(
+        root=root,
+        paths=tuple(args.paths),
+        anon=bool(args.anon),
+        executor=executor,
+        dask_timeout=timeout,
+    )
 
 
 # -- generic helpers for every page ------------------------------------------------------
@@ -656,3 +670,56 @@ def set_class_shown(spec: str, key: ClassKey, shown: bool) -> None:
 
 def show_all_classes(spec: str) -> None:
     put(f"hidden_classes:{spec}", frozenset())
+
+
+# -- where dataset-wide jobs run, and jobs cancelled ----------------------------------------
+
+__all__ += [
+    "executor_problem",
+    "executor_spec",
+    "job_cancelled",
+    "set_executor_problem",
+    "set_executor_spec",
+    "set_job_cancelled",
+]
+
+_EXECUTOR = "tfb:executor"
+_EXECUTOR_PROBLEM = "tfb:executor_problem"
+
+
+def executor_spec() -> str | None:
+    """Where this session's dataset-wide jobs run: an executor spec
+    (:func:`codec.jobs.executor`), as chosen in the sidebar, else as the app was started
+    (``--executor`` / ``--dask``); None: a process per core of this machine."""
+    ss = st.session_state
+    if _EXECUTOR in ss:
+        value = ss[_EXECUTOR]
+        return str(value) if value else None
+    return app_args().executor
+
+
+def set_executor_spec(spec: str | None) -> None:
+    """Run this session's jobs on ``spec`` from now on (None: every core of this machine)."""
+    st.session_state[_EXECUTOR] = spec or None
+    st.session_state.pop(_EXECUTOR_PROBLEM, None)
+
+
+def executor_problem() -> str | None:
+    """Why the last executor asked for could not be used (plain text), or None."""
+    value = st.session_state.get(_EXECUTOR_PROBLEM)
+    return str(value) if value else None
+
+
+def set_executor_problem(text: str | None) -> None:
+    st.session_state[_EXECUTOR_PROBLEM] = text or None
+
+
+def job_cancelled(key: str) -> bool:
+    """Whether the job ``key`` was cancelled in this session (it then waits to be asked
+    again instead of starting by itself)."""
+    return bool(get(f"job:cancelled:{key}"))
+
+
+def set_job_cancelled(key: str, value: bool = True) -> None:
+    """Mark the job ``key`` cancelled (from its Cancel button's callback), or clear the mark."""
+    put(f"job:cancelled:{key}", True if value else None)

@@ -11,6 +11,7 @@ from .changes import diff_rows, part_preview
 from .export import DamageLeftOut, ExportOutcome, damage_left_out, export_outcome
 from .files import file_options
 from .gallery import GalleryItem, gallery_items, record_label
+from .jobs import dask_spec, is_dask, progress_text, where_text
 from .landing import LandedNumber, landed_caption, landed_rows, landed_tiles, percent_text
 from .pictures import (
     BOX_SAMPLE,
@@ -104,6 +105,7 @@ __all__ = [
     "boxes_normalized",
     "cell_text",
     "damage_left_out",
+    "dask_spec",
     "data_url",
     "diff_rows",
     "export_outcome",
@@ -114,6 +116,7 @@ __all__ = [
     "first_payloads",
     "gallery_items",
     "hex_dump",
+    "is_dask",
     "kind_label",
     "label_text",
     "landed_caption",
@@ -129,6 +132,7 @@ __all__ = [
     "percent_text",
     "plural",
     "problem_dict",
+    "progress_text",
     "record_label",
     "record_links",
     "record_pictures",
@@ -147,4 +151,5 @@ __all__ = [
     "usual_types",
     "value_view",
     "values_preview",
+    "where_text",
 ]

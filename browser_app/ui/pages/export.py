@@ -31,6 +31,7 @@ def render() -> None:
             if pending
             else "No pending changes: the records are exported as they are."
         )
+    export_form.cancelled(src)
     export_form.form(src, j, pending)
     export_form.report(src)
     export_form.replace_section(src, j)

@@ -12,8 +12,10 @@ import streamlit as st
 from browser_app.selection import Selection
 from browser_app.ui import frame, navigation, services, state
 from browser_app.ui.source import Source
+from browser_app.ui.widgets import jobs
 from browser_app.view import match_rows, md_text, plural
-from codec.filters import FilterSyntaxError, UnknownFeatureError, compile_filter, run_filter
+from codec.filters import FilterSyntaxError, UnknownFeatureError, compile_filter
+from codec.jobs import FilterJob
 
 EXAMPLES = (
     "label == 3 and width > 100",
@@ -43,24 +45,28 @@ def _cannot(err: FilterSyntaxError, what: str) -> None:
     st.code(f"{err.expression}\n{' ' * err.position}^", language=None)
 
 
-def _run(src: Source, text: str, limit: int) -> state.FilterSelection | None:
+def _run(src: Source, text: str, limit: int, fresh: bool) -> state.FilterSelection | None:
+    """Run the filter ``text`` as a job on the session's executor (its first ``limit``
+    matches), keep its result for the session and return it; None when it cannot run (said)
+    or was cancelled (said; it runs again when asked: ``fresh``)."""
     try:
-        flt = compile_filter(text)
+        compile_filter(text)
     except FilterSyntaxError as err:
         _cannot(err, "This filter cannot be read")
         return None
-    bar = st.progress(0.0, text="Filtering…")
-
-    def progress(done: int, total: int) -> None:
-        bar.progress(min(1.0, done / total) if total else 1.0, text=f"Read {done:,} of {total:,}")
-
     try:
-        run = run_filter(src.dataset, flt, progress=progress, limit=limit + 1)
+        run = jobs.run(
+            FilterJob(text, limit=limit + 1),
+            services.job_tasks(src),
+            key=f"filter:{src.tag}:{text}",
+            what="The filter",
+            fresh=fresh,
+        )
+    except jobs.Stopped:
+        return None
     except UnknownFeatureError as err:
         _cannot(err, "This filter names a feature no record has")
         return None
-    finally:
-        bar.empty()
     found = run.matches
     result: state.FilterSelection = {
         "spec": src.spec,
@@ -99,7 +105,7 @@ def render() -> None:
     result = state.filter_selection(repr(src.key))
     text = (text or "").strip()
     if text and (clicked or result is None or result["expression"] != text):
-        result = _run(src, text, limit)
+        result = _run(src, text, limit, fresh=clicked)
     if result is None:
         if not text:
             st.info("Type a filter and press Enter.", icon=":material/filter_alt:")

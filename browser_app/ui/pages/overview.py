@@ -10,6 +10,7 @@ import streamlit as st
 from browser_app.edits import FEATURE_LISTS
 from browser_app.ui import frame, navigation, services, state
 from browser_app.ui.source import Source
+from browser_app.ui.widgets import jobs
 from browser_app.view import kind_label, md_text, plural, problem_dict
 from codec.kinds import COMPRESSION, DATA_CRC, RAW, TRUNCATED
 from codec.values import format_bytes
@@ -24,9 +25,9 @@ def render() -> None:
     ds = src.dataset
     summary = services.feature_summary(src)
     verify_key = f"verified:{src.spec}"
-    reports: list[dict[str, Any]] | None = None
-    if services.should_auto_verify(src) or state.get(verify_key):
-        reports = services.verify(src)
+    reports = services.verified(src)
+    if reports is None and (services.should_auto_verify(src) or state.get(verify_key)):
+        reports = jobs.verify(src)
 
     records = ds.indexed if ds.index_complete else None
     damaged = sum(r["damaged"] for r in reports) if reports is not None else None
@@ -66,8 +67,10 @@ def render() -> None:
             f" CRC of {format_bytes(total)} now?",
             icon=":material/verified:",
         )
+        st.caption(f"Jobs run on {md_text(jobs.where())} (see the sidebar).")
         if st.button("Check every CRC", key=state.widget_key("verify"), icon=":material/search:"):
             state.put(verify_key, True)
+            state.set_job_cancelled(jobs.verify_key(src), False)  # asked again: run it
             st.rerun()
         problems = [problem_dict(p) for p in ds.problems]
     else:

@@ -15,7 +15,6 @@ from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
-from streamlit.delta_generator import DeltaGenerator
 
 from browser_app import export
 from browser_app.edits import Journal
@@ -26,6 +25,7 @@ from browser_app.paths import relative_to_root, resolve_inside
 from browser_app.selection import parse_record_spec
 from browser_app.ui import navigation, services, state
 from browser_app.ui.source import Source
+from browser_app.ui.widgets import jobs
 from browser_app.ui.widgets.schema import record_link
 from browser_app.view import (
     ExportOutcome,
@@ -43,7 +43,7 @@ from codec.kinds import NO_COMPRESSION
 from codec.locations import filesystem, is_url, remote_errors
 from codec.values import format_bytes
 
-__all__ = ["form", "replace_section", "report"]
+__all__ = ["cancelled", "form", "replace_section", "report"]
 
 # The formats in the order the menu offers them.
 FORMATS: tuple[ExportFormat, ...] = (TFRECORD, JSONL, CSV, PARQUET, JSON, IMAGES)
@@ -63,15 +63,17 @@ def _on_format(src: Source) -> None:
     state.set_widget_value("export:dest", export.default_destination(src.label, _format(), comp))
 
 
-def _progress_bar() -> tuple[DeltaGenerator, Progress]:
-    bar = st.progress(0.0, text="Starting…")
-    words = {"write": "Writing", "verify": "Verifying", "scan": "Reading the columns"}
+_STAGES = {"write": "Writing", "verify": "Verifying", "scan": "Reading the columns"}
+
+
+def _stage(bar: jobs.Bar) -> Progress:
+    """The export's own progress (records written, outputs verified) on the job's bar."""
 
     def progress(stage: str, done: int, total: int) -> None:
         frac = min(1.0, done / total) if total else 1.0
-        bar.progress(frac, text=f"{words.get(stage, stage)}… {done:,} of {total:,}")
+        bar.stage(f"{_STAGES.get(stage, stage)}… {done:,} of {total:,}", frac)
 
-    return bar, progress
+    return progress
 
 
 def _selection(src: Source, how: str) -> tuple[list[int] | None, str | None]:
@@ -100,22 +102,34 @@ def _destination(src: Source, text: str) -> str:
     return real
 
 
+def _job_key(src: Source) -> str:
+    return f"export:{src.tag}"
+
+
 def _exported(
-    src: Source, what: str, run: Callable[[Progress], export.ExportReport]
+    src: Source, what: str, run: Callable[[Any, jobs.Bar], export.ExportReport]
 ) -> ExportOutcome | None:
-    """Run an export with a progress bar and keep its outcome for the page; on failure say
-    ``what`` (was not written or changed) and why."""
-    bar, progress = _progress_bar()
+    """Run an export (``run(executor, bar)``) as a job on the session's executor, with a
+    progress bar and a Cancel button, and keep its outcome for the page; on failure say
+    ``what`` (was not written or changed) and why. A cancelled export is said on the next
+    run (:func:`cancelled`)."""
     try:
-        report = run(progress)
+        report = jobs.run_work(run, key=_job_key(src), what="The export", fresh=True)
+    except jobs.Stopped:
+        return None
     except (AppError, CodecError, OSError) as exc:
-        bar.empty()
         st.error(f"{what}: {md_text(str(exc))}", icon=":material/error:")
         return None
-    bar.progress(1.0, text="Done")
     outcome = export_outcome(report, src.root, src.spec)
     state.set_export_outcome(outcome)
     return outcome
+
+
+def cancelled(src: Source) -> None:
+    """Say so when the last export of ``src`` was cancelled (its Cancel button stopped it:
+    nothing was written, no temporary file is left), until the next export."""
+    if jobs.cancelled(_job_key(src), "The export"):
+        state.set_export_outcome(None)
 
 
 def _options(fmt: str) -> dict[str, Any]:
@@ -200,8 +214,15 @@ def _run(src: Source, j: Journal | None) -> None:
     done = _exported(
         src,
         "The export failed and nothing was written",
-        lambda progress: export.export(
-            source, dst, format=fmt, selection=records, progress=progress, **options
+        lambda ex, bar: export.export(
+            source,
+            dst,
+            format=fmt,
+            selection=records,
+            progress=_stage(bar),
+            executor=ex,
+            job_progress=bar.job,
+            **options,
         ),
     )
     if done is None:
@@ -220,7 +241,9 @@ def _replace_source(src: Source, j: Journal) -> None:
     done = _exported(
         src,
         "The source was not changed",
-        lambda progress: export.export_tfrecord(j, replace_source=True, progress=progress),
+        lambda ex, bar: export.export_tfrecord(
+            j, replace_source=True, progress=_stage(bar), executor=ex, job_progress=bar.job
+        ),
     )
     if done is None:
         return
@@ -401,8 +424,10 @@ def _damage_preview(src: Source, j: Journal | None) -> None:
     # The Overview page's full CRC check, under the same session key.
     checked = services.should_auto_verify(src) or bool(state.get(f"verified:{src.spec}"))
     try:
-        if checked:
-            problems = [p for r in services.verify(src) for p in r["problems"]]
+        reports = jobs.verify(src) if checked else None
+        checked = reports is not None  # else cancelled (said): what the reader found so far
+        if reports is not None:
+            problems = [p for r in reports for p in r["problems"]]
         else:
             problems = [problem_dict(p) for p in src.dataset.problems]
         left = damage_left_out(

@@ -6,22 +6,24 @@ session for the source; the sample's note; and links from record numbers to the 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from urllib.parse import quote
 
 import streamlit as st
 
-from browser_app.ui import state
+from browser_app.ui import services, state
 from browser_app.ui.source import Source
+from browser_app.ui.widgets import jobs
 from browser_app.view import SchemaResult, md_text, plural, schema_result
 from codec.errors import DecodeError
+from codec.jobs import SchemaJob
 from codec.labelmap import (
     MAX_LABEL_MAP_BYTES,
     find_label_map,
     parse_label_map_bytes,
     read_label_map,
 )
-from codec.schema import infer_schema
+from codec.schema import Schema, infer_schema
 
 __all__ = [
     "AUTO_RECORDS",
@@ -34,29 +36,50 @@ __all__ = [
 ]
 
 AUTO_RECORDS = 200_000  # below this many records the schema is inferred on opening the page
+INFERRING = "Inferring the schema"
 
 
-def infer(src: Source, sample: int | None) -> SchemaResult:
-    """Infer now, with a progress bar, and keep the result for this source. The labels are
-    checked against the label map chosen for the source, when there is one."""
+def infer(src: Source, sample: int | None, *, fresh: bool = False) -> SchemaResult | None:
+    """Infer now and keep the result for this source; None when the job was cancelled (the
+    page has said so; ``fresh``: the person asked again, so it runs). Every record: the
+    schema job on the session's executor (:class:`codec.jobs.SchemaJob`), with its progress
+    and Cancel button; a sample: read here, with a progress bar. The labels are checked
+    against the label map chosen for the source, when there is one."""
+    chosen = state.label_map(src.spec)
+    names = chosen[1].names if chosen else None
+    if sample is None:
+        job = SchemaJob(label_map=names)
+        try:
+            result = jobs.run(
+                job,
+                services.job_tasks(src),
+                key=_job_key(src),
+                what=INFERRING,
+                fresh=fresh,
+            )
+        except jobs.Stopped:
+            return None
+    else:
+        result = _sample(src, sample, names)
+    value = schema_result(result, sample, src.rel, chosen[0] if chosen else None)
+    state.set_schema_result(repr(src.key), value)
+    return value
+
+
+def _job_key(src: Source) -> str:
+    return f"schema:{src.tag}"
+
+
+def _sample(src: Source, sample: int, names: Mapping[int, str] | None) -> Schema:
     bar = st.progress(0.0, text="Reading records…")
 
     def progress(done: int, total: int) -> None:
         bar.progress(min(1.0, done / total) if total else 1.0, text=f"Read {done:,} of {total:,}")
 
-    chosen = state.label_map(src.spec)
     try:
-        result = infer_schema(
-            src.dataset,
-            sample=sample,
-            progress=progress,
-            label_map=chosen[1].names if chosen else None,
-        )
+        return infer_schema(src.dataset, sample=sample, progress=progress, label_map=names)
     finally:
         bar.empty()
-    value = schema_result(result, sample, src.rel, chosen[0] if chosen else None)
-    state.set_schema_result(repr(src.key), value)
-    return value
 
 
 def _beside(src: Source) -> str | None:
@@ -126,11 +149,14 @@ def ensure(src: Source, where: str) -> SchemaResult | None:
     small = total is not None and total <= AUTO_RECORDS
     if got is None and small:
         got = infer(src, None)
+    elif got is None:
+        jobs.cancelled(_job_key(src), INFERRING)
     chosen = state.label_map(src.spec)
     wanted = chosen[0] if chosen else None
     if got is not None and got.label_map != wanted:
-        if small and not got.schema.get("sampled"):
-            got = infer(src, None)
+        again = infer(src, None) if small and not got.schema.get("sampled") else None
+        if again is not None:
+            got = again
         else:
             st.info(
                 "The label map changed since the schema was inferred: infer again to check"
@@ -157,7 +183,7 @@ def ensure(src: Source, where: str) -> SchemaResult | None:
             f"Read {what}", key=state.widget_key(f"{where}:infer"), icon=":material/play_arrow:"
         )
     if clicked:
-        got = infer(src, int(n) if use_sample else None)
+        got = infer(src, int(n) if use_sample else None, fresh=True) or got
     return got
 
 

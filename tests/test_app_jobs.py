@@ -1,0 +1,262 @@
+"""The app's dataset-wide jobs through AppTest: the Overview's CRC check, the Schema page and
+the Filter page give what one process gives, on this process and on a pool of processes;
+where jobs run is shown and changed in the sidebar (a bad Dask address is said, never a
+traceback); a cancelled job says so and does not start again by itself."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+from test_app import texts
+
+import codec
+from browser_app import view
+from browser_app.cli import launch
+from browser_app.cli.main import build_parser, main
+from browser_app.ui import services, state
+from codec.filters import run_filter
+from codec.jobs.executors import cores
+from codec.schema import infer_schema
+
+APP = str(Path(__file__).resolve().parent.parent / "browser_app" / "streamlit_app.py")
+DATA = Path(__file__).parent / "data"
+SPEC = "part-*.tfrecord*"
+# Damaged files (a bad data CRC, junk between records), a compressed one, and two kinds of
+# Examples, so the schema has drift and the check has problems to report.
+PARTS = [
+    "drift.tfrecord",
+    "corrupt_data_crc.tfrecord",
+    "garbage_between.tfrecord",
+    "basic.tfrecord.gz",
+    "detection.tfrecord",
+]
+FILTER = "not intact or label == 1 or has(image/object/bbox/xmin)"
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("jobs")
+    for k, name in enumerate(PARTS):
+        shutil.copy(DATA / name, root / f"part-{k}-{name}")
+    return root
+
+
+def files(root: Path) -> list[str]:
+    return sorted(str(p) for p in root.glob(SPEC))
+
+
+def app(monkeypatch: pytest.MonkeyPatch, root: Path, *args: str, **params: str) -> AppTest:
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root), *args])
+    at = AppTest.from_file(APP, default_timeout=60)
+    for k, v in params.items():
+        at.query_params[k] = v
+    return at.run()
+
+
+def no_crash(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+    bad = [e.value for e in at.error if "could not" in e.value]
+    assert not bad, bad
+
+
+def page(at: AppTest, name: str) -> AppTest:
+    at.switch_page(f"ui/pages/{name}.py").run()
+    no_crash(at)
+    return at
+
+
+def shown(at: AppTest) -> dict[str, object]:
+    """What the Overview, Schema and Filter pages show of the open source."""
+    out: dict[str, object] = {}
+    page(at, "overview")
+    out["overview metrics"] = {m.label: m.value for m in at.main.metric}
+    out["files"] = at.main.dataframe[0].value.to_dict("records")
+    out["damage"] = texts(at.main.error) + texts(at.main.markdown)
+    page(at, "schema")
+    out["schema metrics"] = {m.label: m.value for m in at.main.metric}
+    out["schema"] = at.main.dataframe[0].value.to_dict("records")
+    out["findings"] = texts(at.main.markdown)
+    page(at, "filter")
+    at.text_input(key="tfb:w:filter:expr").input(FILTER).run()
+    no_crash(at)
+    out["matches"] = list(at.session_state["tfb:x:filter:selection"]["records"])
+    out["match text"] = texts(at.main.markdown)
+    return out
+
+
+@pytest.fixture
+def used(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Where the app's jobs ran: ``<executor class>:<workers>`` of each job, in order."""
+    used: list[str] = []
+    pick = services.job_executor
+
+    def job_executor(spec, tasks=None):  # type: ignore[no-untyped-def]
+        ex, shared = pick(spec, tasks)
+        used.append(f"{type(ex).__name__}:{ex.workers}")
+        return ex, shared
+
+    monkeypatch.setattr(services, "job_executor", job_executor)
+    return used
+
+
+def test_pages_give_what_one_process_gives_on_every_executor(monkeypatch, root, used) -> None:  # type: ignore[no-untyped-def]
+    paths = files(root)
+    reports = [codec.TFRecordFile(p).verify() for p in paths]
+    with codec.TFRecordDataset(paths) as ds:
+        doc = infer_schema(ds).to_json(top=view.LINKS_SHOWN)
+        want_rows = view.schema_rows(view.schema_result(infer_schema(ds), None).schema)
+        want_matches = list(run_filter(ds, FILTER).matches)
+    assert any(r.problems for r in reports) and want_matches  # something to find
+    seen = {}
+    for spec, where in (("inline", "InlineExecutor:1"), ("processes:2", "ProcessExecutor:2")):
+        used.clear()
+        at = app(monkeypatch, root, "--executor", spec, file=SPEC)
+        seen[spec] = shown(at)
+        assert used == [where] * 3  # verify, schema, filter
+        got = seen[spec]
+        metrics = got["overview metrics"]
+        assert isinstance(metrics, dict)
+        assert metrics["Damaged records"] == f"{sum(r.damaged for r in reports):,}"
+        assert metrics["Recovered"] == f"{sum(r.recovered for r in reports):,}"
+        assert [f["problems"] for f in got["files"]] == [len(r.problems) for r in reports]  # type: ignore[union-attr]
+        assert got["schema"] == pd.DataFrame(want_rows).to_dict("records")
+        assert got["schema metrics"]["Records read"] == f"{doc['records']:,}"  # type: ignore[index]
+        assert got["matches"] == want_matches
+    assert seen["inline"] == seen["processes:2"]
+
+
+def test_where_jobs_run_is_shown_and_changed_in_the_sidebar(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
+    at = app(monkeypatch, root, "--dask-timeout", "0.5", file=SPEC)
+    no_crash(at)
+    assert f"Jobs run on **this machine ({cores()} core" in texts(at.sidebar.caption)
+    at.sidebar.radio(key="tfb:w:jobs:where").set_value("This process only").run()
+    no_crash(at)
+    assert "Jobs run on **this process (one core)**" in texts(at.sidebar.caption)
+    page(at, "overview")
+    assert "Jobs run on this process" not in texts(at.main.caption)  # checked in full already
+    # A scheduler nobody runs: said in the sidebar; the setting stays as it was.
+    at.sidebar.radio(key="tfb:w:jobs:where").set_value("A Dask cluster").run()
+    assert "Type the address of the Dask scheduler" in texts(at.sidebar.error)
+    at.sidebar.text_input(key="tfb:w:jobs:dask").input("127.0.0.1:9").run()
+    no_crash(at)
+    message = texts(at.sidebar.error)
+    assert view.md_text("tcp://127.0.0.1:9: cannot reach the Dask scheduler") in message
+    assert "after 0.5 s" in message  # as long as the launcher was told to try
+    assert "Traceback" not in message
+    assert "Jobs run on **this process (one core)**" in texts(at.sidebar.caption)
+    at.sidebar.text_input(key="tfb:w:jobs:dask").input("dask:nowhere").run()
+    assert view.md_text("'dask:nowhere' is not an executor") in texts(at.sidebar.error)
+    # Jobs still run where they ran.
+    page(at, "schema")
+    assert at.main.dataframe
+    at.sidebar.radio(key="tfb:w:jobs:where").set_value("This machine").run()
+    no_crash(at)
+    assert not at.sidebar.error
+    assert f"Jobs run on **this machine ({cores()} core" in texts(at.sidebar.caption)
+
+
+@pytest.mark.parametrize(
+    ("options", "spec"),
+    [
+        ([], None),
+        (["--workers", "3"], "processes:3"),
+        (["--executor", "inline"], "inline"),
+        (["--dask", "local:2", "--dask-timeout", "7"], "dask:local:2"),
+        (["--dask", "sched.example:8786"], "dask:tcp://sched.example:8786"),
+    ],
+)
+def test_the_launch_options_reach_the_app(tmp_path, options, spec) -> None:  # type: ignore[no-untyped-def]
+    args = build_parser().parse_args(["view", "--root", str(tmp_path), *options])
+    assert launch.app_executor(args) == spec
+    cmd = launch.server_command(
+        "127.0.0.1", 8600, str(tmp_path), [], executor=spec, dask_timeout=args.dask_timeout
+    )
+    got = state.app_args(cmd[cmd.index("--") + 1 :])
+    assert (got.executor, got.dask_timeout) == (spec, args.dask_timeout)
+
+
+def test_a_launch_option_naming_no_executor_is_refused(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    code = main(["view", "--root", str(tmp_path), "--executor", "processes:none", "--no-browser"])
+    assert code == 2
+    assert "the number of workers must be a whole number" in capsys.readouterr().err
+
+
+def test_the_launch_setting_is_shown_in_the_sidebar(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
+    at = app(monkeypatch, root, "--executor", "processes:3", file=SPEC)
+    assert "Jobs run on **this machine (3 processes)**" in texts(at.sidebar.caption)
+    assert at.sidebar.radio(key="tfb:w:jobs:where").value == "This machine"
+    at = app(monkeypatch, root, "--executor", "dask:tcp://127.0.0.1:9", file=SPEC)
+    where = view.md_text("the Dask cluster at tcp://127.0.0.1:9")
+    assert f"Jobs run on **{where}**" in texts(at.sidebar.caption)
+    assert at.sidebar.text_input(key="tfb:w:jobs:dask").value == "tcp://127.0.0.1:9"
+
+
+def test_a_cancelled_job_waits_to_be_asked_again(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.query_params["file"] = SPEC
+    at.session_state[f"tfb:x:job:cancelled:verify:{SPEC}"] = True  # its Cancel was clicked
+    page(at.run(), "overview")
+    assert "The CRC check was cancelled — nothing was kept." in texts(at.main.warning)
+    assert at.main.metric[1].value == "—"  # no result, and none started (small: it would)
+    at.run()  # any rerun: it still waits
+    assert "was cancelled" in texts(at.main.warning)
+    at.button(key="tfb:w:verify").click().run()
+    no_crash(at)
+    assert "was cancelled" not in texts(at.main.warning)
+    assert at.main.metric[1].value != "—"
+
+
+def test_a_remote_source_is_read_by_the_workers_themselves(monkeypatch, s3, root) -> None:  # type: ignore[no-untyped-def]
+    paths = files(root)[:3]
+    for p in paths:
+        s3.put("bkt", f"data/{Path(p).name}", Path(p).read_bytes())
+    reports = [codec.TFRecordFile(p).verify() for p in paths]
+    at = app(monkeypatch, "s3://bkt/data", "--executor", "processes:2", file=SPEC)
+    page(at, "overview")
+    assert at.main.metric[3].value == "—"  # a remote source is checked only when asked
+    at.button(key="tfb:w:verify").click().run()
+    no_crash(at)
+    metrics = {m.label: m.value for m in at.main.metric}
+    assert metrics["Damaged records"] == f"{sum(r.damaged for r in reports):,}"
+    assert metrics["Recovered"] == f"{sum(r.recovered for r in reports):,}"
+    table = at.main.dataframe[0].value
+    assert list(table["problems"]) == [len(r.problems) for r in reports]
+    assert list(table["damaged"]) == [r.damaged for r in reports]
+
+
+@pytest.mark.slow
+def test_a_local_dask_cluster_from_the_sidebar_is_shared_and_closed(
+    monkeypatch, root, used
+) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("distributed")
+    paths = files(root)
+    reports = [codec.TFRecordFile(p).verify() for p in paths]
+    at = app(monkeypatch, root, "--executor", "inline", file=SPEC)
+    at.sidebar.radio(key="tfb:w:jobs:where").set_value("A Dask cluster").run()
+    at.sidebar.text_input(key="tfb:w:jobs:dask").input("local:1").run()
+    no_crash(at)
+    assert not at.sidebar.error
+    assert "Jobs run on **a local Dask cluster of 1 worker**" in texts(at.sidebar.caption)
+    cluster = services.shared_executor("dask:local:1")  # the one the setting started
+    assert cluster.connected()
+    used.clear()
+    page(at, "overview")
+    assert used == ["DaskExecutor:1"]
+    metrics = {m.label: m.value for m in at.main.metric}
+    assert metrics["Damaged records"] == f"{sum(r.damaged for r in reports):,}"
+    assert list(at.main.dataframe[0].value["problems"]) == [len(r.problems) for r in reports]
+    assert services.shared_executor("dask:local:1") is cluster  # shared, not one per job
+    at.sidebar.radio(key="tfb:w:jobs:where").set_value("This machine").run()
+    no_crash(at)
+    assert not cluster.connected()  # closed with the setting that made it
