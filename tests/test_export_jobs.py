@@ -28,7 +28,7 @@ from browser_app.cli import main
 from browser_app.cli.export import executor_spec
 from browser_app.cli.main import build_parser
 from browser_app.edits import Journal
-from browser_app.errors import ExportError, UsageError
+from browser_app.errors import ExportError
 from browser_app.export import plan as plan_module
 from browser_app.export import tfrecord
 from browser_app.export.job import ExportJob, ExportTask
@@ -336,8 +336,7 @@ def test_an_s3_destination_gets_every_shard_at_once(s3: Any, tmp_path: Path) -> 
         (["--shards", "4"], None),  # a process per core, at most one per shard
         (["--shards", "4", "--workers", "3"], "processes:3"),
         (["--executor", "inline", "--shards", "4"], "inline"),
-        (["--executor", "processes", "--workers", "2"], "processes:2"),
-        (["--dask", "local", "--workers", "2"], "dask:local:2"),
+        (["--executor", "processes:2"], "processes:2"),
         (["--dask", "local:3"], "dask:local:3"),
         (["--dask", "tcp://10.0.0.1:8786"], "dask:tcp://10.0.0.1:8786"),
         (["--dask", "sched:8786"], "dask:tcp://sched:8786"),
@@ -352,11 +351,16 @@ def test_where_the_command_line_writes_the_shards(argv: list[str], spec: str | N
         assert got == spec
 
 
-@pytest.mark.parametrize("argv", [["--workers", "0"], ["--dask", "tcp://h:1", "--workers", "2"]])
-def test_workers_that_do_not_apply_are_a_usage_error(argv: list[str]) -> None:
-    args = build_parser().parse_args(["export", "a.tfrecord", "b.tfrecord", *argv])
-    with pytest.raises(UsageError, match="--workers"):
-        executor_spec(args)
+@pytest.mark.parametrize(
+    "argv", [["--workers", "0"], ["--dask", "tcp://h:1", "--workers", "2"], ["--progress"]]
+)
+def test_job_options_that_do_not_apply_are_refused(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    with pytest.raises(SystemExit) as info:
+        build_parser().parse_args(["export", "a.tfrecord", "b.tfrecord", *argv])
+    assert info.value.code == 2
+    assert argv[0] in capsys.readouterr().err  # the option is named
 
 
 def test_the_command_line_writes_shards_on_workers_as_it_does_here(

@@ -3,7 +3,7 @@
     tfrecord-browser export SRC... DST [--format F] [--compression C] [--records SPEC]
                                       [--shards N] [--journal FILE|auto]
                                       [--csv-neutralize-formulas]
-                                      [--executor SPEC | --dask ADDR] [--workers N]
+                                      [--executor SPEC | --dask ADDR | --workers N]
     tfrecord-browser import SRC.jsonl DST.tfrecord [--compression C]
 
 The format is taken from DST's extension unless ``--format`` says otherwise (``.tfrecord``,
@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING, TextIO
 
 import codec
 from browser_app.cli.inputs import anon, open_inputs, records_option
+from browser_app.cli.jobs import add_job_options
+from browser_app.cli.jobs import executor_spec as job_executor_spec
 from browser_app.edits import Journal, journal_path
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
 from browser_app.export import FORMATS, ExportReport, export, format_for_path, import_jsonl
@@ -86,25 +88,7 @@ def register(sub: Subcommands) -> None:
         " (default: exact values, and a warning)",
     )
     p.add_argument("--no-verify", action="store_true", help="skip reading the output back")
-    where = p.add_mutually_exclusive_group()
-    where.add_argument(
-        "--executor",
-        metavar="SPEC",
-        help="where the shards are written: processes[:N] (default: a process per core, at most"
-        " one per shard), inline (this process), dask:local[:N] or dask:tcp://host:port",
-    )
-    where.add_argument(
-        "--dask",
-        metavar="ADDR",
-        help="write the shards on the Dask scheduler at ADDR (tcp://host:8786), or on a local"
-        " cluster started here (local[:N])",
-    )
-    p.add_argument(
-        "--workers",
-        type=int,
-        metavar="N",
-        help="how many local processes (or workers of a local Dask cluster) write the shards",
-    )
+    add_job_options(p, progress=False)
     p.add_argument(
         "--no-index-map",
         action="store_true",
@@ -157,34 +141,14 @@ def _format(args: argparse.Namespace, dst: str) -> str:
 
 
 def executor_spec(args: argparse.Namespace) -> str:
-    """Where the export's pieces are written, from ``--executor``, ``--dask`` and
-    ``--workers``: by default a process per core, at most one per shard (this process for an
+    """Where the export's pieces are written, as ``--executor`` / ``--dask`` / ``--workers``
+    name it; by default a process per core, at most one per shard (this process for an
     output that is not split)."""
-    n = args.workers
-    if n is not None and n < 1:
-        raise UsageError("--workers must be at least 1")
-    dask = (args.dask or "").strip()
-    if dask:
-        if "://" in dask or dask.startswith("dask:"):
-            if n is not None:
-                raise UsageError("--workers applies to local processes or --dask local")
-            return dask if dask.startswith("dask:") else f"dask:{dask}"
-        if dask == "local" or dask.startswith("local:"):
-            return f"dask:local:{n}" if n is not None and dask == "local" else f"dask:{dask}"
-        if n is not None:
-            raise UsageError("--workers applies to local processes or --dask local")
-        return f"dask:tcp://{dask}"
-    spec = (args.executor or "").strip()
-    if spec:
-        if n is not None and spec in ("processes", "dask:local"):
-            return f"{spec}:{n}"
-        if n is not None:
-            raise UsageError(f"--workers does not apply to --executor {spec}")
+    spec = job_executor_spec(args)
+    if spec is not None:
         return spec
     pieces = args.shards or 1
-    if n is None and pieces <= 1:
-        return "inline"  # one piece: no process to start
-    return f"processes:{n or min(cores(), pieces)}"
+    return "inline" if pieces <= 1 else f"processes:{min(cores(), pieces)}"
 
 
 def _open_journal(arg: str, dataset: codec.TFRecordDataset) -> Journal:

@@ -23,11 +23,12 @@ from typing import Any
 
 from browser_app.cli.inputs import anon, positive
 from browser_app.errors import Cancelled, UsageError
+from browser_app.view import dask_spec, progress_text
 from codec import TFRecordFile
 from codec.errors import JobCancelled
 from codec.jobs import DEFAULT_SPLIT, Executor, Job, Progress, Task, executor, plan, run
-from codec.jobs.executors import CONNECT_TIMEOUT, SPECS, cores
-from codec.values import format_bytes, plural
+from codec.jobs.executors import CONNECT_TIMEOUT, SPECS, cores, planned_workers
+from codec.values import plural
 
 __all__ = ["add_job_options", "executor_spec", "job_tasks", "progress_line", "run_job"]
 
@@ -45,9 +46,9 @@ def _seconds(text: str) -> float:
     return n
 
 
-def add_job_options(p: argparse.ArgumentParser) -> None:
-    """``--executor``, ``--dask``, ``--workers`` (one of them), ``--dask-timeout`` and
-    ``--progress``."""
+def add_job_options(p: argparse.ArgumentParser, *, progress: bool = True) -> None:
+    """``--executor``, ``--dask``, ``--workers`` (one of them), ``--dask-timeout`` and (for a
+    command that shows its progress on stderr) ``--progress``."""
     g = p.add_argument_group(
         "where the work runs",
         f"The files are split into tasks (a file, or a {DEFAULT_SPLIT >> 20} MiB byte range of a"
@@ -80,19 +81,19 @@ def add_job_options(p: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=f"how long to try to reach a Dask scheduler (default {CONNECT_TIMEOUT:g})",
     )
-    g.add_argument(
-        "--progress",
-        action="store_true",
-        help="show progress on stderr (tasks, bytes, records/s) even when it is not a"
-        " terminal (on a terminal it is always shown)",
-    )
+    if progress:
+        g.add_argument(
+            "--progress",
+            action="store_true",
+            help="show progress on stderr (tasks, bytes, records/s) even when it is not a"
+            " terminal (on a terminal it is always shown)",
+        )
 
 
 def executor_spec(args: argparse.Namespace) -> str | None:
     """The executor the options name (``None``: the default pool of processes)."""
     if getattr(args, "dask", None):
-        addr = args.dask.strip()
-        return addr if addr.startswith("dask:") else f"dask:{addr}"
+        return dask_spec(args.dask)
     if getattr(args, "workers", None):
         return f"processes:{args.workers}"
     spec = getattr(args, "executor", None)
@@ -110,16 +111,8 @@ def job_tasks(files: Iterable[TFRecordFile], args: argparse.Namespace) -> list[T
         (f.file_size, f.compression if args.compression == "auto" else args.compression)
         for f in files
     ]
-    workers = _workers(executor_spec(args))
+    workers = planned_workers(executor_spec(args))
     return plan(paths, anon=anon(args), sizes=sizes, at_least=workers)
-
-
-def _workers(spec: str | None) -> int:
-    """The workers ``spec`` starts, when known before it starts (else 1)."""
-    name, _, rest = (spec or "processes").removeprefix("dask:").partition(":")
-    if name not in ("processes", "local"):
-        return 1  # this process, or a running cluster of a size not known yet
-    return int(rest) if rest.isdigit() and int(rest) > 0 else cores()
 
 
 def run_job(job: Job, tasks: Sequence[Task], args: argparse.Namespace) -> Any:
@@ -223,11 +216,5 @@ class _Progress:
 
 
 def progress_line(p: Progress) -> str:
-    """``verify: 12/40 tasks, 1.2 GB of 4.0 GB (30%), 1,234,567 records/s`` (and failed
-    tasks, when there are)."""
-    failed = f", {plural(p.failed, 'task')} failed" if p.failed else ""
-    return (
-        f"{p.job}: {p.tasks_done:,}/{plural(p.tasks_total, 'task')},"
-        f" {format_bytes(p.bytes_done)} of {format_bytes(p.bytes_total)}"
-        f" ({100 * p.fraction:.0f}%), {plural(round(p.records_per_s), 'record')}/s{failed}"
-    )
+    """``verify: 12 of 40 tasks · 1.2 GB of 4.0 GB · 1,234,567 records/s (30%)``."""
+    return f"{p.job}: {progress_text(p)} ({100 * p.fraction:.0f}%)"

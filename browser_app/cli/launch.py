@@ -28,7 +28,7 @@ import codec.jobs
 from browser_app.cli.jobs import add_job_options, executor_spec
 from browser_app.errors import AppError, InputError, PathRefused, UsageError, os_error_message
 from browser_app.paths import expand_inside, is_url_root, url_root_for
-from browser_app.view.jobs import dask_spec, is_dask
+from browser_app.view.jobs import is_dask
 from codec.errors import ExecutorError
 from codec.locations import shown
 
@@ -67,7 +67,7 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--no-browser", action="store_true", help="do not open a web browser")
-    add_job_options(p)
+    add_job_options(p, progress=False)
     p.set_defaults(handler=launch)
 
 
@@ -76,8 +76,7 @@ def app_executor(args: argparse.Namespace) -> str | None:
     name it (None: a process per core). A local spec that names no executor is a
     :class:`~browser_app.errors.UsageError`; a Dask cluster is reached (and its spec checked)
     only when a job runs, and the app says what is wrong."""
-    dask = (getattr(args, "dask", None) or "").strip()
-    spec = dask_spec(dask) if dask else executor_spec(args)  # host:port is a tcp:// scheduler
+    spec = executor_spec(args)
     if spec is None or is_dask(spec):
         return spec
     try:

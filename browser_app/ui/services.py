@@ -45,6 +45,7 @@ from browser_app.ui import state
 from codec.cache import FileIdentity
 from codec.errors import CodecError, RemoteError
 from codec.filters import run_filter
+from codec.jobs.executors import planned_workers
 from codec.kinds import DATA_CRC
 from codec.locations import filesystem, is_url, remote_stat
 from codec.schema.drift import findings
@@ -316,7 +317,8 @@ def job_tasks(src: Source) -> list[codec.jobs.Task]:
     of large plain ones), planned from the sizes its reader already knows; a remote object's
     task carries the source's anonymous access, and its worker reads the URL itself."""
     sizes = [(f.file_size, f.compression) for f in src.dataset.files]
-    return codec.jobs.plan(list(src.paths), anon=src.anon, sizes=sizes)
+    workers = planned_workers(state.executor_spec())  # a range per worker of a large file
+    return codec.jobs.plan(list(src.paths), anon=src.anon, sizes=sizes, at_least=workers)
 
 
 def verified(src: Source) -> list[dict[str, Any]] | None:

@@ -62,6 +62,7 @@ __all__ = [
     "WorkerDied",
     "cores",
     "executor",
+    "planned_workers",
     "start_method",
 ]
 
@@ -78,6 +79,16 @@ def cores() -> int:
         return len(os.sched_getaffinity(0)) or 1
     except (AttributeError, OSError):
         return os.cpu_count() or 1
+
+
+def planned_workers(spec: str | None) -> int:
+    """How many workers ``spec`` (:func:`executor`'s argument) runs tasks on, when that is
+    known before it starts: the pool's processes (``None``: every core), a local Dask
+    cluster's workers; else 1 (this process, or a running cluster not asked yet)."""
+    name, _, rest = (spec or "processes").strip().removeprefix("dask:").partition(":")
+    if name not in ("processes", "local"):
+        return 1
+    return int(rest) if rest.isdigit() and int(rest) > 0 else cores()
 
 
 def start_method() -> str:
