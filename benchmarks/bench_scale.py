@@ -635,7 +635,10 @@ def _bench_dask(
         times: dict[str, list[float]] = {}
         # verify: a short job (a few ms a task), where the executors' fixed costs show;
         # schema: a job of seconds, where the work does
-        jobs = {"verify": (VerifyJob(), 2 if quick else 4), "schema": (SchemaJob(), 1 if quick else 2)}
+        jobs = {
+            "verify": (VerifyJob(), 2 if quick else 4),
+            "schema": (SchemaJob(), 1 if quick else 2),
+        }
         for job, (the_job, repeat) in jobs.items():
             for _ in range(repeat):
                 for name, ex in (("pool", pool), ("dask", dask)):
@@ -645,9 +648,7 @@ def _bench_dask(
                     times.setdefault(f"{job} {name}", []).append(time.perf_counter() - t0)
         for job in jobs:
             tp, td = min(times[f"{job} pool"]), min(times[f"{job} dask"])
-            rows.append(
-                Row(GROUP, f"{job} job, {len(tasks)} shards, Dask local:{CORES}", td, "s")
-            )
+            rows.append(Row(GROUP, f"{job} job, {len(tasks)} shards, Dask local:{CORES}", td, "s"))
             rows.append(Row(GROUP, f"  same job, process pool of {CORES}, same run", tp, "s"))
             rows.append(
                 Row(GROUP, "  Dask time / pool time", td / tp, "x", "<= 1.15", td / tp <= 1.15)
