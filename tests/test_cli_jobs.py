@@ -97,7 +97,8 @@ def test_progress_is_shown_when_asked_and_never_on_stdout(capsys, dataset):
     assert (code2, out2) == (code, out) and json.loads(out2)["files"]
     lines = err2.splitlines()
     n = len(dataset)
-    assert lines[-1].startswith(f"verify: {n:,}/{n:,} tasks, ") and lines[-1].endswith("/s")
+    assert lines[-1].startswith(f"verify: {n:,} of {n:,} tasks · ")
+    assert lines[-1].endswith(" records/s (100%)")
 
 
 def _closed_port() -> int:
@@ -158,7 +159,7 @@ def test_ctrl_c_cancels_a_running_verify_and_leaves_no_process(tmp_path):
     try:
         assert proc.stderr is not None
         first = proc.stderr.readline()
-        assert first.startswith("verify: 0/2 tasks"), first
+        assert first.startswith("verify: 0 of 2 tasks"), first
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)
     finally:
