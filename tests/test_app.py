@@ -10,17 +10,15 @@ import argparse
 import os
 import shutil
 import socket
-import sys
 from pathlib import Path
 
 import pytest
-import streamlit as st
+from app_support import no_crash, start_app
 from streamlit.testing.v1 import AppTest
 
 from browser_app.cli import launch, run
 from browser_app.sample_data import write_sample
 
-APP = str(Path(__file__).resolve().parent.parent / "browser_app" / "streamlit_app.py")
 DATA = Path(__file__).parent / "data"
 
 
@@ -42,21 +40,8 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def app(monkeypatch: pytest.MonkeyPatch, root: Path, *paths: str, **params: str) -> AppTest:
-    """A fresh app with the launcher's arguments and the given URL query parameters."""
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    argv = ["streamlit_app.py", "--root", str(root), *[str(root / p) for p in paths]]
-    monkeypatch.setattr(sys, "argv", argv)
-    at = AppTest.from_file(APP, default_timeout=30)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def no_crash(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    bad = [e.value for e in at.error if "could not be shown" in e.value]
-    assert not bad, bad
+    """A fresh app opening ``paths`` (inside ``root``) with the given URL query parameters."""
+    return start_app(monkeypatch, root, *[str(root / p) for p in paths], params=params, timeout=30)
 
 
 def texts(elements) -> str:  # type: ignore[no-untyped-def]

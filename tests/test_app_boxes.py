@@ -8,24 +8,20 @@ import io
 import math
 import random
 import struct
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import streamlit as st
+from app_support import no_crash, start_app
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 from PIL import Image
-from streamlit.testing.v1 import AppTest
 
 import codec
 from browser_app import view as V
 from browser_app.sample_data import write_sample
 from codec import example as ex
 from codec import images as im
-
-APP = str(Path(__file__).resolve().parents[1] / "browser_app" / "streamlit_app.py")
 
 # Values that have broken box drawing somewhere: every special float32 and its neighbours.
 ODD = [
@@ -187,33 +183,18 @@ def odd_root(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[int]]
     return root, bad
 
 
-def _app(monkeypatch: pytest.MonkeyPatch, root: Path, **params: str) -> AppTest:
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not [e.value for e in at.error if "could not be shown" in e.value]
-
-
 def test_records_with_odd_boxes_open_and_say_what_is_wrong(
     monkeypatch: pytest.MonkeyPatch, odd_root: tuple[Path, list[int]]
 ) -> None:
     root, bad = odd_root
     assert len(bad) >= 5  # the generator plants enough
     good = next(i for i in range(30) if i not in bad)
-    at = _app(monkeypatch, root, file="odd.tfrecord", record=str(good))
-    _ok(at)
+    at = start_app(monkeypatch, root, params={"file": "odd.tfrecord", "record": str(good)})
+    no_crash(at)
     assert not [w for w in at.main.warning if "Boxes with problems" in w.value]
     for i in bad[:6]:
-        at = _app(monkeypatch, root, file="odd.tfrecord", record=str(i))
-        _ok(at)
+        at = start_app(monkeypatch, root, params={"file": "odd.tfrecord", "record": str(i)})
+        no_crash(at)
         warned = [w.value for w in at.main.warning if "Boxes with problems" in w.value]
         assert warned, f"record {i}: no warning about its boxes"
         assert at.main.image  # the picture is shown, bad boxes and all
@@ -223,9 +204,9 @@ def test_gallery_of_odd_boxes_shows_every_tile_and_badges_the_bad_ones(
     monkeypatch: pytest.MonkeyPatch, odd_root: tuple[Path, list[int]]
 ) -> None:
     root, bad = odd_root
-    at = _app(monkeypatch, root, file="odd.tfrecord", size="50")
+    at = start_app(monkeypatch, root, params={"file": "odd.tfrecord", "size": "50"})
     at.switch_page("ui/pages/gallery.py").run()
-    _ok(at)
+    no_crash(at)
     pictures = [img for img in at.main.image]
     assert len(pictures) == 30
     badges: list[Any] = [m for m in at.main.markdown if "bad box" in m.value]

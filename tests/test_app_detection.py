@@ -7,16 +7,14 @@ label with exact counts."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
-import streamlit as st
+from app_support import start_app
 from streamlit.testing.v1 import AppTest
 
 from browser_app.sample_data import LABEL_MAP, PLANTS, write_detection_checks
 
-APP = str(Path(__file__).resolve().parents[1] / "browser_app" / "streamlit_app.py")
 N = 200
 LINK = re.compile(r"\[(\d+)\]\(\./\?file=od\.tfrecord&record=\d+\)")
 
@@ -30,12 +28,7 @@ def od(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, list[i
 
 
 def _app(monkeypatch: pytest.MonkeyPatch, root: Path, page: str | None = None) -> AppTest:
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["file"] = "od.tfrecord"
-    at.run()
+    at = start_app(monkeypatch, root, params={"file": "od.tfrecord"})
     if page:
         at.switch_page(f"ui/pages/{page}.py").run()
     assert not at.exception, [e.value for e in at.exception]

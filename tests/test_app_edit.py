@@ -11,13 +11,13 @@ import io
 import json
 import os
 import re
-import sys
 from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-import streamlit as st
 import streamlit.testing.v1.app_test as _apptest
+from app_support import no_crash as app_no_crash
+from app_support import start_app
 from PIL import Image
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
@@ -72,18 +72,15 @@ def root(tmp_path: Path) -> Path:
 def harness(
     monkeypatch: pytest.MonkeyPatch, root: Path, name: str, record: int = 0, page: str = "edit"
 ) -> AppTest:
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
-    at = AppTest.from_function(_harness, default_timeout=30)
-    at.query_params["file"] = name
-    at.query_params["record"] = str(record)
+    params = {"file": name, "record": str(record)}
+    at = start_app(monkeypatch, root, params=params, timeout=30, run=False, script=_harness)
     at.session_state["harness_page"] = page
     return at.run()
 
 
 def no_crash(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
+    """No exception (the harness draws a page's parts, whatever errors they show)."""
+    app_no_crash(at, unshown=None)
 
 
 def texts(elements: Any) -> str:
@@ -608,21 +605,11 @@ def test_export_uses_the_filter_result(monkeypatch, root):
 
 # -- wired into the app ----------------------------------------------------------------------
 
-APP = str(Path(__file__).resolve().parent.parent / "browser_app" / "streamlit_app.py")
-
-
-def real_app(monkeypatch: pytest.MonkeyPatch, root: Path, **params: str) -> AppTest:
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
-    at = AppTest.from_file(APP, default_timeout=30)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
-
 
 def test_records_page_edits_in_place(monkeypatch, root):
-    at = real_app(monkeypatch, root, file="detection.tfrecord", record="0")
+    at = start_app(
+        monkeypatch, root, params={"file": "detection.tfrecord", "record": "0"}, timeout=30
+    )
     no_crash(at)
     assert "Record 0" in texts(at.main.markdown)  # View first
     at.segmented_control(key="tfb:w:detail:mode").set_value("Edit").run()
@@ -647,7 +634,9 @@ def test_records_page_edits_in_place(monkeypatch, root):
 
 
 def test_gallery_review_marks_and_edited_tiles(monkeypatch, root):
-    at = real_app(monkeypatch, root, file="detection.tfrecord", record="0")
+    at = start_app(
+        monkeypatch, root, params={"file": "detection.tfrecord", "record": "0"}, timeout=30
+    )
     at.switch_page("ui/pages/gallery.py").run()
     no_crash(at)
     marks = [s for s in at.main.segmented_control if s.label.startswith("Review record")]

@@ -4,11 +4,10 @@ record, turns the page or opens the record; and where a move lands, for any page
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
-import streamlit as st
+from app_support import start_app
 from hypothesis import given
 from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
@@ -18,7 +17,6 @@ from browser_app.edits import Journal
 from browser_app.sample_data import write_sample
 from browser_app.ui.widgets.gallery_grid import TILE_SIZES, move_target
 
-APP = str(Path(__file__).resolve().parent.parent / "browser_app" / "streamlit_app.py")
 GALLERY = "ui/pages/gallery.py"
 
 
@@ -32,14 +30,8 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def gallery(
     monkeypatch: pytest.MonkeyPatch, root: Path, record: int = 0, size: int = 25
 ) -> AppTest:
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
-    at = AppTest.from_file(APP, default_timeout=30)
-    at.query_params["file"] = "detection.tfrecord"
-    at.query_params["record"] = str(record)
-    at.query_params["size"] = str(size)
-    at.run()
+    params = {"file": "detection.tfrecord", "record": str(record), "size": str(size)}
+    at = start_app(monkeypatch, root, params=params, timeout=30)
     at.switch_page(GALLERY).run()
     assert not at.exception, [e.value for e in at.exception]
     return at

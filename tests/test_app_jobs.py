@@ -6,12 +6,12 @@ traceback); a cancelled job says so and does not start again by itself."""
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pandas as pd
 import pytest
-import streamlit as st
+from app_support import no_crash as app_no_crash
+from app_support import start_app
 from streamlit.testing.v1 import AppTest
 from test_app import texts
 
@@ -24,7 +24,6 @@ from codec.filters import run_filter
 from codec.jobs.executors import cores
 from codec.schema import infer_schema
 
-APP = str(Path(__file__).resolve().parent.parent / "browser_app" / "streamlit_app.py")
 DATA = Path(__file__).parent / "data"
 SPEC = "part-*.tfrecord*"
 # Damaged files (a bad data CRC, junk between records), a compressed one, and two kinds of
@@ -51,20 +50,14 @@ def files(root: Path) -> list[str]:
     return sorted(str(p) for p in root.glob(SPEC))
 
 
-def app(monkeypatch: pytest.MonkeyPatch, root: Path, *args: str, **params: str) -> AppTest:
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root), *args])
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
+def app(monkeypatch: pytest.MonkeyPatch, root: Path | str, *args: str) -> AppTest:
+    """The app on ``root`` with the launcher's ``args``, the dataset ``SPEC`` open."""
+    return start_app(monkeypatch, root, *args, params={"file": SPEC})
 
 
 def no_crash(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    bad = [e.value for e in at.error if "could not" in e.value]
-    assert not bad, bad
+    """No exception, and no error saying that something could not be shown or done."""
+    app_no_crash(at, unshown="could not")
 
 
 def page(at: AppTest, name: str) -> AppTest:
@@ -118,7 +111,7 @@ def test_pages_give_what_one_process_gives_on_every_executor(monkeypatch, root, 
     seen = {}
     for spec, where in (("inline", "InlineExecutor:1"), ("processes:2", "ProcessExecutor:2")):
         used.clear()
-        at = app(monkeypatch, root, "--executor", spec, file=SPEC)
+        at = app(monkeypatch, root, "--executor", spec)
         seen[spec] = shown(at)
         assert used == [where] * 3  # verify, schema, filter
         got = seen[spec]
@@ -134,7 +127,7 @@ def test_pages_give_what_one_process_gives_on_every_executor(monkeypatch, root, 
 
 
 def test_where_jobs_run_is_shown_and_changed_in_the_sidebar(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
-    at = app(monkeypatch, root, "--dask-timeout", "0.5", file=SPEC)
+    at = app(monkeypatch, root, "--dask-timeout", "0.5")
     no_crash(at)
     assert f"Jobs run on **this machine ({cores()} core" in texts(at.sidebar.caption)
     at.sidebar.radio(key="tfb:w:jobs:where").set_value("This process only").run()
@@ -190,21 +183,17 @@ def test_a_launch_option_naming_no_executor_is_refused(tmp_path, capsys) -> None
 
 
 def test_the_launch_setting_is_shown_in_the_sidebar(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
-    at = app(monkeypatch, root, "--executor", "processes:3", file=SPEC)
+    at = app(monkeypatch, root, "--executor", "processes:3")
     assert "Jobs run on **this machine (3 processes)**" in texts(at.sidebar.caption)
     assert at.sidebar.radio(key="tfb:w:jobs:where").value == "This machine"
-    at = app(monkeypatch, root, "--executor", "dask:tcp://127.0.0.1:9", file=SPEC)
+    at = app(monkeypatch, root, "--executor", "dask:tcp://127.0.0.1:9")
     where = view.md_text("the Dask cluster at tcp://127.0.0.1:9")
     assert f"Jobs run on **{where}**" in texts(at.sidebar.caption)
     assert at.sidebar.text_input(key="tfb:w:jobs:dask").value == "tcp://127.0.0.1:9"
 
 
 def test_a_cancelled_job_waits_to_be_asked_again(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["file"] = SPEC
+    at = start_app(monkeypatch, root, params={"file": SPEC}, run=False)
     at.session_state[f"tfb:x:job:cancelled:verify:{SPEC}"] = True  # its Cancel was clicked
     page(at.run(), "overview")
     assert "The CRC check was cancelled — nothing was kept." in texts(at.main.warning)
@@ -222,7 +211,7 @@ def test_a_remote_source_is_read_by_the_workers_themselves(monkeypatch, s3, root
     for p in paths:
         s3.put("bkt", f"data/{Path(p).name}", Path(p).read_bytes())
     reports = [codec.TFRecordFile(p).verify() for p in paths]
-    at = app(monkeypatch, "s3://bkt/data", "--executor", "processes:2", file=SPEC)
+    at = app(monkeypatch, "s3://bkt/data", "--executor", "processes:2")
     page(at, "overview")
     assert at.main.metric[3].value == "—"  # a remote source is checked only when asked
     at.button(key="tfb:w:verify").click().run()
@@ -242,7 +231,7 @@ def test_a_local_dask_cluster_from_the_sidebar_is_shared_and_closed(
     pytest.importorskip("distributed")
     paths = files(root)
     reports = [codec.TFRecordFile(p).verify() for p in paths]
-    at = app(monkeypatch, root, "--executor", "inline", file=SPEC)
+    at = app(monkeypatch, root, "--executor", "inline")
     at.sidebar.radio(key="tfb:w:jobs:where").set_value("A Dask cluster").run()
     at.sidebar.text_input(key="tfb:w:jobs:dask").input("local:1").run()
     no_crash(at)

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
+from app_support import no_crash as app_no_crash
 from streamlit.testing.v1 import AppTest
 from test_app import app, texts
-from test_app import no_crash as app_no_crash
 
 import codec.cache as cache_mod
 from browser_app.cli import launch, run

@@ -10,18 +10,16 @@ dataframes, option lists) are left out: they never interpret it.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
-import streamlit as st
+from app_support import start_app
 from hostile_data import RLO, unescaped, write_hostile_root
 from streamlit.testing.v1 import AppTest
 
-APP = str(Path(__file__).resolve().parents[1] / "browser_app" / "streamlit_app.py")
 PAGES = (
     "records",
     "gallery",
@@ -124,13 +122,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, s
 
 def _app(monkeypatch: pytest.MonkeyPatch, root: Path, **params: str) -> AppTest:
     monkeypatch.setenv("TFRECORD_BROWSER_CACHE", str(root.parent / "hostile-cache"))
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
+    return start_app(monkeypatch, root, params=params)
 
 
 @pytest.mark.parametrize("page", PAGES)

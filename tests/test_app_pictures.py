@@ -11,9 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
+from app_support import start_app
 from PIL import Image
 from streamlit.testing.v1 import AppTest
-from test_app_boxes import _app
 from test_app_edit import button, harness, journal_for, media, no_crash, png, root, texts
 
 from browser_app import view as V
@@ -25,7 +25,6 @@ from codec.writer import write_records
 
 __all__ = ["media", "root"]  # fixtures used here
 
-APP = str(Path(__file__).resolve().parents[1] / "browser_app" / "streamlit_app.py")
 SIZE = (320, 240)
 CLASSES = [("cat", 1), ("dog", 2), ("cat", 1), ("bird", 3)]
 
@@ -86,7 +85,7 @@ def _shown(data: bytes) -> bytes:
 def test_legend_lists_each_class_and_its_switch_hides_it_here_and_in_the_gallery(
     monkeypatch, boxes_root, media
 ) -> None:
-    at = _app(monkeypatch, boxes_root, file="boxes.tfrecord", record="1")
+    at = start_app(monkeypatch, boxes_root, params={"file": "boxes.tfrecord", "record": "1"})
     no_crash(at)
     switches = _switches(at)
     assert list(switches) == ["cat (1) · 2 boxes", "dog (2) · 1 box", "bird (3) · 1 box"]
@@ -122,7 +121,7 @@ def test_legend_lists_each_class_and_its_switch_hides_it_here_and_in_the_gallery
 
 
 def test_full_view_opens_large_with_zoom_and_pan(monkeypatch, boxes_root, media) -> None:
-    at = _app(monkeypatch, boxes_root, file="boxes.tfrecord", record="0")
+    at = start_app(monkeypatch, boxes_root, params={"file": "boxes.tfrecord", "record": "0"})
     no_crash(at)
     assert not [s for s in at.segmented_control if s.label == "Zoom"]
     button(at, "Full view").click().run()

@@ -6,22 +6,14 @@ Each page runs in a small script that does what the router does before a page ru
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-import streamlit as st
+from app_support import no_crash, page_script, start_app
 from conftest import DATA
 from streamlit.testing.v1 import AppTest
 
 from browser_app.ui import state
-
-SCRIPT = """
-from browser_app.ui import state
-from browser_app.ui.pages import {page}
-state.init()
-{page}.render()
-"""
 
 
 @pytest.fixture(scope="module")
@@ -42,17 +34,9 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def page(monkeypatch: pytest.MonkeyPatch, root: Path, name: str, path: str, **params: str):
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root), str(root / path)])
-    at = AppTest.from_string(SCRIPT.format(page=name), default_timeout=30)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
+    """The page ``name`` alone, on ``path`` (inside ``root``)."""
+    script = page_script(name)
+    return start_app(monkeypatch, root, str(root / path), params=params, timeout=30, script=script)
 
 
 def markdown(at: AppTest) -> str:
@@ -64,7 +48,7 @@ def markdown(at: AppTest) -> str:
 
 def test_schema_table_and_drift_links(monkeypatch, root):
     at = page(monkeypatch, root, "schema", "drift.tfrecord")
-    ok(at)
+    no_crash(at, unshown=None)
     df = at.main.dataframe[0].value
     assert list(df["feature"]) == ["id", "label", "tags", "weight"]
     label = df[df["feature"] == "label"].iloc[0]
@@ -81,7 +65,7 @@ def test_schema_table_and_drift_links(monkeypatch, root):
 
 def test_schema_without_drift_and_with_feature_lists(monkeypatch, root):
     at = page(monkeypatch, root, "schema", "sequence.tfrecord")
-    ok(at)
+    no_crash(at, unshown=None)
     df = at.main.dataframe[0].value
     lists = df[df["kind"] == "feature list"]
     assert set(lists["feature"]) == {"frame_id", "frame_score", "tokens"}
@@ -91,19 +75,19 @@ def test_schema_without_drift_and_with_feature_lists(monkeypatch, root):
 
 def test_schema_sample_is_labelled(monkeypatch, root):
     at = page(monkeypatch, root, "schema", "basic.tfrecord")
-    ok(at)
+    no_crash(at, unshown=None)
     assert not at.main.warning
     at.toggle(key="tfb:w:schema:use_sample").set_value(True).run()
     at.number_input(key="tfb:w:schema:sample").set_value(10).run()
     at.button(key="tfb:w:schema:infer").click().run()
-    ok(at)
+    no_crash(at, unshown=None)
     assert at.main.warning and "sample" in at.main.warning[0].value.lower()
     assert "10 of 64" in at.main.warning[0].value
 
 
 def test_schema_reports_damaged_records(monkeypatch, root):
     at = page(monkeypatch, root, "schema", "corrupt_data_crc.tfrecord")
-    ok(at)
+    no_crash(at, unshown=None)
     errors = [e.value for e in at.main.error]
     assert any("1 record fails its CRC and is not counted" in e and "record=5" in e for e in errors)
 
@@ -113,31 +97,31 @@ def test_schema_reports_damaged_records(monkeypatch, root):
 
 def test_statistics_charts_each_feature(monkeypatch, root):
     at = page(monkeypatch, root, "statistics", "drift.tfrecord")
-    ok(at)
+    no_crash(at, unshown=None)
     box = at.selectbox(key="tfb:w:statistics:feature")
     assert box.options == ["id", "label", "tags", "weight"]
     box.set_value("weight").run()
-    ok(at)
+    no_crash(at, unshown=None)
     assert any("Histogram" in str(m.value) for m in at.main.markdown)
     at.selectbox(key="tfb:w:statistics:feature").set_value("tags").run()
-    ok(at)
+    no_crash(at, unshown=None)
     text = markdown(at)
     assert "Most common values" in text and "Values per record" in text
 
 
 def test_statistics_image_sizes_and_shards(monkeypatch, root):
     at = page(monkeypatch, root, "statistics", "images_png.tfrecord")
-    ok(at)
+    no_crash(at, unshown=None)
     at.selectbox(key="tfb:w:statistics:feature").set_value("picture").run()
-    ok(at)
+    no_crash(at, unshown=None)
     assert "Image sizes" in markdown(at)
     at = page(monkeypatch, root, "statistics", "shards/part-*")
-    ok(at)
+    no_crash(at, unshown=None)
     shard_box = at.selectbox(key="tfb:w:statistics:shard")
     assert len(shard_box.options) == 4
     shard_box.set_value(shard_box.options[2]).run()
     at.selectbox(key="tfb:w:statistics:feature").set_value("feature1").run()
-    ok(at)
+    no_crash(at, unshown=None)
     assert "Most common values" in markdown(at)
 
 
@@ -146,22 +130,22 @@ def test_statistics_image_sizes_and_shards(monkeypatch, root):
 
 def test_filter_results_and_paging(monkeypatch, root):
     at = page(monkeypatch, root, "filter", "basic.tfrecord")
-    ok(at)
+    no_crash(at, unshown=None)
     assert at.main.info
     at.text_input(key="tfb:w:filter:expr").input("feature1 >= 0").run()
-    ok(at)
+    no_crash(at, unshown=None)
     df = at.main.dataframe[0].value
     assert list(df["#"]) == list(range(25))
     assert "64 matching records" in markdown(at)
     at.pagination(key="tfb:w:filter:page").select(3).run()
-    ok(at)
+    no_crash(at, unshown=None)
     assert list(at.main.dataframe[0].value["#"]) == list(range(50, 64))
 
 
 def test_filter_syntax_error_shows_the_position(monkeypatch, root):
     at = page(monkeypatch, root, "filter", "basic.tfrecord")
     at.text_input(key="tfb:w:filter:expr").input("feature1 == 3)").run()
-    ok(at)
+    no_crash(at, unshown=None)
     assert at.main.error and "unbalanced ')'" in at.main.error[0].value
     assert at.main.code[0].value == "feature1 == 3)\n             ^"
     assert not at.main.dataframe
@@ -170,12 +154,12 @@ def test_filter_syntax_error_shows_the_position(monkeypatch, root):
 def test_filter_damaged_and_export_hand_off(monkeypatch, root):
     at = page(monkeypatch, root, "filter", "corrupt_data_crc.tfrecord")
     at.text_input(key="tfb:w:filter:expr").input("not intact").run()
-    ok(at)
+    no_crash(at, unshown=None)
     df = at.main.dataframe[0].value
     assert list(df["#"]) == [5]
     assert df["status"][0].startswith("damaged")
     at.button(key="tfb:w:filter:export").click().run()
-    ok(at)
+    no_crash(at, unshown=None)
     chosen = at.session_state["tfb:x:" + state.FILTER_SELECTION]
     assert chosen["records"] == [5] and chosen["for_export"] is True
     assert chosen["spec"] == "corrupt_data_crc.tfrecord"

@@ -4,11 +4,10 @@ dataset, and "Go to record" selecting that record's row."""
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-import streamlit as st
+from app_support import no_crash, start_app
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
@@ -16,8 +15,6 @@ from streamlit.testing.v1 import AppTest
 from browser_app.edits import FLAGGED, PASSED, Mark
 from browser_app.sample_data import write_sample
 from browser_app.view import review_cells, review_text
-
-APP = str(Path(__file__).resolve().parent.parent / "browser_app" / "streamlit_app.py")
 
 
 @pytest.fixture(scope="module")
@@ -28,18 +25,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def app(monkeypatch: pytest.MonkeyPatch, root: Path, name: str, **params: str) -> AppTest:
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root), str(root / name)])
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def no_crash(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not [e.value for e in at.error if "could not be shown" in e.value]
+    return start_app(monkeypatch, root, str(root / name), params=params)
 
 
 def records_table(at: AppTest):  # type: ignore[no-untyped-def]

@@ -12,12 +12,12 @@ a place yet, and to plenty where it needs the index complete."""
 from __future__ import annotations
 
 import random
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import streamlit as st
+from app_support import no_crash, start_app
 from netservers import FaultProxy, MotoS3, RangeHTTPServer
 from streamlit import config
 from streamlit.testing.v1 import AppTest
@@ -28,7 +28,6 @@ from browser_app.ui.widgets import header
 from codec import locations, remote
 from codec.framing import OVERHEAD, encode_record
 
-APP = str(Path(__file__).resolve().parent.parent / "browser_app" / "streamlit_app.py")
 ROOT = "s3://bkt/data"
 BLOCK = 64 << 10
 
@@ -77,19 +76,8 @@ def app(
 ) -> AppTest:
     """The app on ``root`` (opening ``paths``), its background indexing ``indexing`` seconds
     a run."""
-    st.cache_resource.clear()
-    st.cache_data.clear()
     monkeypatch.setattr(header, "_STEP_SECONDS", indexing)
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", root, *paths])
-    at = AppTest.from_file(APP, default_timeout=60)
-    for k, v in params.items():
-        at.query_params[k] = v
-    return at.run()
-
-
-def no_crash(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not [e.value for e in at.error if "could not be shown" in e.value]
+    return start_app(monkeypatch, root, *paths, params=params)
 
 
 def table(at: AppTest):  # type: ignore[no-untyped-def]

@@ -5,12 +5,11 @@ pages, the review state is a selection, and a bad link says what it ignored."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-import streamlit as st
+from app_support import start_app
 from streamlit.testing.v1 import AppTest
 
 import codec
@@ -19,7 +18,6 @@ from browser_app.sample_data import write_detection_checks
 from browser_app.selection import Selection, record_facts
 from codec.filters import run_filter
 
-APP = str(Path(__file__).resolve().parents[1] / "browser_app" / "streamlit_app.py")
 N = 120
 
 
@@ -33,14 +31,7 @@ def od(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def _app(
     monkeypatch: pytest.MonkeyPatch, root: Path, params: dict[str, Any], page: str | None = None
 ) -> AppTest:
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
-    at = AppTest.from_file(APP, default_timeout=90)
-    at.query_params["file"] = "od.tfrecord"
-    for k, v in params.items():
-        at.query_params[k] = v
-    at.run()
+    at = start_app(monkeypatch, root, params={"file": "od.tfrecord", **params}, timeout=90)
     if page:
         at.switch_page(f"ui/pages/{page}.py").run()
     assert not at.exception, [e.value for e in at.exception]

@@ -4,12 +4,11 @@ app shows a bounded preview with the rest as a download, never a page error."""
 
 from __future__ import annotations
 
-import sys
 import tracemalloc
 from pathlib import Path
 
 import pytest
-import streamlit as st
+from app_support import no_crash, start_app
 from hostile_inputs import (
     GIANT_PICTURES,
     HUGE_TENSORS,
@@ -25,8 +24,6 @@ from browser_app import view as V
 from browser_app.ui.widgets import detail
 from codec import example as ex
 from codec import images as im
-
-APP = str(Path(__file__).resolve().parents[1] / "browser_app" / "streamlit_app.py")
 
 
 def _picture_record(data: bytes) -> bytes:
@@ -78,23 +75,12 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _app(monkeypatch: pytest.MonkeyPatch, root: Path, file: str, record: int = 0) -> AppTest:
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["file"] = file
-    at.query_params["record"] = str(record)
-    return at.run()
-
-
-def _ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-    assert not [e.value for e in at.error if "could not be shown" in e.value]
+    return start_app(monkeypatch, root, params={"file": file, "record": str(record)})
 
 
 def test_twenty_thousand_features_are_paged(monkeypatch, root) -> None:
     at = _app(monkeypatch, root, "features.tfrecord")
-    _ok(at)
+    no_crash(at)
     expanders = [e for e in at.main.expander if "bytes, 1 value" in e.label]
     assert 0 < len(expanders) <= detail.FEATURES_PER_PAGE
     assert "20,000 features have more values than the table shows" in " ".join(
@@ -106,7 +92,7 @@ def test_twenty_thousand_features_are_paged(monkeypatch, root) -> None:
 
 def test_a_giant_value_is_previewed_and_the_record_has_no_json_view(monkeypatch, root) -> None:
     at = _app(monkeypatch, root, "big.tfrecord")
-    _ok(at)
+    no_crash(at)
     (text,) = [c for c in at.main.code if c.value.startswith("lorem")]
     assert len(text.value) == detail.TEXT_SHOWN
     captions = " ".join(c.value for c in at.main.caption)
@@ -120,7 +106,7 @@ def test_a_giant_value_is_previewed_and_the_record_has_no_json_view(monkeypatch,
 @pytest.mark.parametrize("record", range(len(HUGE_TENSORS)))
 def test_a_huge_tensor_shows_its_header_and_why(monkeypatch, root, record) -> None:
     at = _app(monkeypatch, root, "tensors.tfrecord", record)
-    _ok(at)
+    no_crash(at)
     said = " ".join(w.value for w in at.main.warning) + " ".join(i.value for i in at.main.info)
     assert "Decoded, this tensor" in said
     assert "serialized tensor" in " ".join(c.value for c in at.main.caption)
@@ -128,11 +114,11 @@ def test_a_huge_tensor_shows_its_header_and_why(monkeypatch, root, record) -> No
 
 def test_a_large_tensor_decodes_in_full_on_request(monkeypatch, root) -> None:
     at = _app(monkeypatch, root, "tensors.tfrecord", len(HUGE_TENSORS))
-    _ok(at)
+    no_crash(at)
     assert "more than the 16.0 MiB a preview decodes" in " ".join(i.value for i in at.main.info)
     (button,) = [b for b in at.main.button if b.label == "Decode it in full"]
     button.click().run()
-    _ok(at)
+    no_crash(at)
     assert any(
         c.value.startswith("[0.000000e+00") or c.value.startswith("[0.") for c in at.main.code
     )
@@ -143,7 +129,7 @@ def test_giant_pictures_are_tiles_with_a_message(monkeypatch, root, page) -> Non
     at = _app(monkeypatch, root, "giants.tfrecord")
     if page == "gallery":
         at.switch_page("ui/pages/gallery.py").run()
-    _ok(at)
+    no_crash(at)
     said = " ".join(x.value for x in [*at.main.warning, *at.main.error])
     assert "too large to decode" in said or "pixels" in said
     if page == "gallery":

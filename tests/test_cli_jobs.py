@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from dask_support import local_scheduler
 from netservers import FaultProxy, MotoS3
 from test_jobs_schema import _dataset
 
@@ -39,20 +40,8 @@ def _cli(capsys, *argv: str) -> tuple[int, str, str]:
 def scheduler() -> Iterator[str]:
     """A Dask scheduler with two single-threaded workers in this process, on 127.0.0.1: its
     ``tcp://`` address."""
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(
-        n_workers=2,
-        threads_per_worker=1,
-        processes=False,
-        protocol="tcp",
-        host="127.0.0.1",
-        dashboard_address=None,
-        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-    )
-    try:
+    with local_scheduler(2, threads_per_worker=1) as cluster:
         yield cluster.scheduler_address
-    finally:
-        cluster.close()
 
 
 @pytest.fixture(scope="module")

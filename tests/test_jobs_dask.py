@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from dask_support import local_scheduler
 from netservers import MotoS3
 from test_jobs_executors import (
     as_json,
@@ -133,31 +134,21 @@ def test_a_scheduler_that_cannot_be_reached_is_one_error_naming_it():
 
 def test_losing_the_scheduler_mid_job_is_one_error_naming_it(tmp_path):
     """A scheduler (with no workers, so the tasks wait) closed while the job runs."""
-    from distributed import LocalCluster
+    with local_scheduler(0) as cluster:
+        address = cluster.scheduler_address
+        paths = [tmp_path / f"{i}.tfrecord" for i in range(3)]
+        for p in paths:
+            p.write_bytes(b"")
+        closer = threading.Thread(target=cluster.close)
 
-    cluster = LocalCluster(
-        n_workers=0,
-        processes=False,
-        protocol="tcp",
-        host="127.0.0.1",
-        dashboard_address=None,
-        scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
-    )
-    address = cluster.scheduler_address
-    paths = [tmp_path / f"{i}.tfrecord" for i in range(3)]
-    for p in paths:
-        p.write_bytes(b"")
-    closer = threading.Thread(target=cluster.close)
+        def progress(p: Progress) -> None:
+            if not closer.is_alive() and closer.ident is None:
+                closer.start()
 
-    def progress(p: Progress) -> None:
-        if not closer.is_alive() and closer.ident is None:
-            closer.start()
-
-    try:
-        with executor(address) as ex, pytest.raises(SchedulerError) as info:
-            run(VerifyJob(), plan([str(p) for p in paths]), ex, progress=progress)
-    finally:
-        closer.join()
-        cluster.close()
+        try:
+            with executor(address) as ex, pytest.raises(SchedulerError) as info:
+                run(VerifyJob(), plan([str(p) for p in paths]), ex, progress=progress)
+        finally:
+            closer.join()
     assert info.value.address == address
     assert str(info.value).startswith(f"{address}: the connection to the Dask scheduler was lost")

@@ -7,11 +7,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-import streamlit as st
+from app_support import start_app
 from conftest import DATA
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
@@ -21,8 +20,6 @@ import codec
 from browser_app.edits import Journal, journal_path
 from browser_app.errors import JournalError, JournalMismatchError
 from codec.framing import encode_record
-
-APP = str(Path(__file__).resolve().parents[1] / "browser_app" / "streamlit_app.py")
 
 
 def _lines(path: Path) -> list[dict]:  # type: ignore[type-arg]
@@ -155,13 +152,7 @@ def app_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Pat
 
 
 def _app(monkeypatch: pytest.MonkeyPatch, root: Path) -> AppTest:
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.query_params["file"] = "basic.tfrecord"
-    at.query_params["record"] = "1"
-    return at.run()
+    return start_app(monkeypatch, root, params={"file": "basic.tfrecord", "record": "1"})
 
 
 def _mark_passed(at: AppTest) -> None:

@@ -7,14 +7,12 @@ from __future__ import annotations
 import csv
 import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
-import streamlit as st
+from app_support import page_script, start_app
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
-from streamlit.testing.v1 import AppTest
 
 from browser_app.edits import Journal
 from browser_app.edits.review import REPORT_FIELDS, identity, report_csv, report_json, report_rows
@@ -138,16 +136,7 @@ def test_changes_page_report_picks_and_remembers_the_identifying_feature(
     with Journal(str(p)) as j:
         j.set_mark(0, "flagged", "blurry")
         j.set_mark(3, "passed")
-    script = (
-        "from browser_app.ui import state\n"
-        "from browser_app.ui.pages import changes\n"
-        "state.init()\n"
-        "changes.render()\n"
-    )
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root), str(p)])
-    at = AppTest.from_string(script, default_timeout=30).run()
+    at = start_app(monkeypatch, root, str(p), timeout=30, script=page_script("changes"))
     assert not at.exception, [e.value for e in at.exception]
     labels = [b.label for b in at.download_button]
     assert "Review report (CSV)" in labels and "Review report (JSON)" in labels

@@ -7,22 +7,14 @@ skips that check; these tests turn it back on and record what it would log."""
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-import streamlit as st
+from app_support import page_script, start_app
 from conftest import DATA
 from streamlit.elements.lib import policies
 from streamlit.testing.v1 import AppTest
-
-SCRIPT = """
-from browser_app.ui import state
-from browser_app.ui.pages import {page}
-state.init()
-{page}.render()
-"""
 
 
 @pytest.fixture
@@ -41,10 +33,8 @@ def policy_warnings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def _page(monkeypatch: pytest.MonkeyPatch, root: Path, name: str, path: str) -> AppTest:
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root), str(root / path)])
-    return AppTest.from_string(SCRIPT.format(page=name), default_timeout=30).run()
+    script = page_script(name)
+    return start_app(monkeypatch, root, str(root / path), timeout=30, script=script)
 
 
 def test_paging_filter_results_logs_no_session_state_warning(

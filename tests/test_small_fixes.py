@@ -4,12 +4,10 @@ one banner with one Undo, the app's own cache under the root is never taken for 
 from __future__ import annotations
 
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
-import streamlit as st
-from streamlit.testing.v1 import AppTest
+from app_support import start_app
 from test_app_edit import button, harness, no_crash, root  # noqa: F401  (root: a fixture)
 
 import codec
@@ -17,18 +15,9 @@ from browser_app.edits import Journal
 from browser_app.paths import expand_inside, list_tfrecords
 from browser_app.sample_data import write_sample
 
-APP = str(Path(__file__).resolve().parent.parent / "browser_app" / "streamlit_app.py")
-
-
-def _app(monkeypatch: pytest.MonkeyPatch, root: Path) -> AppTest:  # noqa: F811
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root)])
-    return AppTest.from_file(APP, default_timeout=30).run()
-
 
 def test_the_file_box_follows_a_switch_through_recent(monkeypatch, root):  # noqa: F811
-    at = _app(monkeypatch, root)
+    at = start_app(monkeypatch, root, timeout=30)
     pick = "tfb:w:pick"
     at.sidebar.selectbox(key=pick).set_value("detection.tfrecord").run()
     assert at.sidebar.selectbox(key=pick).value == "detection.tfrecord"

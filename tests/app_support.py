@@ -1,0 +1,65 @@
+"""What the in-process app tests (AppTest, no browser) share: the router script, one way to
+start it as the launcher does, a single page run on its own, and the check that a run did not
+crash. The tests import this module as ``app_support``."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+APP = str(Path(__file__).resolve().parent.parent / "browser_app" / "streamlit_app.py")
+
+_PAGE = """
+from browser_app.ui import state
+from browser_app.ui.pages import {page}
+state.init()
+{page}.render()
+"""
+
+
+def page_script(page: str) -> str:
+    """A script that does what the router does before a page runs (``state.init()``) and
+    then draws the page ``browser_app.ui.pages.<page>`` alone."""
+    return _PAGE.format(page=page)
+
+
+def start_app(
+    monkeypatch: pytest.MonkeyPatch,
+    root: str | Path,
+    *args: str,
+    params: Mapping[str, Any] | None = None,
+    timeout: float = 60,
+    run: bool = True,
+    script: str | Callable[[], None] | None = None,
+) -> AppTest:
+    """A fresh app (every ``st.cache_*`` emptied) with ``sys.argv`` as the launcher sets it
+    (``--root root`` and then ``args``) and the URL query parameters ``params``: run once
+    unless ``run`` is false. It is the router script, or ``script``: a script's source (see
+    ``page_script``) or a function (``AppTest.from_function``)."""
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    monkeypatch.setattr(sys, "argv", ["streamlit_app.py", "--root", str(root), *args])
+    if script is None:
+        at = AppTest.from_file(APP, default_timeout=timeout)
+    elif isinstance(script, str):
+        at = AppTest.from_string(script, default_timeout=timeout)
+    else:
+        at = AppTest.from_function(script, default_timeout=timeout)
+    for k, v in (params or {}).items():
+        at.query_params[k] = v
+    return at.run() if run else at
+
+
+def no_crash(at: AppTest, unshown: str | None = "could not be shown") -> None:
+    """No exception in the run and, unless ``unshown`` is None, no error message containing
+    ``unshown`` (a page or a part of one that could not be shown)."""
+    assert not at.exception, [e.value for e in at.exception]
+    if unshown is not None:
+        bad = [e.value for e in at.error if unshown in e.value]
+        assert not bad, bad
