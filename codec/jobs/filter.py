@@ -42,11 +42,6 @@ class FilterPart:
     walk: RangeEnds | None = None
 
 
-def _ends(part: FilterPart) -> RangeEnds:
-    assert part.walk is not None, "a range's answer says where its walk went"
-    return part.walk
-
-
 @dataclass
 class FilterJob:
     """The records of a dataset that match ``expression`` (see :mod:`codec.filters`), as a
@@ -97,7 +92,7 @@ class FilterJob:
         chain: list[FilterPart] = []
         for k in sorted(by_file):
             ranges = sorted(by_file[k], key=lambda p: p.task.start)
-            chain.extend(ranges[:1] if ranges[0].task.whole else stitch(ranges, again, _ends))
+            chain.extend(ranges[:1] if ranges[0].task.whole else stitch(ranges, again))
         total = sum(p.records for p in chain)
         matches: list[int] = []
         cut: int | None = None  # the number of the last match kept, when limit cut the run

@@ -45,11 +45,6 @@ class SchemaPart:
     walk: RangeEnds | None = None
 
 
-def _ends(part: SchemaPart) -> RangeEnds:
-    assert part.walk is not None, "a range's answer says where its walk went"
-    return part.walk
-
-
 @dataclass
 class SchemaJob:
     """The schema of every record of a dataset, as a job (see :mod:`codec.jobs`): the options
@@ -112,7 +107,7 @@ class SchemaJob:
         for k in sorted(by_file):
             ranges = sorted(by_file[k], key=lambda p: p.task.start)
             whole = ranges[0].task.whole
-            chains.append(ranges[:1] if whole else stitch(ranges, again, _ends))
+            chains.append(ranges[:1] if whole else stitch(ranges, again))
         first = 0
         files: list[ShardInfo] = []
         builders: list[SchemaBuilder] = []

@@ -108,7 +108,7 @@ def merge_verify(
             continue
         if failed is None:
             try:
-                reports.append(_merge_file(stitch(ranges, _readable(rerun), _ends)))
+                reports.append(_merge_file(stitch(ranges, _readable(rerun))))
                 continue
             except _Unreadable as exc:
                 failed = exc.part
@@ -131,11 +131,6 @@ def _readable(rerun: Callable[[Task], VerifyPart]) -> Callable[[Task], VerifyPar
         return part
 
     return again
-
-
-def _ends(part: VerifyPart) -> RangeEnds:
-    assert part.walk is not None, "a range's answer says where its walk went"
-    return part.walk.ends
 
 
 def _merge_file(ranges: Sequence[VerifyPart]) -> VerifyReport:

@@ -72,7 +72,11 @@ P = TypeVar("P")
 
 
 def _walk_of(part: Any) -> RangeEnds | RangeWalk:
-    return part.walk  # type: ignore[no-any-return]
+    """Where an answer's walk entered and left: its ``walk`` (a walk, its ends, or anything
+    carrying them as ``ends``)."""
+    walk = part.walk
+    assert walk is not None, "a range's answer says where its walk went"
+    return getattr(walk, "ends", walk)  # type: ignore[no-any-return]
 
 
 def stitch(
