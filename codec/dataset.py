@@ -13,7 +13,6 @@ import glob
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any, overload
 
@@ -492,30 +491,33 @@ def _regions_between(problems: Sequence[Problem], lo: int, hi: int | None) -> li
     return out
 
 
-def _verify_one(args: tuple[str, dict[str, Any]]) -> VerifyReport:
-    path, options = args
-    with TFRecordFile(path, **options) as f:
-        return f.verify()
-
-
 def verify_paths(
     paths: Sequence[str],
     *,
     workers: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     readers: Sequence[TFRecordFile] | None = None,
-    **options: Any,
+    anon: bool = False,
+    compression: str = "auto",
 ) -> list[VerifyReport]:
-    """Check every CRC of every file. With more than one file, files are spread over
-    ``workers`` processes (default: every core)."""
-    workers = workers or os.cpu_count() or 1
-    if len(paths) > 1 and workers > 1:
-        with ProcessPoolExecutor(max_workers=min(workers, len(paths))) as pool:
-            reports = []
-            for n, rep in enumerate(pool.map(_verify_one, [(p, options) for p in paths])):
-                reports.append(rep)
-                if progress:
-                    progress(n + 1, len(paths))
+    """Check every CRC of every file. With more than one file, the files are spread over
+    ``workers`` processes (default: every core) as the verify job's whole-file tasks
+    (:mod:`codec.jobs`); ``readers`` (the files open already) are verified here otherwise,
+    and are told of the damage found either way. ``progress(files done, files)``."""
+    from .jobs import Progress, Task, VerifyJob, run
+    from .jobs.executors import cores
+
+    workers = min(workers or cores(), len(paths))
+    if workers > 1:
+        tasks = [Task(k, p, anon=anon) for k, p in enumerate(paths)]
+
+        def step(p: Progress) -> None:
+            if progress is not None:
+                progress(p.tasks_done, p.tasks_total)
+
+        reports: list[VerifyReport] = run(
+            VerifyJob(compression=compression), tasks, f"processes:{workers}", progress=step
+        )
         if readers is not None:
             for f, rep in zip(readers, reports):
                 for prob in rep.problems:
@@ -526,7 +528,8 @@ def verify_paths(
         if readers is not None:
             reports.append(readers[n].verify())
         else:
-            reports.append(_verify_one((p, options)))
+            with TFRecordFile(p, anon=anon, compression=compression) as f:
+                reports.append(f.verify())
         if progress:
             progress(n + 1, len(paths))
     return reports
