@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import crc32c as _crc32c
@@ -153,16 +152,6 @@ def _file_kind(f: Any) -> str:
     return detect_file_kind(firsts())
 
 
-def _task(args: tuple[str, dict[str, Any], int, int, int, dict[str, Any]]) -> SchemaBuilder:
-    path, options, start, stop, base, built = args
-    from ..reader import TFRecordFile
-
-    builder = SchemaBuilder(**built)
-    with TFRecordFile(path, **options) as f:
-        _scan_range(f, builder, start, stop, base, _file_kind(f))
-    return builder
-
-
 def infer_schema(
     source: Any,
     *,
@@ -232,7 +221,7 @@ def _infer(
             _scan_slow(f, b, local, int(firsts[k]), step)
             builders.append(b)
     elif workers > 1 and total >= _PARALLEL_MIN:
-        builders = _infer_parallel(files, counts, firsts, workers, built, step)
+        return _infer_job(files, total, progress, workers, built, per_shard)
     else:
         for k, f in enumerate(files):
             b = SchemaBuilder(**built)
@@ -260,34 +249,34 @@ def _infer(
     )
 
 
-def _infer_parallel(
-    files: list[Any],
-    counts: list[int],
-    firsts: np.ndarray,
+def _infer_job(
+    files: list[TFRecordFile],
+    total: int,
+    progress: ProgressFn | None,
     workers: int,
     built: dict[str, Any],
-    step: Callable[[int], None],
-) -> list[SchemaBuilder]:
-    total = sum(counts)
-    piece = max(_CHUNK, -(-total // (workers * 4)))
-    tasks: list[tuple[int, tuple[str, dict[str, Any], int, int, int, dict[str, Any]]]] = []
-    for k, f in enumerate(files):
-        options = {"compression": f.compression, "check_crc": True}
-        if getattr(f, "anon", False):
-            options["anon"] = True
-        where = getattr(f, "url", None) or f.path  # as given: the shown form has no query
-        for s in range(0, counts[k], piece):
-            e = min(counts[k], s + piece)
-            tasks.append((k, (where, options, s, e, int(firsts[k]), built)))
-    per_file: list[SchemaBuilder | None] = [None] * len(files)
-    with ProcessPoolExecutor(max_workers=min(workers, len(tasks)) or 1) as pool:
-        futures = [(k, a, pool.submit(_task, a)) for k, a in tasks]
-        for k, a, fut in futures:
-            b = fut.result()
-            step(a[3] - a[2])
-            acc = per_file[k]
-            if acc is None:
-                per_file[k] = b
-            else:
-                acc.merge(b)
-    return [b if b is not None else SchemaBuilder(**built) for b in per_file]
+    per_shard: bool,
+) -> Schema:
+    """Every record of ``files`` (open) as the schema job (:mod:`codec.jobs`) on ``workers``
+    processes: byte ranges of large files, each worker opening its file again as given."""
+    from ..jobs import Progress, SchemaJob, plan, run
+
+    kinds = {f.compression for f in files}
+    job = SchemaJob(
+        **built, per_shard=per_shard, compression=kinds.pop() if len(kinds) == 1 else "auto"
+    )
+    tasks = plan(
+        [f.url or f.path for f in files],  # as given: the shown form has no query
+        anon=any(f.anon for f in files),
+        sizes=[(f.file_size, f.compression) for f in files],
+        at_least=workers,
+    )
+
+    def step(p: Progress) -> None:
+        if progress is not None:
+            progress(min(p.records, total), total)
+
+    schema: Schema = run(job, tasks, f"processes:{min(workers, len(tasks))}", progress=step)
+    if progress is not None:
+        progress(total, total)
+    return schema
