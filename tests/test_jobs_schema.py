@@ -233,6 +233,54 @@ def test_bounded_statistics_past_their_bounds_do_not_depend_on_the_split(
     _check(tmp_path, seed, cuts)
 
 
+def _alone(path: str, first: int, **opts) -> codec.schema.Schema:
+    """``path``'s schema inferred alone, its records numbered from ``first``."""
+    alone = infer_schema([path], **opts)
+    alone.builder.shift(first)
+    return codec.schema.Schema(alone.builder, total=alone.total)
+
+
+def _shards_stand_alone(tmp_path: Path, seed: int) -> None:
+    """Each file's statistics in a dataset's schema are those of the file inferred alone, and
+    the dataset's own figures are those of a run that keeps no per-file statistics: merging
+    the files into the dataset takes nothing over from any of them (an independent oracle:
+    the job and the one-process run share the merge, so comparing them cannot show this)."""
+    rng = random.Random(seed)
+    root = Path(tempfile.mkdtemp(dir=tmp_path))
+    paths = _dataset(root, rng)
+    label_map = LABELS if rng.random() < 0.5 else None
+    whole = infer_schema(paths, label_map=label_map)
+    job = SchemaJob(label_map=label_map)
+    parts = [job.task(t) for t in _tasks(paths, [rng.random() for _ in range(3)])]
+    by_job = job.merge(parts, rerun=job.task)
+    flat = infer_schema(paths, label_map=label_map, per_shard=False)
+    for schema in (whole, by_job):
+        if len(paths) > 1:
+            assert set(schema.shards) == set(paths)
+            for info in schema.files:
+                alone = _alone(info.path, info.first_record, label_map=label_map)
+                shard = schema.shards[info.path]
+                assert shard.to_json() == alone.to_json()
+                assert shard.statistics() == alone.statistics()
+        doc = schema.to_json()
+        assert doc == flat.to_json()
+        stats_doc = schema.statistics()
+        stats_doc.pop("shards", None)
+        assert stats_doc == flat.statistics()
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=_SLOW_OK)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_each_files_statistics_are_its_own_after_the_dataset_merge(tmp_path, seed):
+    _shards_stand_alone(tmp_path, seed)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=_SLOW_OK)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_each_files_statistics_are_its_own_past_every_bound(tmp_path, small_bounds, seed):
+    _shards_stand_alone(tmp_path, seed)
+
+
 # -- the golden corpus, and datasets planned as the commands will ------------------------------
 
 

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..kinds import DATA_CRC
 from ..reader import TFRecordFile
-from ..schema.builder import SchemaBuilder
+from ..schema.builder import SchemaBuilder, merge_all
 from ..schema.infer import _file_kind, _scan_range, feed_spans
 from ..schema.result import Schema, ShardInfo
 from .plan import Task
@@ -129,8 +129,6 @@ class SchemaJob:
         shards: dict[str, Schema] = {}
         if self.per_shard and len(files) > 1:
             for info, b in zip(files, builders):
-                shards[info.path] = Schema(b.copy(), total=info.records)
-        total = builders[0] if builders else self._builder()
-        for b in builders[1:]:
-            total.merge(b)
+                shards[info.path] = Schema(b, total=info.records)
+        total = merge_all(builders, self._builder(), keep=bool(shards))
         return Schema(total, total=first, files=files, shards=shards, problems=problems)

@@ -243,7 +243,9 @@ class SchemaBuilder:
     # -- merging and results --------------------------------------------------------------
 
     def merge(self, later: SchemaBuilder) -> None:
-        """Fold in a builder that saw later records (e.g. the next range, another process)."""
+        """Fold in a builder that saw later records (e.g. the next range, another process).
+        ``later`` is left as it was: nothing of it is taken over, so it can still stand for
+        its own records (a file's statistics) after merging into a dataset's."""
         for name, fs in self.features.items():
             if name not in later.features:
                 fs.missing.merge(later.first_records)
@@ -270,12 +272,13 @@ class SchemaBuilder:
             self.checks.merge(later.checks)
         self.first_sequences.merge(later.first_sequences)
 
-    def copy(self) -> SchemaBuilder:
-        """An independent copy (merging into a builder may take over parts of the other)."""
-        import pickle
-
-        out: SchemaBuilder = pickle.loads(pickle.dumps(self))
-        return out
+    def like(self) -> SchemaBuilder:
+        """An empty builder with the same options."""
+        return SchemaBuilder(
+            decode_images=self.decode_images,
+            label_map=self.checks.label_map if self.checks is not None else None,
+            detection=self.checks is not None,
+        )
 
     def shift(self, by: int) -> None:
         """Renumber: every record number held plus ``by`` (a builder fed a range's records
@@ -305,3 +308,13 @@ class SchemaBuilder:
 
 
 # --------------------------------------------------------------------------------------------
+
+
+def merge_all(builders: Sequence[SchemaBuilder], empty: SchemaBuilder, keep: bool) -> SchemaBuilder:
+    """``builders`` (in record order) merged into one: into ``empty`` when there are none or
+    when ``keep`` (each given builder then still stands for its own records), else into the
+    first of them."""
+    total = empty if keep or not builders else builders[0]
+    for b in builders if total is empty else builders[1:]:
+        total.merge(b)
+    return total

@@ -477,6 +477,12 @@ class RecordList:
         if by:
             self.parts = [p + by for p in self.parts]
 
+    def copy(self) -> RecordList:
+        """An independent list (its arrays are shared: none is ever changed in place)."""
+        out = RecordList(self.cap)
+        out.count, out.kept, out.parts = self.count, self.kept, list(self.parts)
+        return out
+
     def merge(self, other: RecordList) -> None:
         self.parts.extend(other.parts)
         self.count += other.count

@@ -97,7 +97,7 @@ class _PrefixChecks:
         for names, recs in o.pending.items():
             held = self.pending.get(names)
             if held is None:
-                self.pending[names] = recs
+                self.pending[names] = recs.copy()
             else:
                 held.merge(recs)
         for c in CHECKS:
@@ -112,7 +112,7 @@ class _PrefixChecks:
         for key, recs in o.pair_records.items():
             mine = self.pair_records.get(key)
             if mine is None:
-                self.pair_records[key] = recs
+                self.pair_records[key] = recs.copy()
             else:
                 mine.merge(recs)
         self.pairs_cut, _ = narrow(self.pair_records, self.pairs_cut, o.pairs_cut)
@@ -216,9 +216,8 @@ class DetectionChecks:
         for prefix, pc in other.prefixes.items():
             mine = self.prefixes.get(prefix)
             if mine is None:
-                self.prefixes[prefix] = pc
-            else:
-                mine.merge(pc)
+                mine = self.prefixes[prefix] = _PrefixChecks(prefix)
+            mine.merge(pc)
 
     def shift(self, by: int) -> None:
         for pc in self.prefixes.values():

@@ -13,7 +13,7 @@ from ..errors import CorruptRecordError
 from ..framing import mask_crcs
 from ..kinds import DATA_CRC, EXAMPLE
 from ..reader import TFRecordFile
-from .builder import SchemaBuilder
+from .builder import SchemaBuilder, merge_all
 from .result import Schema, ShardInfo
 
 _CHUNK = 65_536  # records per vectorised batch
@@ -232,11 +232,9 @@ def _infer(
     if per_shard and len(files) > 1:
         for k, b in enumerate(builders):
             shards[files[k].path] = Schema(
-                b.copy(), total=counts[k], sample=None if sample is None else b.records
+                b, total=counts[k], sample=None if sample is None else b.records
             )
-    total_b = builders[0] if builders else SchemaBuilder(**built)
-    for b in builders[1:]:
-        total_b.merge(b)
+    total_b = merge_all(builders, SchemaBuilder(**built), keep=bool(shards))
     if progress and sample is None:
         progress(total, total)
     return Schema(

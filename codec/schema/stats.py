@@ -222,7 +222,7 @@ class FeatureStats:
             if k in self.len_records:
                 self.len_records[k].merge(capped)
             else:
-                self.len_records[k] = capped
+                self.len_records[k] = capped.copy()
         self.len_cut, _ = narrow(self.len_records, self.len_cut, o.len_cut)
         self.len_cut, _ = settle(self.len_records, _LEN_TRACKED, self.len_cut)
         for mine_c, theirs_c in zip(self.type_records, o.type_records):
