@@ -28,7 +28,7 @@ import codec.schema.infer as infer
 import codec.schema.stats as stats
 from codec.example import encode_example, encode_sequence_example
 from codec.framing import encode_record
-from codec.jobs import SchemaJob, Task, plan
+from codec.jobs import SchemaJob, Task, plan, run
 from codec.schema import RecordList, ValueCounter, infer_schema
 from codec.schema.counters import mix64
 
@@ -279,6 +279,57 @@ def test_each_files_statistics_are_its_own_after_the_dataset_merge(tmp_path, see
 @given(seed=st.integers(0, 2**32 - 1))
 def test_each_files_statistics_are_its_own_past_every_bound(tmp_path, small_bounds, seed):
     _shards_stand_alone(tmp_path, seed)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=_SLOW_OK)
+@given(seed=st.integers(0, 2**32 - 1), cuts=_CUTS, per_shard=st.booleans())
+def test_answers_combined_in_groups_give_the_one_process_schema(tmp_path, seed, cuts, per_shard):
+    """Tasks run in groups (as on a pool or Dask): the answers ``combine`` folds together,
+    merged, give the schema one process infers, with and without each file's statistics."""
+    rng = random.Random(seed)
+    root = Path(tempfile.mkdtemp(dir=tmp_path))
+    (root / "more").mkdir()
+    paths = _dataset(root, rng) + _dataset(root / "more", rng)
+    label_map = LABELS if rng.random() < 0.5 else None
+    want = _json(infer_schema(paths, label_map=label_map, per_shard=per_shard))
+    job = SchemaJob(label_map=label_map, per_shard=per_shard)
+    tasks = _tasks(paths, cuts) if rng.random() < 0.5 else plan(paths)  # ranges, whole files
+    edges = sorted({0, len(tasks), *(rng.randrange(len(tasks) + 1) for _ in range(4))})
+    parts = []
+    for a, b in itertools.pairwise(edges):
+        combined = job.combine([job.task(t) for t in tasks[a:b]])
+        wholes = sum(1 for t in tasks[a:b] if t.whole)
+        if not per_shard and wholes > 1 and all(t.whole for t in tasks[a:b]):
+            assert len(combined) == 1  # whole files in a row travel as one answer
+        assert len(combined) <= b - a
+        parts += combined
+    rng.shuffle(parts)
+    assert _json(job.merge(parts, rerun=job.task)) == want
+
+
+def test_many_small_shards_on_a_pool_run_in_groups(tmp_path):
+    """Forty shards on two processes run as groups of several shards (fewer answers than
+    shards come back) and give the one-process schema, each file's statistics included."""
+    rng = random.Random(5)
+    paths = []
+    for k in range(40):
+        path = tmp_path / f"part-{k:03d}.tfrecord"
+        codec.write_records(
+            path, [_example(rng, 6, k % 3 == 0) for _ in range(rng.randrange(1, 9))]
+        )
+        paths.append(str(path))
+    tasks = plan(paths)
+    answers: list[int] = []
+    for per_shard in (False, True):
+        want = _json(infer_schema(paths, label_map=LABELS, per_shard=per_shard))
+        got = run(
+            SchemaJob(label_map=LABELS, per_shard=per_shard),
+            tasks,
+            "processes:2",
+            progress=lambda p: answers.append(p.tasks_done),
+        )
+        assert _json(got) == want
+    assert len(answers) < 2 * len(tasks)  # progress came per group, not per shard
 
 
 # -- the golden corpus, and datasets planned as the commands will ------------------------------

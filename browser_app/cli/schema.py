@@ -78,7 +78,10 @@ def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
         tasks = job_tasks(files, args)
         files.close()
         job = SchemaJob(
-            decode_images=args.decode_images, label_map=label_map, compression=args.compression
+            decode_images=args.decode_images,
+            label_map=label_map,
+            compression=args.compression,
+            per_shard=bool(args.json and args.stats),  # each file's statistics: only there
         )
         schema = run_job(job, tasks, args)
     else:

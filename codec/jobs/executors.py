@@ -301,7 +301,8 @@ class _PoolBatch(Batch):
     breaks: int = 0  # breaks in a row with no task finishing in between
 
     def submit(self, key: int, fn: Callable[[Any], Any], arg: Any) -> None:
-        owner = getattr(fn, "__self__", None)
+        # whose code runs: a bound method's object, or the job of a group of its tasks
+        owner = getattr(fn, "__self__", None) or getattr(fn, "job", None)
         where = type(owner).__module__ if owner is not None else getattr(fn, "__module__", "")
         if where == "__main__":
             raise ExecutorError(

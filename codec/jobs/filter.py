@@ -73,6 +73,11 @@ class FilterJob:
     def _look(self, flt: Filter, payloads: Iterable[tuple[int, bytes | None]]) -> Looked:
         return look(flt, payloads, limit=self.limit, numbered=False)
 
+    def combine(self, parts: list[FilterPart]) -> list[FilterPart]:
+        """Answers of tasks run together travel as they are (only matches, and records whose
+        answer waits for their number)."""
+        return parts
+
     def records(self, part: FilterPart) -> int:
         return part.records
 

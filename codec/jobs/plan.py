@@ -14,10 +14,11 @@ from dataclasses import dataclass, replace
 from ..dataset import expand_paths
 from ..sources import probe
 
-__all__ = ["DEFAULT_SPLIT", "MIN_SPLIT", "Task", "plan"]
+__all__ = ["DEFAULT_SPLIT", "GROUPS_PER_WORKER", "MIN_SPLIT", "Task", "group", "plan"]
 
 DEFAULT_SPLIT = 64 << 20  # bytes per range task of a large file
 MIN_SPLIT = 8 << 20  # bytes: the smallest range made to give every worker a task
+GROUPS_PER_WORKER = 4  # groups of small tasks made per worker at least (for an even spread)
 
 
 @dataclass(frozen=True)
@@ -82,3 +83,28 @@ def _count(sizes: Sequence[tuple[int, str]], split: int) -> int:
         -(-size // split) if compression == "none" and size > split else 1
         for size, compression in sizes
     )
+
+
+def group(tasks: Sequence[Task], workers: int, most: int = DEFAULT_SPLIT) -> list[range]:
+    """Runs of consecutive tasks that one worker can take at once (their numbers in
+    ``tasks``): small shards together, up to ``most`` bytes a group, so that what a task
+    costs the executor itself (a few milliseconds on Dask) and what its answer costs the
+    client are paid once per group, not once per shard. Never fewer groups than
+    ``GROUPS_PER_WORKER`` per worker (nor than tasks), so every worker stays busy to the end;
+    a task of ``most`` bytes or more is a group of its own."""
+    n = len(tasks)
+    want = min(n, max(1, workers) * GROUPS_PER_WORKER)
+    total = sum(t.bytes for t in tasks)
+    limit = max(1, min(most, total // want if want else most))
+    per = -(-n // want) if want else 1  # tasks a group, at most (sizes may be unknown: 0)
+    out: list[range] = []
+    start = size = 0
+    for i, t in enumerate(tasks):
+        left = n - i  # tasks from this one on: enough for one group each of those missing?
+        if i > start and (size + t.bytes > limit or i - start >= per or left < want - len(out)):
+            out.append(range(start, i))
+            start, size = i, 0
+        size += t.bytes
+    if n:
+        out.append(range(start, n))
+    return out

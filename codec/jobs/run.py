@@ -3,7 +3,10 @@ progress and cancellation), then merged.
 
 A job is any object with the :class:`Job` methods and plain data (it is pickled to the
 workers with its tasks). Its ``merge`` gets the answers in task order, whatever order they
-finished in, so the result does not depend on the executor or its timing. A task that still
+finished in, so the result does not depend on the executor or its timing. A job with a
+``combine`` method has its small tasks run in groups on executors of other processes
+(:func:`codec.jobs.plan.group`): one call per group, whose answers ``combine`` may fold
+together before they travel back; a group that fails runs again task by task. A task that still
 fails after the executor's retries becomes ``job.failed(task, error)`` — an answer that
 reports the problem for its input — when the job has that method; otherwise its error is
 raised. The executor failing (a Dask scheduler lost) raises
@@ -13,6 +16,7 @@ raises :class:`~codec.errors.JobCancelled`.
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -21,7 +25,7 @@ from typing import Any, Protocol
 
 from ..errors import JobCancelled
 from .executors import Batch, Executor, Finished, InlineExecutor, ProcessExecutor, cores, executor
-from .plan import Task
+from .plan import Task, group
 
 __all__ = ["Job", "Progress", "run"]
 
@@ -36,7 +40,8 @@ class Job(Protocol):
 
     A job may also have ``failed(task, error) -> answer``: the answer of a task that kept
     failing (a shard that cannot be read), which reports the problem instead of failing the
-    job."""
+    job; and ``combine(answers) -> answers``: the answers of consecutive tasks run together
+    on one worker, as its ``merge`` will take them (the same, or fewer standing for them)."""
 
     @property
     def name(self) -> str: ...  # a field of the job (read-only for a frozen one)
@@ -114,6 +119,17 @@ def _make(spec: str | Executor | None, n: int) -> Executor:
     return executor(spec)
 
 
+@dataclass(frozen=True)
+class _Group:
+    """A group of consecutive tasks of ``job``, run as one on a worker: their answers, as
+    ``job.combine`` gives them."""
+
+    job: Any
+
+    def __call__(self, tasks: tuple[Task, ...]) -> list[Any]:
+        return list(self.job.combine([self.job.task(t) for t in tasks]))
+
+
 class _Run:
     def __init__(
         self,
@@ -138,23 +154,42 @@ class _Run:
 
     def go(self) -> Any:
         n = len(self.tasks)
-        parts: list[Any] = [None] * n
+        answers: dict[int, list[Any]] = {}  # by the first task of the unit that gave them
+        units: dict[int, range] = {}  # submitted, by key
+        keys = itertools.count()
         batch = self.ex.batch()
         finished = False
+
+        def submit(unit: range) -> None:
+            key = next(keys)
+            units[key] = unit
+            if len(unit) == 1:
+                batch.submit(key, self.job.task, self.tasks[unit.start])
+            else:
+                batch.submit(key, _Group(self.job), tuple(self.tasks[i] for i in unit))
+
         try:
-            for i, task in enumerate(self.tasks):
+            for unit in self._units():
                 self._check(batch)
-                batch.submit(i, self.job.task, task)
+                submit(unit)
             self._report()
             while self.done < n:
                 self._check(batch)
                 finished_now = batch.wait(POLL)
                 for fin in finished_now:
-                    task = self.tasks[fin.key]
-                    part = parts[fin.key] = self._settle(task, fin)
-                    self.done += 1
-                    self.bytes += task.bytes
-                    self.records += self.job.records(part)
+                    unit = units.pop(fin.key)
+                    if len(unit) > 1 and fin.error is not None:
+                        for i in unit:  # the group again task by task: a failing one alone
+                            submit(range(i, i + 1))
+                        continue
+                    if len(unit) == 1:
+                        got = [self._settle(self.tasks[unit.start], fin)]
+                    else:
+                        got = list(fin.value)
+                    answers[unit.start] = got
+                    self.done += len(unit)
+                    self.bytes += sum(self.tasks[i].bytes for i in unit)
+                    self.records += sum(self.job.records(part) for part in got)
                     self._report()
                 if not finished_now and time.monotonic() - self.reported >= BEAT:
                     self._report()  # a caller that can only stop inside a callback gets one
@@ -163,7 +198,15 @@ class _Run:
         finally:
             if not finished:
                 batch.cancel()
+        parts = [part for first in sorted(answers) for part in answers[first]]
         return self.job.merge(parts, self.rerun)
+
+    def _units(self) -> list[range]:
+        """The tasks as they are submitted: in groups (:func:`.plan.group`) when the job can
+        take them so and the workers are other processes; else one by one."""
+        if getattr(self.job, "combine", None) is None or isinstance(self.ex, InlineExecutor):
+            return [range(i, i + 1) for i in range(len(self.tasks))]
+        return group(self.tasks, self.ex.workers)
 
     def rerun(self, task: Task) -> Any:
         """``task`` run again on the same executor (for a job's merge), its final answer."""

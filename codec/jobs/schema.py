@@ -43,6 +43,11 @@ class SchemaPart:
     problems: int
     path: str
     walk: RangeEnds | None = None
+    files: list[tuple[str, int]] | None = None  # (path, records) of each file it stands for
+
+    def shown_files(self) -> list[tuple[str, int]]:
+        """``(shown path, records)`` of each file whose records this part holds."""
+        return self.files if self.files is not None else [(self.path, self.records)]
 
 
 @dataclass
@@ -90,6 +95,26 @@ class SchemaJob:
     def records(self, part: SchemaPart) -> int:
         return part.records
 
+    def combine(self, parts: list[SchemaPart]) -> list[SchemaPart]:
+        """The answers of consecutive tasks run on one worker: the parts of whole files in a
+        row folded into one (renumbered one after the other), so the client unpickles and
+        merges one builder for them, not one per file; unchanged when each file keeps its own
+        statistics (``per_shard``)."""
+        if self.per_shard:
+            return parts
+        out: list[SchemaPart] = []
+        for part in parts:
+            last = out[-1] if out else None
+            if last is None or not (last.task.whole and part.task.whole):
+                out.append(part)
+                continue
+            part.builder.shift(last.records)
+            last.builder.merge(part.builder)
+            last.files = [*last.shown_files(), (part.path, part.records)]
+            last.records += part.records
+            last.problems += part.problems
+        return out
+
     def merge(
         self,
         parts: Sequence[SchemaPart],
@@ -123,9 +148,12 @@ class SchemaJob:
                     file_builder = part.builder
                 else:
                     file_builder.merge(part.builder)
-            files.append(ShardInfo(chain[0].path, first, count))
+            # a chain is the ranges of one file, or one part for whole files in a row
+            shown = chain[0].shown_files() if len(chain) == 1 else [(chain[0].path, count)]
+            for path, n in shown:
+                files.append(ShardInfo(path, first, n))
+                first += n
             builders.append(file_builder if file_builder is not None else self._builder())
-            first += count
         shards: dict[str, Schema] = {}
         if self.per_shard and len(files) > 1:
             for info, b in zip(files, builders):

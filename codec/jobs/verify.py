@@ -189,6 +189,10 @@ class VerifyJob:
             return r.records + r.damaged + r.recovered
         return part.walk.records if part.walk is not None else 0
 
+    def combine(self, parts: list[VerifyPart]) -> list[VerifyPart]:
+        """Answers of tasks run together travel as they are (each is small)."""
+        return parts
+
     def failed(self, task: Task, error: BaseException) -> VerifyPart:
         """The answer of a task that kept failing: its file could not be read."""
         return VerifyPart(task, path=shown(task.path), error=_why(error, task.path))
