@@ -54,6 +54,7 @@ DATA = Path(__file__).parent / "data"
 ROOT = Path(__file__).parent.parent
 GROUP = "scale"
 SIM = "simulation (estimate, not measured)"
+APP_SCHEMA = "schema, each file's statistics kept (the app)"
 CORES = cores()  # the cores this process may run on
 
 # The cluster the estimate is for.
@@ -499,6 +500,13 @@ class _Timed:
     def records(self, part: Any) -> int:
         return int(self.job.records(part[0]))
 
+    def combine(self, parts: list[tuple[Any, float, int]]) -> list[tuple[Any, float, int]]:
+        """As the job combines a group's answers, the group's CPU seconds noted once."""
+        t0 = time.process_time()
+        answers = self.job.combine([p[0] for p in parts])
+        seconds = sum(p[1] for p in parts) + time.process_time() - t0
+        return [(a, seconds if i == 0 else 0.0, os.getpid()) for i, a in enumerate(answers)]
+
 
 def _bench_shards(quick: bool, rows: list[Row], found: dict[str, float]) -> None:
     from codec.jobs import SchemaJob, VerifyJob, executor, plan, run
@@ -509,7 +517,9 @@ def _bench_shards(quick: bool, rows: list[Row], found: dict[str, float]) -> None
     tasks = plan([str(p) for p in paths])
     mb = sum(p.stat().st_size for p in paths) / 1e6
     records = count * per_shard
-    jobs = {"verify": VerifyJob(), "schema": SchemaJob()}
+    # schema as the command runs it, and as the app's Statistics page does (which keeps each
+    # file's statistics: every file's answer then travels to the client and is merged there)
+    jobs = {"verify": VerifyJob(), "schema": SchemaJob(per_shard=False), APP_SCHEMA: SchemaJob()}
     times: dict[str, list[float]] = {}
     cpu: dict[str, list[float]] = {}
     results: dict[str, str] = {}
@@ -545,6 +555,7 @@ def _bench_shards(quick: bool, rows: list[Row], found: dict[str, float]) -> None
         where = f"{count} shards, {records:,} Examples, {mb:,.0f} MB"
         target = 0.9 * CORES
         for job in jobs:
+            aim = "" if job == APP_SCHEMA else f">= {target:.1f}"
             t1, tp = min(times[f"{job} 1"]), min(times[f"{job} pool"])
             c1, cp = min(cpu[f"{job} 1"]), min(cpu[f"{job} pool"])
             rows.append(
@@ -559,8 +570,8 @@ def _bench_shards(quick: bool, rows: list[Row], found: dict[str, float]) -> None
                     f"  speed-up on {CORES} cores (wall)",
                     t1 / tp,
                     "x",
-                    f">= {target:.1f}",
-                    t1 / tp >= target,
+                    aim,
+                    None if not aim else t1 / tp >= target,
                 )
             )
             rows.append(
@@ -591,6 +602,9 @@ class _Keep:
 
     def merge(self, parts: list[Any], rerun: Callable[[Any], Any]) -> tuple[Any, list[Any]]:
         return self.job.merge(list(parts), rerun), parts
+
+    def combine(self, parts: list[Any]) -> list[Any]:
+        return list(self.job.combine(parts))
 
     def records(self, part: Any) -> int:
         return int(self.job.records(part))
@@ -637,7 +651,7 @@ def _bench_dask(
         # schema: a job of seconds, where the work does
         jobs = {
             "verify": (VerifyJob(), 2 if quick else 4),
-            "schema": (SchemaJob(), 1 if quick else 2),
+            "schema": (SchemaJob(per_shard=False), 1 if quick else 2),
         }
         for job, (the_job, repeat) in jobs.items():
             for _ in range(repeat):

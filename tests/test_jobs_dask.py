@@ -97,6 +97,19 @@ def test_cancel_stops_the_job_early(dask_ex, tmp_path):
     check_cancel(dask_ex, tmp_path)
 
 
+def _malloc_trim() -> str | None:
+    return os.environ.get("MALLOC_TRIM_THRESHOLD_")
+
+
+def test_local_workers_allocate_as_this_process_does(dask_ex):
+    """The workers of a local cluster are not given Dask's MALLOC_TRIM_THRESHOLD_ (it turns
+    off glibc's adaptive mmap threshold: a schema task took 1.5x the CPU), unless this
+    process had it."""
+    seen = dask_ex.client.run(_malloc_trim)
+    assert len(seen) == 2
+    assert set(seen.values()) == {os.environ.get("MALLOC_TRIM_THRESHOLD_")}
+
+
 def test_workers_read_s3_objects_themselves(dask_ex, s3: MotoS3):
     """Objects on S3, split into ranges: the workers read them (the endpoint is in their
     environment) and every report is the one this process gets for the whole object; an
