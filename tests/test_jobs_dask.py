@@ -101,13 +101,18 @@ def _malloc_trim() -> str | None:
     return os.environ.get("MALLOC_TRIM_THRESHOLD_")
 
 
+_TRIM_BEFORE = _malloc_trim()  # read when the tests are collected, before any cluster starts
+
+
 def test_local_workers_allocate_as_this_process_does(dask_ex):
     """The workers of a local cluster are not given Dask's MALLOC_TRIM_THRESHOLD_ (it turns
     off glibc's adaptive mmap threshold: a schema task took 1.5x the CPU), unless this
-    process had it."""
+    process had it; nor is this process's environment changed (a pool spawned later would
+    inherit it)."""
     seen = dask_ex.client.run(_malloc_trim)
     assert len(seen) == 2
-    assert set(seen.values()) == {os.environ.get("MALLOC_TRIM_THRESHOLD_")}
+    assert set(seen.values()) == {_TRIM_BEFORE}
+    assert _malloc_trim() == _TRIM_BEFORE
 
 
 def test_workers_read_s3_objects_themselves(dask_ex, s3: MotoS3):
