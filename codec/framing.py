@@ -296,6 +296,38 @@ def _le_at(window: np.ndarray, at: np.ndarray, first: int, n: int, dtype: Any) -
     return out
 
 
+def _header_candidates(window: np.ndarray, pos: int, count: int, used: int) -> np.ndarray:
+    """The positions ``0 <= i < count`` of ``window`` (bytes from stream offset ``pos``) where
+    a header's length could be: its bytes ``used..7`` zero (a length that fits in the
+    stream). In data that is not mostly zeros, few.
+
+    When 3 or more length bytes must be zero, they hold a zero 16-bit word at an even stream
+    offset: those words are found first, at memory speed over half as many elements, and
+    only the positions 2-6 bytes before one are looked at (in random data, one word in
+    65,536). Else, or when such words are many, every byte is tested, the top one first."""
+    if 8 - used >= 3 and count >= 64:
+        lead = pos & 1  # from the first even stream offset
+        pairs = (len(window) - lead) // 2
+        words = window[lead : lead + 2 * pairs].view(np.uint16)
+        zero = np.flatnonzero(words == 0)
+        if len(zero) * 16 <= count:
+            even = zero * 2 + lead  # positions in the window of zero words at even offsets
+            # a header at i has its zeros in [i + used, i + 8): i from even - 6 to even - used
+            near = (even[:, None] - np.arange(used, 7)[None, :]).ravel()
+            at = np.unique(near[(near >= 0) & (near < count)])
+            for k in range(7, used - 1, -1):
+                at = at[window[at + k] == 0]
+            return at
+    at = np.flatnonzero(window[7 : 7 + count] == 0) if used < 8 else np.arange(count)
+    for k in range(6, used - 1, -1):
+        if len(at) * 4 > count:
+            break
+        at = at[window[at + k] == 0]
+    if len(at) * 4 > count:  # mostly zeros: slices over every position are cheaper
+        at = np.arange(count)
+    return at
+
+
 def find_next_record(buf: Any, start: int, size: int, need: Need | None = None) -> int | None:
     """The first offset >= ``start`` holding a header whose length CRC checks out and whose
     record lies inside the stream with a matching data CRC; ``None`` if there is none.
@@ -314,15 +346,10 @@ def find_next_record(buf: Any, start: int, size: int, need: Need | None = None) 
         step = min(2 * step, _RESYNC_WINDOW)
         need(pos, pos + count + HEADER_SIZE - 1)
         window = data[pos : pos + count + HEADER_SIZE - 1]
-        # Only positions whose high length bytes are zero can hold a header (in data that is
-        # not mostly zeros, few), and only their length CRC is computed; the top byte first.
-        at = np.flatnonzero(window[7 : 7 + count] == 0) if used < 8 else np.arange(count)
-        for k in range(6, used - 1, -1):
-            if len(at) * 4 > count:
-                break
-            at = at[window[at + k] == 0]
-        if len(at) * 4 > count:  # mostly zeros: slices over every position are cheaper
-            at = np.arange(count)
+        at = _header_candidates(window, pos, count, used)
+        if not len(at):
+            pos += count
+            continue
         # Little-endian u64 / u32 values at those positions.
         u64 = _le_at(window, at, 0, 8, np.uint64)
         stored = _le_at(window, at, 8, 4, np.uint32)

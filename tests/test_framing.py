@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import struct
 
+import crc32c
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from codec import framing
 from codec.errors import CorruptRecordError, TruncatedRecordError
+from codec.framing import encode_record, find_next_record
 
 
 def test_crc32c_check_value():
@@ -126,3 +131,85 @@ def test_codec_imports_no_front_end():
     )
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert res.returncode == 0, res.stdout + res.stderr
+
+
+def _masked(data: bytes) -> int:
+    crc = crc32c.crc32c(data)
+    return (((crc >> 15) | (crc << 17)) + 0xA282EAD8) & 0xFFFFFFFF
+
+
+def _record_at(buf: bytes, pos: int, size: int) -> bool:
+    """Whether both CRCs of a record at ``pos`` check, its length inside the stream."""
+    length = int.from_bytes(buf[pos : pos + 8], "little")
+    if int.from_bytes(buf[pos + 8 : pos + 12], "little") != _masked(buf[pos : pos + 8]):
+        return False
+    if length > size - pos - 16:
+        return False
+    data = buf[pos + 12 : pos + 12 + length]
+    return int.from_bytes(buf[pos + 12 + length : pos + 16 + length], "little") == _masked(data)
+
+
+def _first_record_at_or_after(buf: bytes, start: int, size: int) -> int | None:
+    """The reference: every position tried in turn, both CRCs computed."""
+    return next((p for p in range(start, size - 15) if _record_at(buf, p, size)), None)
+
+
+_PIECES = st.one_of(
+    st.binary(min_size=1, max_size=400),  # noise
+    st.integers(1, 300).map(bytes),  # runs of zeros (with the noise: zero words anywhere)
+    st.binary(max_size=120).map(encode_record),  # records
+    st.binary(max_size=40).map(lambda b: encode_record(b)[:-3]),  # a record cut short
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(_PIECES, max_size=40), start=st.integers(0, 5000))
+def test_the_resync_search_finds_the_first_record_a_full_search_finds(pieces, start):
+    """find_next_record (zero words found first, then the CRCs of the few positions near
+    them) gives the first position where both CRCs check, as trying every position does."""
+    buf = b"".join(pieces)
+    start = min(start, len(buf))
+    assert find_next_record(buf, start, len(buf)) == _first_record_at_or_after(buf, start, len(buf))
+
+
+def _first_record_in_large(buf: bytes, start: int, size: int) -> int | None:
+    """The reference for large streams: the positions whose length fits in the stream
+    (bytes ``used..7`` of it zero, each byte tested), then both CRCs of each in turn."""
+    used = max(1, -(-size.bit_length() // 8))
+    data = np.frombuffer(buf, np.uint8)[start:size]
+    fits = np.ones(max(0, len(data) - 15), bool)
+    for k in range(used, 8):
+        fits &= data[k : k + len(fits)] == 0
+    return next(
+        (p for p in (np.flatnonzero(fits) + start).tolist() if _record_at(buf, p, size)), None
+    )
+
+
+@pytest.mark.parametrize(
+    ("seed", "at", "odd"),
+    [
+        (1, 0, False),
+        (2, 1501, True),
+        (3, 70_001, False),
+        (4, 300_000, True),
+        (5, 1_700_003, False),
+        (6, 3_900_000, True),
+    ],
+)
+def test_the_resync_search_in_a_stream_of_16_mib(seed, at, odd):
+    """A stream large enough that a length has 4 bytes that may be non-zero: random bytes
+    with runs of zeros and a record planted ``at`` bytes after the start (odd or even
+    offsets, in the first window or several windows on): the first record found is the one
+    the reference finds."""
+    rng = np.random.default_rng(seed)
+    buf = bytearray(rng.integers(0, 256, 16 << 20, dtype=np.uint8).tobytes())
+    for z in rng.integers(0, len(buf) - 64, 400).tolist():
+        n = int(rng.integers(2, 40))
+        buf[z : z + n] = bytes(n)
+    start = (1 << 20) + int(odd)
+    record = encode_record(rng.bytes(int(rng.integers(0, 100))))
+    buf[start + at : start + at + len(record)] = record
+    data = bytes(buf)
+    want = _first_record_in_large(data, start, len(data))
+    assert want is not None and want <= start + at
+    assert find_next_record(data, start, len(data)) == want
