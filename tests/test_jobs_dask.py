@@ -108,7 +108,8 @@ def test_local_workers_allocate_as_this_process_does(dask_ex):
     """The workers of a local cluster are not given Dask's MALLOC_TRIM_THRESHOLD_ (it turns
     off glibc's adaptive mmap threshold: a schema task took 1.5x the CPU), unless this
     process had it; nor is this process's environment changed (a pool spawned later would
-    inherit it)."""
+    inherit it). A worker its nanny started again (after the kill test) included."""
+    dask_ex.client.wait_for_workers(2, timeout=60)
     seen = dask_ex.client.run(_malloc_trim)
     assert len(seen) == 2
     assert set(seen.values()) == {_TRIM_BEFORE}
