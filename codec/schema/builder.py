@@ -272,14 +272,6 @@ class SchemaBuilder:
             self.checks.merge(later.checks)
         self.first_sequences.merge(later.first_sequences)
 
-    def like(self) -> SchemaBuilder:
-        """An empty builder with the same options."""
-        return SchemaBuilder(
-            decode_images=self.decode_images,
-            label_map=self.checks.label_map if self.checks is not None else None,
-            detection=self.checks is not None,
-        )
-
     def shift(self, by: int) -> None:
         """Renumber: every record number held plus ``by`` (a builder fed a range's records
         numbered from 0, once the range's first number in the dataset is known)."""
