@@ -32,6 +32,7 @@ from test_jobs_executors import (
     whole_json,
 )
 
+import codec
 from codec.errors import SchedulerError
 from codec.jobs import DaskExecutor, Progress, Task, VerifyJob, executor, plan, run
 from codec.kinds import UNREADABLE
@@ -97,6 +98,56 @@ def test_cancel_stops_the_job_early(dask_ex, tmp_path):
     check_cancel(dask_ex, tmp_path)
 
 
+def test_a_job_reaches_the_scheduler_in_bulk_and_its_answers_come_in_one_fetch(
+    dask_ex, tmp_path, monkeypatch
+):
+    """What Dask costs a short job is round trips: its tasks are sent with one ``map`` per
+    function (its task, its groups), not one ``submit`` each, and the answers that finished
+    are fetched together (here all of them at the end: the fetch interval is made longer than
+    the job). The answers are the whole files' reports all the same, shards that cannot be
+    read included."""
+    from distributed.diagnostics.plugin import SchedulerPlugin
+
+    from codec.jobs import executors
+
+    class Count(SchedulerPlugin):
+        """Counts graph updates: one per ``client.submit`` or ``client.map``."""
+
+        name = "count-graph-updates"
+        updates = 0
+
+        def update_graph(self, scheduler: object, **kwargs: object) -> None:
+            self.updates += 1
+
+    paths = []
+    for i in range(30):  # 30 shards on 2 workers: groups of several, and groups of one
+        path = tmp_path / f"part-{i:02d}.tfrecord"
+        codec.write_records(path, [bytes([i]) * (i * 7 % 50)] * (1 + i % 4))
+        paths.append(path)
+    paths[7].write_bytes(b"\x05not a record")  # damage, reported by its task
+    tasks = plan([str(p) for p in paths])
+    gathers: list[int] = []
+    real_gather = dask_ex.client.gather
+
+    def gather(futures: list[object], *args: object, **kwargs: object) -> object:
+        gathers.append(len(futures))
+        return real_gather(futures, *args, **kwargs)
+
+    count = Count()
+    scheduler = dask_ex._cluster.scheduler
+    scheduler.add_plugin(count, name=count.name)
+    monkeypatch.setattr(executors, "FETCH_EVERY", 3600.0)
+    monkeypatch.setattr(dask_ex.client, "gather", gather)
+    try:
+        reports = run(VerifyJob(), tasks, dask_ex)
+    finally:
+        scheduler.remove_plugin(name=count.name)
+    assert as_json(reports) == [whole_json(p) for p in paths]
+    assert reports[7].damaged or reports[7].problems
+    assert 1 <= count.updates <= 2  # the job's task and its groups
+    assert len(gathers) == 1 and gathers[0] >= 2 * dask_ex.workers
+
+
 def _malloc_trim() -> str | None:
     return os.environ.get("MALLOC_TRIM_THRESHOLD_")
 
@@ -114,6 +165,23 @@ def test_local_workers_allocate_as_this_process_does(dask_ex):
     assert len(seen) == 2
     assert set(seen.values()) == {_TRIM_BEFORE}
     assert _malloc_trim() == _TRIM_BEFORE
+
+
+def _sampling(dask_worker: object) -> tuple[bool, float]:
+    """Whether a worker samples its stack (for the dashboard's profile), and how often (s) it
+    times its event loop."""
+    return "profile" in dask_worker.periodic_callbacks, dask_worker._tick_interval  # type: ignore[attr-defined]
+
+
+def test_local_workers_sample_nothing_nobody_reads(dask_ex):
+    """The local cluster has no dashboard and silenced logs: its workers (the one the kill
+    test's nanny restarted included) do not sample their stacks every 10 ms, nor time their
+    event loop every 20 ms, and neither does its scheduler."""
+    dask_ex.client.wait_for_workers(2, timeout=60)
+    seen = dask_ex.client.run(_sampling)
+    assert len(seen) == 2
+    assert set(seen.values()) == {(False, 1.0)}
+    assert dask_ex._cluster.scheduler._tick_interval == 1.0
 
 
 def test_workers_read_s3_objects_themselves(dask_ex, s3: MotoS3):

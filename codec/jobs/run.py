@@ -159,14 +159,15 @@ class _Run:
         keys = itertools.count()
         batch = self.ex.batch()
         finished = False
+        one, many = self.job.task, _Group(self.job)  # the same two functions for every unit
 
         def submit(unit: range) -> None:
             key = next(keys)
             units[key] = unit
             if len(unit) == 1:
-                batch.submit(key, self.job.task, self.tasks[unit.start])
+                batch.submit(key, one, self.tasks[unit.start])
             else:
-                batch.submit(key, _Group(self.job), tuple(self.tasks[i] for i in unit))
+                batch.submit(key, many, tuple(self.tasks[i] for i in unit))
 
         try:
             for unit in self._units():
