@@ -9,6 +9,7 @@ import copy
 import itertools
 import json
 import math
+import pickle
 import random
 import struct
 import tempfile
@@ -462,12 +463,17 @@ def _state(c: ValueCounter) -> tuple:
     seed=st.integers(0, 2**32 - 1),
 )
 def test_value_counter_does_not_depend_on_the_split_nor_the_merge_order(values, cuts, seed):
+    """Also when counters travel (pickled, as answers from workers do) and go on counting
+    after."""
     keys = mix64(np.arange(len(values), dtype=np.uint64))
+    travel = random.Random(seed ^ 1)
 
     def counter(lo: int, hi: int) -> ValueCounter:
         c = ValueCounter(capacity=10, sketch=8, budget=16)
         for a, b in itertools.pairwise(range(lo, hi + 1, 7) if hi > lo else []):
             c.add(values[a:b], keys[a:b])
+            if travel.random() < 0.3:
+                c = pickle.loads(pickle.dumps(c))
         c.add(values[(hi - lo) // 7 * 7 + lo : hi], keys[(hi - lo) // 7 * 7 + lo : hi])
         return c
 
