@@ -48,6 +48,7 @@ __all__ = [
     "cache_room",
     "default_cache_dir",
     "evict_inflated",
+    "given_inflate_limit",
     "inflate_limit",
     "inflate_to_cache",
     "inflated_cap",
@@ -387,6 +388,12 @@ def _size_text(n: int) -> str:
         if n >= scale:
             return f"{-(-n // scale)}{unit}"
     return str(n)
+
+
+def given_inflate_limit(limit: int | None = None) -> int | None:
+    """The inflate limit a person set: ``limit`` when given, else
+    ``$TFRECORD_BROWSER_MAX_INFLATE``, else None (each file's default applies)."""
+    return limit if limit is not None else _env_size(MAX_INFLATE_ENV)
 
 
 def _env_size(name: str) -> int | None:

@@ -23,7 +23,7 @@ from typing import Any, overload
 
 import crc32c as _crc32c
 
-from .cache import IndexCache, SavedIndex, default_cache_dir
+from .cache import IndexCache, SavedIndex, default_cache_dir, given_inflate_limit
 from .errors import CorruptRecordError, ReaderClosedError
 from .framing import (
     FOOTER_SIZE,
@@ -156,6 +156,7 @@ class TFRecordFile(Sequence[bytes]):
         )
         self.url = os.fspath(path) if opened.stat is None else None  # as given, for workers
         self.anon = anon  # how it was opened, for workers that open it again
+        self.max_inflate = given_inflate_limit(max_inflate)  # the same (None: the default)
         self.stat = opened.stat
         self.identity = opened.identity
         self.file_size = opened.file_size

@@ -103,7 +103,8 @@ def executor_spec(args: argparse.Namespace) -> str | None:
 def job_tasks(files: Iterable[TFRecordFile], args: argparse.Namespace) -> list[Task]:
     """The tasks over ``files`` (open: their sizes and compressions are known), each read as
     ``--compression`` says; a worker opens its file again by the URL as given (a signed URL's
-    query included, never the shown form) with the same options. A large plain file is cut
+    query included, never the shown form) with the same options (``--anon``,
+    ``--max-inflate``: a remote worker has not this environment). A large plain file is cut
     into at least as many ranges as the executor has workers."""
     files = list(files)
     paths = [f.url or f.path for f in files]
@@ -112,7 +113,8 @@ def job_tasks(files: Iterable[TFRecordFile], args: argparse.Namespace) -> list[T
         for f in files
     ]
     workers = planned_workers(executor_spec(args))
-    return plan(paths, anon=anon(args), sizes=sizes, at_least=workers)
+    limit = next((f.max_inflate for f in files), None)
+    return plan(paths, anon=anon(args), sizes=sizes, at_least=workers, max_inflate=limit)
 
 
 def run_job(job: Job, tasks: Sequence[Task], args: argparse.Namespace) -> Any:

@@ -189,7 +189,8 @@ class SourceFile:
     """A source file as a worker opens it again: ``path`` (a local file's absolute path, or
     the URL as given), ``shown`` (as messages name it), its compression, and what it was when
     the export planned it (the stream's size; a remote object's version, a local file's
-    modification time), so that a file that changed since is not read as if it had not."""
+    modification time), so that a file that changed since is not read as if it had not;
+    opened with the same anonymous access and inflate limit as here."""
 
     path: str
     shown: str
@@ -198,18 +199,30 @@ class SourceFile:
     size: int
     version: str
     mtime_ns: int
+    max_inflate: int | None = None
 
     @classmethod
     def of(cls, f: codec.TFRecordFile) -> SourceFile:
         path = f.url if f.url is not None else os.path.abspath(f.path)
         ident = f.identity
-        return cls(path, f.path, f.compression, f.anon, f.size, ident.version, ident.mtime_ns)
+        return cls(
+            path,
+            f.path,
+            f.compression,
+            f.anon,
+            f.size,
+            ident.version,
+            ident.mtime_ns,
+            f.max_inflate,
+        )
 
     def open(self) -> codec.TFRecordFile:
         """The file, opened here; :class:`~codec.errors.ObjectChangedError` (a remote
         object) or :class:`~browser_app.errors.ExportError` (a local file) when it is no
         longer the file the export planned."""
-        f = codec.TFRecordFile(self.path, compression=self.compression, anon=self.anon)
+        f = codec.TFRecordFile(
+            self.path, compression=self.compression, anon=self.anon, max_inflate=self.max_inflate
+        )
         ident = f.identity
         if ident.remote:
             if ident.version != self.version or f.size != self.size:

@@ -315,10 +315,16 @@ def _results() -> _Results:
 def job_tasks(src: Source) -> list[codec.jobs.Task]:
     """The tasks of a dataset-wide job over every file of ``src`` (whole files, byte ranges
     of large plain ones), planned from the sizes its reader already knows; a remote object's
-    task carries the source's anonymous access, and its worker reads the URL itself."""
-    sizes = [(f.file_size, f.compression) for f in src.dataset.files]
+    task carries the source's anonymous access, and its worker reads the URL itself; every
+    task carries the inflate limit the source was opened with (a higher one the person
+    accepted), so a worker inflates a GZIP/ZLIB file as far as the app did."""
+    files = src.dataset.files
+    sizes = [(f.file_size, f.compression) for f in files]
     workers = planned_workers(state.executor_spec())  # a range per worker of a large file
-    return codec.jobs.plan(list(src.paths), anon=src.anon, sizes=sizes, at_least=workers)
+    limit = next((f.max_inflate for f in files), None)
+    return codec.jobs.plan(
+        list(src.paths), anon=src.anon, sizes=sizes, at_least=workers, max_inflate=limit
+    )
 
 
 def verified(src: Source) -> list[dict[str, Any]] | None:

@@ -25,7 +25,9 @@ GROUPS_PER_WORKER = 4  # groups of small tasks made per worker at least (for an 
 class Task:
     """One piece of work: file ``file`` (number in the dataset) at ``path`` (as given: a
     worker opens it itself), bytes ``[start, end)`` of its stream, or the whole file. ``entry``
-    and ``prev`` are set when a range is walked again from a known record."""
+    and ``prev`` are set when a range is walked again from a known record. ``anon`` and
+    ``max_inflate`` are how the client opened the file (anonymous access, the inflate limit
+    a person set for it): a worker opens it the same way, whatever its own environment."""
 
     file: int
     path: str
@@ -33,6 +35,7 @@ class Task:
     end: int = 0
     whole: bool = True
     anon: bool = False
+    max_inflate: int | None = None
     entry: int | None = None
     prev: tuple[int, int] | None = None
 
@@ -52,13 +55,15 @@ def plan(
     anon: bool = False,
     sizes: Sequence[tuple[int, str]] | None = None,
     at_least: int = 1,
+    max_inflate: int | None = None,
 ) -> list[Task]:
     """The tasks of a job over ``paths`` (anything :func:`codec.expand_paths` takes): a task
     per file, and a task per ``split`` bytes of an uncompressed file larger than that.
     ``sizes`` gives each file's ``(size, compression)`` when known (else they are read from
     each file's size and first bytes: :func:`codec.sources.probe`). With fewer tasks than
     ``at_least`` (the executor's workers), uncompressed files are cut smaller — down to
-    ``MIN_SPLIT`` bytes a range — so that every worker has one."""
+    ``MIN_SPLIT`` bytes a range — so that every worker has one. ``anon`` and ``max_inflate``
+    (None: the default limit) travel with every task."""
     files = expand_paths(paths, anon=anon)
     if sizes is None:
         sizes = [probe(p, anon=anon) for p in files]
@@ -68,12 +73,12 @@ def plan(
     tasks: list[Task] = []
     for k, (path, (size, compression)) in enumerate(zip(files, sizes)):
         if compression != "none" or size <= split or split <= 0:
-            tasks.append(Task(k, path, 0, size, whole=True, anon=anon))
+            tasks.append(Task(k, path, 0, size, whole=True, anon=anon, max_inflate=max_inflate))
             continue
         n = -(-size // split)
         edges = [size * i // n for i in range(n + 1)]
         for a, b in itertools.pairwise(edges):
-            tasks.append(Task(k, path, a, b, whole=False, anon=anon))
+            tasks.append(Task(k, path, a, b, whole=False, anon=anon, max_inflate=max_inflate))
     return tasks
 
 

@@ -82,7 +82,9 @@ class VerifyPart:
 def verify_task(task: Task, compression: str = "auto") -> VerifyPart:
     """Run one verify task where the data is (this process, a pool worker, a Dask worker),
     the file read as ``compression``."""
-    with TFRecordFile(task.path, compression=compression, anon=task.anon) as f:
+    with TFRecordFile(
+        task.path, compression=compression, anon=task.anon, max_inflate=task.max_inflate
+    ) as f:
         if task.whole:
             return VerifyPart(task, report=f.verify())
         walk = walk_task(f, task)
