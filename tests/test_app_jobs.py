@@ -91,8 +91,8 @@ def used(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     used: list[str] = []
     pick = services.job_executor
 
-    def job_executor(spec, tasks=None):  # type: ignore[no-untyped-def]
-        ex, shared = pick(spec, tasks)
+    def job_executor(spec, tasks=None, session=None):  # type: ignore[no-untyped-def]
+        ex, shared = pick(spec, tasks, session)
         used.append(f"{type(ex).__name__}:{ex.workers}")
         return ex, shared
 
@@ -249,3 +249,53 @@ def test_a_local_dask_cluster_from_the_sidebar_is_shared_and_closed(
     at.sidebar.radio(key="tfb:w:jobs:where").set_value("This machine").run()
     no_crash(at)
     assert not cluster.connected()  # closed with the setting that made it
+
+
+@pytest.mark.slow
+def test_a_shared_dask_cluster_stays_open_while_another_session_uses_it(
+    monkeypatch, root, used
+) -> None:  # type: ignore[no-untyped-def]
+    """Two sessions on one local cluster: the first leaving it (the sidebar set back to this
+    machine) leaves it open for the second, whose page still runs its job there; it closes
+    when the second leaves it too. A session that only ran a job on it (the app started on
+    it) counts as using it."""
+    pytest.importorskip("distributed")
+    paths = files(root)
+    damaged = f"{sum(codec.TFRecordFile(p).verify().damaged for p in paths):,}"
+
+    def on_cluster(at: AppTest) -> None:
+        at.sidebar.radio(key="tfb:w:jobs:where").set_value("A Dask cluster").run()
+        at.sidebar.text_input(key="tfb:w:jobs:dask").input("local:1").run()
+        no_crash(at)
+        assert not at.sidebar.error
+
+    def leave(at: AppTest) -> None:
+        at.sidebar.radio(key="tfb:w:jobs:where").set_value("This machine").run()
+        no_crash(at)
+
+    first = app(monkeypatch, root, "--executor", "inline")
+    second = app(monkeypatch, root, "--executor", "inline")
+    on_cluster(first)
+    on_cluster(second)
+    cluster = services.shared_executor("dask:local:1")
+    leave(first)
+    assert cluster.connected()  # the second session's setting still names it
+    used.clear()
+    page(second, "overview")
+    assert used == ["DaskExecutor:1"]
+    assert {m.label: m.value for m in second.main.metric}["Damaged records"] == damaged
+    assert services.shared_executor("dask:local:1") is cluster
+    leave(second)
+    assert not cluster.connected()  # no session uses it now
+
+    # the app started on the cluster: a session that ran a job there keeps it for itself
+    third = app(monkeypatch, root, "--executor", "dask:local:1")
+    fourth = app(monkeypatch, root, "--executor", "dask:local:1")
+    page(third, "overview")
+    again = services.shared_executor("dask:local:1")
+    assert again is not cluster and again.connected()
+    on_cluster(fourth)  # the same spec: nothing changes
+    leave(fourth)
+    assert again.connected()  # the third session ran a job on it
+    leave(third)
+    assert not again.connected()

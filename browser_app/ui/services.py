@@ -238,32 +238,63 @@ def _timeout() -> float:
     return state.app_args().dask_timeout or DASK_TIMEOUT
 
 
-def shared_executor(spec: str) -> codec.jobs.Executor:
+class _Users:
+    """The sessions that use each shared executor (by spec): those whose setting named it or
+    that ran a job on it, until they leave it."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.of: dict[str, set[str]] = {}
+
+
+@st.cache_resource(show_spinner=False)
+def _users() -> _Users:
+    return _Users()
+
+
+def shared_executor(spec: str, session: str | None = None) -> codec.jobs.Executor:
     """The one client of the Dask cluster ``spec`` names, shared by every session and job:
     connected now (a ``dask:local`` cluster started now; a scheduler tried for
-    ``--dask-timeout`` seconds, else :data:`DASK_TIMEOUT`) and kept until the setting changes
-    (:func:`release_executor`) or the connection is lost. Raises
-    :class:`codec.errors.ExecutorError` (a :class:`~codec.errors.SchedulerError` for a
+    ``--dask-timeout`` seconds, else :data:`DASK_TIMEOUT`) and kept while a session uses it
+    (``session``, from now until :func:`release_executor`) or until the connection is lost.
+    Raises :class:`codec.errors.ExecutorError` (a :class:`~codec.errors.SchedulerError` for a
     scheduler that cannot be reached) or :class:`codec.errors.MissingExtraError`."""
-    return _shared_executor(spec, _timeout())
+    ex = _shared_executor(spec, _timeout())
+    if session is not None:
+        users = _users()
+        with users.lock:
+            users.of.setdefault(spec, set()).add(session)
+    return ex
 
 
-def release_executor(spec: str | None) -> None:
-    """Close the shared Dask client (and a local cluster started for it) of ``spec``."""
-    if spec and view.is_dask(spec):
-        _shared_executor.clear(spec, _timeout())
+def release_executor(spec: str | None, session: str) -> None:
+    """``session`` no longer uses ``spec``: its shared Dask client (and a local cluster
+    started for it) is closed when no other session uses it either. (A session that ends
+    without leaving it keeps it open, as do the tabs of a session.)"""
+    if not spec or not view.is_dask(spec):
+        return
+    users = _users()
+    with users.lock:
+        left = users.of.get(spec, set())
+        left.discard(session)
+        if left:
+            return
+        users.of.pop(spec, None)
+    _shared_executor.clear(spec, _timeout())
 
 
 def job_executor(
-    spec: str | None, tasks: Sequence[codec.jobs.Task] | None = None
+    spec: str | None,
+    tasks: Sequence[codec.jobs.Task] | None = None,
+    session: str | None = None,
 ) -> tuple[codec.jobs.Executor, bool]:
-    """``(executor, shared)`` for a job on ``spec``: the shared Dask client, or an executor
-    of this job's own (close it after the job). Local processes are no more than the
-    ``tasks`` (when known), and one small task runs in this process: not worth starting a
-    process for."""
+    """``(executor, shared)`` for a job on ``spec``: the shared Dask client (used by
+    ``session`` from now), or an executor of this job's own (close it after the job). Local
+    processes are no more than the ``tasks`` (when known), and one small task runs in this
+    process: not worth starting a process for."""
     if view.is_dask(spec):
         assert spec is not None
-        return shared_executor(spec), True
+        return shared_executor(spec, session), True
     ex = codec.jobs.executor(spec)  # a pool starts on its first task: cheap until then
     if isinstance(ex, codec.jobs.ProcessExecutor) and tasks is not None:
         n = min(ex.workers, len(tasks))

@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import uuid
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -678,6 +679,7 @@ __all__ += [
     "executor_problem",
     "executor_spec",
     "job_cancelled",
+    "session_key",
     "set_executor_problem",
     "set_executor_spec",
     "set_job_cancelled",
@@ -685,6 +687,17 @@ __all__ += [
 
 _EXECUTOR = "tfb:executor"
 _EXECUTOR_PROBLEM = "tfb:executor_problem"
+_SESSION = "tfb:session"
+
+
+def session_key() -> str:
+    """This session's own name (random, made on first use): which sessions use what they
+    share, a Dask client, is told by it."""
+    key = st.session_state.get(_SESSION)
+    if not isinstance(key, str):
+        key = uuid.uuid4().hex
+        st.session_state[_SESSION] = key
+    return key
 
 
 def executor_spec() -> str | None:

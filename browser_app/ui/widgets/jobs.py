@@ -100,7 +100,7 @@ def run_work(
         raise Stopped(key)
     spec = state.executor_spec()
     try:
-        ex, shared = services.job_executor(spec, tasks)
+        ex, shared = services.job_executor(spec, tasks, state.session_key())
     except (ExecutorError, MissingExtraError) as exc:
         _failed(what, exc)
         raise Stopped(key) from None
@@ -213,7 +213,7 @@ def _use(spec: str | None) -> None:
     if is_dask(spec):
         assert spec is not None
         try:
-            services.shared_executor(spec)
+            services.shared_executor(spec, state.session_key())
         except (ExecutorError, MissingExtraError) as exc:
             state.set_executor_problem(str(exc))
             return
@@ -222,7 +222,7 @@ def _use(spec: str | None) -> None:
             state.set_executor_problem(f"{spec}: {type(exc).__name__}: {exc}")
             return
     state.set_executor_spec(spec)
-    services.release_executor(before)
+    services.release_executor(before, state.session_key())
 
 
 def _on_choice() -> None:
