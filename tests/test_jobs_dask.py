@@ -7,11 +7,13 @@ lost mid-job, is one clear error naming its address."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import socket
 import sys
 import threading
+import time
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -146,6 +148,30 @@ def test_a_job_reaches_the_scheduler_in_bulk_and_its_answers_come_in_one_fetch(
     assert reports[7].damaged or reports[7].problems
     assert 1 <= count.updates <= 2  # the job's task and its groups
     assert len(gathers) == 1 and gathers[0] >= 2 * dask_ex.workers
+
+
+def test_a_worker_restarted_later_does_not_run_main(dask_ex, tmp_path, monkeypatch):
+    """A worker that dies while ``__main__`` is a script that fails when run (in the app, a
+    Streamlit page): its nanny starts it again without running that script, so the cluster
+    is whole again (it used to be restarted and fail, over and over)."""
+    page = tmp_path / "page.py"
+    page.write_text("raise SystemExit('the page ran')\n")
+    main = types.ModuleType("__main__")
+    main.__file__ = str(page)
+    monkeypatch.setitem(sys.modules, "__main__", main)
+    client = dask_ex.client
+    client.wait_for_workers(2, timeout=60)
+    victim = sorted(client.scheduler_info()["workers"])[0]
+    with contextlib.suppress(Exception):  # the worker dies before it answers
+        client.run(os._exit, 1, workers=[victim])
+    deadline = time.monotonic() + 60
+    while True:
+        workers = set(client.scheduler_info()["workers"])
+        if victim not in workers and len(workers) == 2:
+            break
+        assert time.monotonic() < deadline, f"the cluster has {len(workers)} workers"
+        time.sleep(0.2)
+    assert len(client.run(os.getpid)) == 2
 
 
 def _malloc_trim() -> str | None:

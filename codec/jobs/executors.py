@@ -20,8 +20,8 @@ task's final outcome: its answer, or the error it still raised after ``retries``
   ``tcp://host:port``): a running Dask scheduler. Dask retries a task whose worker died on
   another worker; a scheduler that cannot be reached, or that is lost mid-job, is a
   :class:`~codec.errors.SchedulerError` naming its address. A LocalCluster's workers start
-  without running ``__main__`` again, like the pool's (a worker its nanny restarts later
-  starts the usual way), with the environment this process had then.
+  without running ``__main__`` again, like the pool's (those its nannies restart later too),
+  with the environment and Dask settings this process had then.
 
 Dask is an optional extra (``pip install 'tfrecord-browser[dask]'``), imported only when a
 Dask executor is made.
@@ -526,6 +526,21 @@ _LOCAL_CONFIG = {
 }
 
 
+@functools.cache
+def _nanny_class(distributed: Any) -> type:
+    """Dask's nanny, starting its worker process (again, after it died, too) without
+    ``__main__`` (:func:`_main_hidden`): a worker restarted later would otherwise run what
+    ``__main__`` is then (in the app, a Streamlit page), fail, and be restarted again and
+    again, leaving the cluster a worker short."""
+
+    class Nanny(distributed.Nanny):  # type: ignore[misc,name-defined]
+        async def instantiate(self) -> Any:
+            with _main_hidden():
+                return await super().instantiate()
+
+    return Nanny
+
+
 class DaskExecutor(Executor):
     """Tasks on a Dask cluster: the scheduler at ``address``, or (``address=None``) a
     ``LocalCluster`` of ``workers`` single-threaded processes (default: every core) started
@@ -565,6 +580,7 @@ class DaskExecutor(Executor):
                         env={k: v for k, v in os.environ.items() if k != "PYTHONHASHSEED"},
                         # a task's error is reported as a problem of its input, not logged
                         silence_logs=logging.CRITICAL,
+                        worker_class=_nanny_class(distributed),
                         # the nannies' own copy of the settings, for a worker they start again
                         # (they would otherwise share parts of the global one, set back
                         # when this block ends)
