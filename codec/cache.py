@@ -423,8 +423,7 @@ def inflate_limit(compressed: int, cache_dir: Path, limit: int | None = None) ->
     ``limit`` when given (or ``$TFRECORD_BROWSER_MAX_INFLATE``, a size such as ``10G``), else
     the smaller of :data:`INFLATE_RATIO` times its size (1 MiB at least) and the cache disk's
     free space less :data:`INFLATE_MARGIN`. The reason says how to raise it."""
-    if limit is None:
-        limit = _env_size(MAX_INFLATE_ENV)
+    limit = given_inflate_limit(limit)
     if limit is not None:
         how = f"raise it with --max-inflate larger than {_size_text(limit)}, or {MAX_INFLATE_ENV}"
         return limit, f"the limit set ({how})"

@@ -687,18 +687,15 @@ class _DaskBatch(Batch):
         deadline = time.monotonic() + timeout
         while not self._fetch_now():
             now = time.monotonic()
-            until = deadline if not self.ended else min(deadline, self.fetched + FETCH_EVERY)
-            if now >= until:
-                if now >= deadline:
-                    if self.live and not self.ex.connected():
-                        raise self.ex.lost()
-                    return []
-                continue
+            if now >= deadline:
+                if self.live and not self.ex.connected():
+                    raise self.ex.lost()
+                return []
+            until = min(deadline, self.fetched + FETCH_EVERY) if self.ended else deadline
             try:
-                self._note(*self.done_q.get(timeout=until - now))
+                self._note(*self.done_q.get(timeout=max(0.0, until - now)))
             except queue.Empty:
                 pass
-            self._note_all()
         return self._fetch()
 
     def _note_all(self) -> None:
