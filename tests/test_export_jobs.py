@@ -9,15 +9,19 @@ duplicated records), a selection, and a record whose data CRC fails.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import os
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import dask_support
+import export_gate
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -30,7 +34,8 @@ from browser_app.cli.main import build_parser
 from browser_app.edits import Journal
 from browser_app.errors import ExportError
 from browser_app.export import plan as plan_module
-from browser_app.export import tfrecord
+from browser_app.export import remote, tfrecord
+from browser_app.export.exporter import run as run_export
 from browser_app.export.job import ExportJob, ExportTask
 from browser_app.export.staging import Job
 from browser_app.export.tempfiles import RunLock
@@ -312,6 +317,81 @@ def test_a_piece_written_after_the_export_gave_up_removes_itself(tmp_path: Path)
     with pytest.raises(ExportError, match="the export was stopped"):
         ExportJob(exporter, lock.run).task(late)
     assert _left(out) == []
+
+
+def test_a_piece_uploaded_after_the_export_gave_up_removes_itself(s3: Any, tmp_path: Path) -> None:
+    """The same for a remote destination, where no lock ends with the client: a task that
+    uploads its piece after the client removed the run's marker object finds it gone, and
+    removes its upload; one that starts after that writes nothing."""
+    s3.make_bucket("out")
+    paths = _dataset(tmp_path / "src", [10], damaged=None)
+    dst = "s3://out/x/o.tfrecord"
+    run = "0123456789abcdef"
+    marker = remote.mark_run(dst, run)
+    assert sorted(s3.keys("out")) == [f"x/.tfb-export-{run}.lock"] and remote.run_marked(dst, run)
+    plan = plan_module.Plan(paths)
+    try:
+        (portion,) = plan.portions([0, plan.total])
+    finally:
+        plan.close()
+    exporter = tfrecord.TFRecordExporter(dst, compression="none")
+    job = Job(portion, E.ExportReport("tfrecord"), run=run, dsts=[dst])
+    exporter.write(job)  # written locally, not uploaded yet
+    remote.unmark_run(marker)  # the export gives up: its marker goes first
+    written = job.hand_back()  # uploads, then finds the marker gone
+    assert written.abandoned and written.outputs == []
+    assert s3.keys("out") == []
+    late = ExportTask(0, "o", portion=portion, dsts=(dst,))
+    with pytest.raises(ExportError, match="the export was stopped"):
+        ExportJob(exporter, run).task(late)
+    assert s3.keys("out") == []
+
+
+@pytest.mark.parametrize("where", ["pool", "dask"])
+def test_cancelling_an_export_to_s3_on_workers_that_outlive_it_leaves_nothing(
+    s3: Any, tmp_path: Path, where: str
+) -> None:
+    """An export to S3 given up while its pieces are written, on executors the export does
+    not own (a running pool, a Dask scheduler), which let the pieces already running go on:
+    they upload after the client removed its temporary objects, so they must remove their
+    own. Once every worker is idle the bucket holds nothing: no final, temporary or marker
+    object."""
+    s3.make_bucket("out")
+    paths = _dataset(tmp_path / "src", [300, 300], damaged=None)
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    cancel = threading.Event()
+
+    def job_progress(p: Any) -> None:  # called at least every half second while tasks run
+        if any(gate.glob("reached-*")):
+            cancel.set()  # a piece is written and waits to be handed back
+
+    exporter = export_gate.GatedExporter("s3://out/x/o.tfrecord", str(gate), shards=4)
+    with contextlib.ExitStack() as stack:
+        if where == "pool":
+            ex_: Any = stack.enter_context(ProcessExecutor(2))
+        else:
+            cluster = stack.enter_context(dask_support.local_scheduler(2, 1))
+            ex_ = stack.enter_context(executor(f"dask:{cluster.scheduler_address}"))
+        with pytest.raises(JobCancelled):
+            run_export(exporter, paths, executor=ex_, job_progress=job_progress, cancel=cancel)
+        assert s3.keys("out") == []  # given up: the run's marker went with it
+        (gate / "open").touch()  # the pieces still running go on, and upload
+        if where == "pool":
+            ex_.close(wait=True)  # the pieces running (or queued in the pool) finish first
+        else:
+            _idle(cluster)
+    assert any(gate.glob("reached-*"))
+    assert s3.keys("out") == []
+
+
+def _idle(cluster: Any, seconds: float = 60.0) -> None:
+    """Wait until no worker of the in-process Dask ``cluster`` runs a task (one cancelled
+    while it runs too: the scheduler forgets it at once, the worker only when it ends)."""
+    deadline = time.monotonic() + seconds
+    while any(w.state.executing_count for w in cluster.workers.values()):
+        assert time.monotonic() < deadline, "the Dask workers are still busy"
+        time.sleep(0.05)
 
 
 def test_an_s3_destination_gets_every_shard_at_once(s3: Any, tmp_path: Path) -> None:

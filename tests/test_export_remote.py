@@ -253,13 +253,13 @@ def test_exports_to_s3_read_back_equal(capsys, s3, tmp_path):
     )
 
 
-@pytest.mark.parametrize("step", ["upload", "move"])
+@pytest.mark.parametrize("step", ["marker", "upload", "move"])
 def test_a_server_failing_the_upload_leaves_nothing(capsys, s3_proxy, s3, step):
-    """500 on every PUT of the temporary object (the upload), or on every PUT to the final
-    name (S3's server-side copy): the command fails with the remote exit code and the bucket
-    holds neither the final object nor a temporary one."""
+    """500 on every PUT of the export's run marker, of the temporary object (the upload), or
+    to the final name (S3's server-side copy): the command fails with the remote exit code
+    and the bucket holds neither the final object nor a temporary or marker one."""
     s3.make_bucket("out")
-    path = ".tfb-export-" if step == "upload" else "/out/x.tfrecord"
+    path = {"marker": ".lock", "upload": ".part", "move": "/out/x.tfrecord"}[step]
     s3_proxy.fail(500, times=None, method="PUT", path=path)
     code, out, err = _cli(capsys, "export", str(DATA / "basic.tfrecord"), "s3://out/x.tfrecord")
     assert code == EXIT_REMOTE and out == ""

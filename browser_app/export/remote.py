@@ -13,6 +13,13 @@ and removes the temporary object. A failure at any step removes the temporary ob
 objects already moved into place stay (as the local commit leaves the files already renamed),
 and the message says how many.
 
+While an export runs, a marker object stands beside each remote destination
+(``.tfb-export-<run>.lock``, :func:`mark_run`), as its lock file does in a local folder. An
+export that fails or is cancelled removes its markers first, then its temporary objects; a
+task still writing on a worker that outlives the export (a Dask cluster, a running pool)
+asks for the marker before it writes and after it uploads, and removes its upload when the
+marker is gone, so nothing of a given-up export stays in the bucket whenever its tasks end.
+
 :func:`open_input` reads an input that may be a URL (an import's JSON Lines, a label map).
 """
 
@@ -49,13 +56,17 @@ __all__ = [
     "Sent",
     "Upload",
     "check_writable",
+    "mark_run",
     "object_kind",
     "open_input",
     "publish",
     "remove_temporaries",
+    "run_marked",
+    "run_marker",
     "same_place",
     "staging_folder",
     "temp_url",
+    "unmark_run",
     "upload",
 ]
 
@@ -106,6 +117,48 @@ def temp_url(dst: str, run: str) -> str:
     return join_url(
         parent_url(dst.split("?", 1)[0].rstrip("/")), f".{_short(name)}.{MARK}-{run}.part"
     )
+
+
+def run_marker(dst: str, run: str) -> str:
+    """The URL of the object that says the export run ``run`` is alive, in the folder of the
+    destination ``dst``: the run's lock file name (``.tfb-export-<run>.lock``). A store has
+    no locks that end with the process holding them, so this object stands for one: the
+    client puts it there before any task writes (:func:`mark_run`) and removes it first when
+    it gives the export up; a task asks for it (:func:`run_marked`) before it writes and
+    after it uploads, and removes its upload when the marker is gone."""
+    from browser_app.export.tempfiles import lock_name
+
+    return join_url(parent_url(dst.split("?", 1)[0].rstrip("/")), lock_name(run))
+
+
+def mark_run(dst: str, run: str, *, anon: bool = False) -> str:
+    """Put the marker of the live run ``run`` beside ``dst`` (see :func:`run_marker`); its
+    URL."""
+    url = run_marker(dst, run)
+    fs, path = filesystem(url, anon=anon)
+    try:
+        with remote_errors(url, "writing"):
+            fs.pipe_file(path, f"tfrecord-browser export, process {os.getpid()}\n".encode())
+    except (RemoteError, OSError) as exc:
+        unmark_run(url, anon=anon)
+        raise UploadError(
+            f"{shown(dst)}: the upload failed, nothing was written under this name (the"
+            f" marker of a running export beside it: {describe(exc, url)})"
+        ) from None
+    return url
+
+
+def run_marked(dst: str, run: str, *, anon: bool = False) -> bool:
+    """Whether the marker of the run ``run`` is beside ``dst``: the export is alive (asked of
+    the server, never of a cached listing)."""
+    return object_kind(run_marker(dst, run), anon=anon) == "object"
+
+
+def unmark_run(url: str, *, anon: bool = False) -> None:
+    """Remove the run marker ``url`` (gone already, or the store away: nothing to do)."""
+    with contextlib.suppress(Exception):
+        fs, path = filesystem(url, anon=anon)
+        fs.rm(path)
 
 
 def object_kind(url: str, *, anon: bool = False) -> str | None:

@@ -473,6 +473,8 @@ class Job(Stage):
 
     def _reserve(self, dst: str, check: Check, *, folder: bool) -> Output:
         if is_url(dst):
+            if not remote.run_marked(dst, self.client_run, anon=self.anon):
+                raise ExportError(f"{shown(dst)}: the export was stopped; nothing written")
             return super()._reserve(dst, check, folder=folder)  # in this process's staging
         directory = os.path.dirname(os.path.abspath(dst))
         if not run_alive(directory, self.client_run):
@@ -522,10 +524,14 @@ class Job(Stage):
         return written
 
     def _alive(self) -> bool:
-        return all(
-            run_alive(os.path.dirname(os.path.abspath(out.dst)), self.client_run)
-            for out in self.outputs
-            if not out.remote
+        """Whether the client still holds the export: its lock file in every local
+        destination's folder, its run marker beside every remote one (asked once a folder,
+        after the uploads)."""
+        local = {os.path.dirname(os.path.abspath(o.dst)) for o in self.outputs if not o.remote}
+        run = self.client_run
+        marked = {remote.run_marker(o.dst, run): o.dst for o in self.outputs if o.remote}
+        return all(run_alive(d, run) for d in local) and all(
+            remote.run_marked(dst, run, anon=self.anon) for dst in marked.values()
         )
 
 
@@ -549,6 +555,7 @@ class ExportRun(Stage):
         )
         self.plan = plan
         self.pieces: list[Piece] = []
+        self._markers: set[str] = set()  # the run's markers beside remote destinations
 
     def guard(self, dsts: Sequence[str]) -> None:
         """Refuse to write over a source file of this export."""
@@ -560,6 +567,8 @@ class ExportRun(Stage):
         there), which the tasks that write there check."""
         if is_url(dst):
             remote.check_writable(dst, anon=self.anon)
+            if remote.run_marker(dst, self._remote_run()) not in self._markers:
+                self._markers.add(remote.mark_run(dst, self._remote_run(), anon=self.anon))
             return
         directory = os.path.dirname(os.path.abspath(dst))
         try:
@@ -607,9 +616,10 @@ class ExportRun(Stage):
         super().discard(which)
         if which is not None:
             return
-        # Given up: the lock files go first (a task still writing then removes what it
-        # writes), then every temporary output of the run, and every temporary object a
-        # task may have uploaded.
+        # Given up: the lock files and the run markers go first (a task still writing then
+        # removes what it writes or uploads), then every temporary output of the run, and
+        # every temporary object a task may have uploaded.
+        self._unmark()
         for lock in self._locks.values():
             lock.abandon()
         for piece in self.pieces:
@@ -620,6 +630,16 @@ class ExportRun(Stage):
                             remote.temp_url(d, self._remote_run()), anon=self.anon
                         )
                         fs.rm(path, recursive=True)
+
+    def release(self) -> None:
+        self._unmark()
+        super().release()
+
+    def _unmark(self) -> None:
+        """Remove the run's markers beside remote destinations (the export is over)."""
+        markers, self._markers = self._markers, set()
+        for url in markers:
+            remote.unmark_run(url, anon=self.anon)
 
 
 def _merged(a: FormulaCells, b: FormulaCells) -> FormulaCells:

@@ -49,6 +49,7 @@ __all__ = [
     "RunLock",
     "clean_stale",
     "is_ours",
+    "lock_name",
     "new_temp",
     "run_alive",
 ]
@@ -62,7 +63,9 @@ _LOCK = re.compile(rf"\.{MARK}-{_RUN}\.lock")
 _TEMP = re.compile(rf"\..*\.{MARK}-{_RUN}\.part(?:\.[A-Za-z0-9_]+\.tmp)?", re.DOTALL)
 
 
-def _lock_name(run: str) -> str:
+def lock_name(run: str) -> str:
+    """The name of the run ``run``'s lock file in a folder (and of its marker object beside a
+    remote destination: :func:`browser_app.export.remote.mark_run`)."""
     return f".{MARK}-{run}.lock"
 
 
@@ -107,7 +110,7 @@ class RunLock:
         self.directory = directory
         while True:
             self.run = run or secrets.token_hex(8)
-            self.path = os.path.join(directory, _lock_name(self.run))
+            self.path = os.path.join(directory, lock_name(self.run))
             fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_RDWR | os.O_NOFOLLOW, 0o600)
             try:
                 if _fcntl is not None:
@@ -181,7 +184,7 @@ def run_alive(directory: str, run: str) -> bool:
     """Whether the run ``run`` still holds its lock file in ``directory``: what a worker
     writing for an export in another process asks before and after it writes (an export
     that failed or was cancelled removes its lock file first, :meth:`RunLock.abandon`)."""
-    return os.path.isfile(os.path.join(directory, _lock_name(run)))
+    return os.path.isfile(os.path.join(directory, lock_name(run)))
 
 
 def _same_file(fd: int, path: str) -> bool:
@@ -250,7 +253,7 @@ def clean_stale(directory: str) -> Cleaned:
 
 def _clean_run(directory: str, run: str, names: list[str]) -> Cleaned:
     cleaned = Cleaned()
-    lock = os.path.join(directory, _lock_name(run))
+    lock = os.path.join(directory, lock_name(run))
     try:
         fd = os.open(lock, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
