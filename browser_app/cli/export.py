@@ -36,7 +36,7 @@ from browser_app.edits import Journal, journal_path
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
 from browser_app.export import FORMATS, ExportReport, export, format_for_path, import_jsonl
 from browser_app.export.base import CSV, JSON, JSONL, PARQUET, TFRECORD
-from codec.jobs.executors import cores
+from codec.jobs import fit
 from codec.kinds import COMPRESSIONS
 
 if TYPE_CHECKING:
@@ -147,8 +147,7 @@ def executor_spec(args: argparse.Namespace) -> str:
     spec = job_executor_spec(args)
     if spec is not None:
         return spec
-    pieces = args.shards or 1
-    return "inline" if pieces <= 1 else f"processes:{min(cores(), pieces)}"
+    return fit(None, args.shards or 1)
 
 
 def _open_journal(arg: str, dataset: codec.TFRecordDataset) -> Journal:

@@ -26,8 +26,8 @@ from browser_app.errors import Cancelled, UsageError
 from browser_app.view import dask_spec, progress_text
 from codec import TFRecordFile
 from codec.errors import JobCancelled
-from codec.jobs import DEFAULT_SPLIT, Executor, Job, Progress, Task, executor, plan, run
-from codec.jobs.executors import CONNECT_TIMEOUT, SPECS, cores, planned_workers
+from codec.jobs import DEFAULT_SPLIT, Executor, Job, Progress, Task, executor, fit, plan, run
+from codec.jobs.executors import CONNECT_TIMEOUT, SPECS, planned_workers
 from codec.values import plural
 
 __all__ = ["add_job_options", "executor_spec", "job_tasks", "progress_line", "run_job"]
@@ -153,15 +153,9 @@ def _checked(spec: str | None, tasks: int) -> str:
     starts."""
     name, _, rest = (spec or "processes").partition(":")
     if name == "processes":
-        try:
-            n = int(rest) if rest else cores()
-        except ValueError:
-            n = 0
-        if n < 1:
+        if rest and not (rest.isdigit() and int(rest) >= 1):
             raise UsageError(f"--executor {spec}: the number of processes must be 1 or more")
-        if spec is None and tasks <= 1:
-            return "inline"  # no pool to start for one task
-        return f"processes:{max(1, min(n, tasks))}"
+        return fit(spec, tasks)
     if name in ("inline", "dask") or "://" in (spec or ""):
         return spec or "inline"
     raise UsageError(f"--executor {spec!r} is not an executor: use {SPECS}")

@@ -295,14 +295,10 @@ def job_executor(
     if view.is_dask(spec):
         assert spec is not None
         return shared_executor(spec, session), True
-    ex = codec.jobs.executor(spec)  # a pool starts on its first task: cheap until then
-    if isinstance(ex, codec.jobs.ProcessExecutor) and tasks is not None:
-        n = min(ex.workers, len(tasks))
-        if n <= 1 and sum(t.bytes for t in tasks) <= codec.jobs.DEFAULT_SPLIT:
-            return codec.jobs.InlineExecutor(), False
-        if n < ex.workers:
-            return codec.jobs.ProcessExecutor(max(1, n)), False
-    return ex, False
+    if tasks is not None:
+        work = sum(t.bytes for t in tasks)
+        spec = codec.jobs.fit(spec, len(tasks), work=work, inline_most=codec.jobs.DEFAULT_SPLIT)
+    return codec.jobs.executor(spec), False  # a pool starts on its first task: cheap until then
 
 
 class _Results:

@@ -14,6 +14,7 @@ from .executors import (
     InlineExecutor,
     ProcessExecutor,
     executor,
+    fit,
 )
 from .filter import FilterJob, FilterPart
 from .plan import DEFAULT_SPLIT, Task, plan
@@ -40,6 +41,7 @@ __all__ = [
     "VerifyJob",
     "VerifyPart",
     "executor",
+    "fit",
     "merge_verify",
     "plan",
     "run",

@@ -64,6 +64,7 @@ __all__ = [
     "WorkerDied",
     "cores",
     "executor",
+    "fit",
     "planned_workers",
     "start_method",
 ]
@@ -92,6 +93,31 @@ def planned_workers(spec: str | None) -> int:
     if name not in ("processes", "local"):
         return 1
     return int(rest) if rest.isdigit() and int(rest) > 0 else cores()
+
+
+def fit(spec: str | None, tasks: int, *, work: int = 0, inline_most: int | None = None) -> str:
+    """The executor a job of ``tasks`` tasks runs on when ``spec`` names where (``None``:
+    the default pool): the one rule of how large a pool is, for the library, the commands
+    and the app. A pool is never larger than the tasks. One task runs in this process (no
+    process is worth starting for it) when the pool was not asked for by size (``spec`` is
+    ``None`` or ``"processes"``), or, with ``inline_most``, when its ``work`` is at most that
+    many bytes (a caller that must stay responsive keeps larger work out of its process,
+    whatever it was asked). Any other spec is returned as given; a spec that names no
+    executor is left for :func:`executor` to refuse."""
+    text = (spec or "processes").strip()
+    name, _, rest = text.partition(":")
+    if name != "processes":
+        return text
+    try:
+        n = int(rest) if rest else cores()
+    except ValueError:
+        return text
+    if n < 1:
+        return text
+    small = not rest if inline_most is None else work <= inline_most
+    if tasks <= 1 and small:
+        return "inline"
+    return f"processes:{min(n, max(1, tasks))}"
 
 
 def start_method() -> str:

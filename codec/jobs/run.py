@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import JobCancelled
-from .executors import Batch, Executor, Finished, InlineExecutor, ProcessExecutor, cores, executor
+from .executors import Batch, Executor, Finished, InlineExecutor, executor, fit
 from .plan import Task, group
 
 __all__ = ["Job", "Progress", "run"]
@@ -111,12 +111,8 @@ def run(
 
 
 def _make(spec: str | Executor | None, n: int) -> Executor:
-    if spec is None:
-        if n <= 1:
-            return InlineExecutor()  # no pool to start for one task
-        return ProcessExecutor(min(cores(), n))
-    assert isinstance(spec, str)
-    return executor(spec)
+    assert spec is None or isinstance(spec, str)
+    return executor(fit(spec, n))
 
 
 @dataclass(frozen=True)
