@@ -137,6 +137,7 @@ def walk_range(
     docstring). ``entry`` and ``prev`` (the record before it) start the walk at a known record
     instead of searching; ``check_data`` also checks the data CRC of every owned record."""
     end = min(end, size)
+    searched = entry is None and start != 0
     if entry is None:
         entry = 0 if start == 0 else find_next_record(buf, start, size, need)
     if entry is None:
@@ -170,21 +171,25 @@ def walk_range(
     walk.problems = [p for p in problems if p.offset is not None and p.offset < walk.exit]
     walk.damaged = [p for p in damaged if p.offset is not None and p.offset < walk.exit]
     if check_data and offsets:
-        walk.bad = _failing(buf, offsets, lengths, need)
+        # The search accepted the entry record only with its data CRC checked: not again
+        # (in a range that enters a large record, that is most of a record's bytes).
+        first = 1 if searched and offsets[0] == entry else 0
+        walk.bad = _failing(buf, offsets, lengths, need, first)
     return walk
 
 
 def _failing(
-    buf: Any, offsets: array, lengths: array, need: Callable[[int, int], None]
+    buf: Any, offsets: array, lengths: array, need: Callable[[int, int], None], first: int = 0
 ) -> list[int]:
-    """Positions of the records whose data CRC fails, checked a few MiB at a time."""
+    """Positions of the records from ``first`` on whose data CRC fails, checked a few MiB at
+    a time."""
     import numpy as np
 
-    if not offsets:
+    if len(offsets) <= first:
         return []
-    offs = np.frombuffer(offsets, np.uint64)
+    offs = np.frombuffer(offsets, np.uint64)[first:]
     grid = np.arange(int(offs[0]), int(offs[-1]) + 1, _STEP, dtype=np.uint64)
-    edges = [*dict.fromkeys(np.searchsorted(offs, grid).tolist()), len(offsets)]
+    edges = [*dict.fromkeys((np.searchsorted(offs, grid) + first).tolist()), len(offsets)]
     bad: list[int] = []
     for i, j in itertools.pairwise(edges):
         need(offsets[i], offsets[j - 1] + lengths[j - 1] + OVERHEAD)
