@@ -513,7 +513,7 @@ def _bench_shards(quick: bool, rows: list[Row], found: dict[str, float]) -> None
     from codec.jobs import SchemaJob, VerifyJob, executor, plan, run
 
     count, per_shard = 64, (1_500 if quick else 10_000)
-    repeat = 2 if quick else 3
+    repeat = 2 if quick else 4
     paths = _shards(count, per_shard)
     tasks = plan([str(p) for p in paths])
     mb = sum(p.stat().st_size for p in paths) / 1e6
