@@ -290,6 +290,16 @@ def test_cancelling_a_pool_leaves_nothing(tmp_path: Path) -> None:
     assert _left(out) == []
 
 
+def _whole(paths: list[str]) -> plan_module.Portion:
+    """Every record of ``paths`` as one piece's portion (plain data, as a task gets it)."""
+    plan = plan_module.Plan(paths)
+    try:
+        (portion,) = plan.portions([0, plan.total])
+    finally:
+        plan.close()
+    return portion
+
+
 def test_a_piece_written_after_the_export_gave_up_removes_itself(tmp_path: Path) -> None:
     """A task still running when its export failed (on an executor that outlives the job)
     finds the export's lock gone when it is done, and removes what it wrote; one that
@@ -299,11 +309,7 @@ def test_a_piece_written_after_the_export_gave_up_removes_itself(tmp_path: Path)
     out.mkdir()
     dst = str(out / "o.tfrecord")
     lock = RunLock(str(out))
-    plan = plan_module.Plan(paths)
-    try:
-        (portion,) = plan.portions([0, plan.total])
-    finally:
-        plan.close()
+    portion = _whole(paths)
     exporter = tfrecord.TFRecordExporter(dst, compression="none")
     job = Job(portion, E.ExportReport("tfrecord"), run=lock.run, dsts=[dst])
     exporter.write(job)  # written, not handed back yet
@@ -329,11 +335,7 @@ def test_a_piece_uploaded_after_the_export_gave_up_removes_itself(s3: Any, tmp_p
     run = "0123456789abcdef"
     marker = remote.mark_run(dst, run)
     assert sorted(s3.keys("out")) == [f"x/.tfb-export-{run}.lock"] and remote.run_marked(dst, run)
-    plan = plan_module.Plan(paths)
-    try:
-        (portion,) = plan.portions([0, plan.total])
-    finally:
-        plan.close()
+    portion = _whole(paths)
     exporter = tfrecord.TFRecordExporter(dst, compression="none")
     job = Job(portion, E.ExportReport("tfrecord"), run=run, dsts=[dst])
     exporter.write(job)  # written locally, not uploaded yet
