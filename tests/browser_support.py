@@ -125,3 +125,17 @@ def chromium() -> Iterator[Any]:
             yield b
         finally:
             b.close()
+
+
+_PICTURE_LOADED = (
+    "([sel, least]) => { const i = document.querySelector(sel);"
+    " return !!i && i.complete && i.naturalWidth >= least }"
+)
+
+
+def wait_for_picture(page: Any, selector: str, *, least: int = 1, timeout: int = 15_000) -> None:
+    """Wait until the first picture ``selector`` finds has loaded, at least ``least`` pixels
+    wide. The picture is found again at every look: a rerun can replace the element while
+    it loads, so a handle taken once may hold a picture that is no longer shown (loaded,
+    while the one shown is not yet)."""
+    page.wait_for_function(_PICTURE_LOADED, arg=[selector, least], timeout=timeout)

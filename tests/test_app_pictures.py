@@ -285,7 +285,13 @@ def test_pixel_boxes_are_said_to_be_misplaced(monkeypatch, tmp_path) -> None:
 def test_screenshots_of_legend_full_view_and_gallery(tmp_path: Path) -> None:
     import random
 
-    from browser_support import ARTIFACTS, chromium, need_chromium, running_server
+    from browser_support import (
+        ARTIFACTS,
+        chromium,
+        need_chromium,
+        running_server,
+        wait_for_picture,
+    )
     from playwright.sync_api import expect
 
     from browser_app.sample_data import detection_payload
@@ -297,16 +303,12 @@ def test_screenshots_of_legend_full_view_and_gallery(tmp_path: Path) -> None:
         [detection_payload(rng, i, "jpeg", (640, 480)) for i in range(12)],
     )
     ARTIFACTS.mkdir(exist_ok=True)
-    loaded = (
-        "sel => { const i = document.querySelector(sel);"
-        " return i && i.complete && i.naturalWidth > 0 }"
-    )
     args = [str(tmp_path / "scenes.tfrecord"), "--root", str(tmp_path)]
     with running_server(args, tmp_path) as url, chromium() as browser:
         page = browser.new_page(viewport={"width": 1440, "height": 1500})
         page.goto(url + "/?file=scenes.tfrecord&record=1")
         expect(page.get_by_role("heading", name="Record 1")).to_be_visible(timeout=60_000)
-        page.wait_for_function(loaded, arg=".st-key-tfb-pictures img", timeout=30_000)
+        wait_for_picture(page, ".st-key-tfb-pictures img", timeout=30_000)
         legend = page.locator(".st-key-tfb-legend")
         expect(legend.get_by_text("square (2) · 1 box")).to_be_visible()
         page.locator(".st-key-tfb-pictures").scroll_into_view_if_needed()
@@ -317,7 +319,7 @@ def test_screenshots_of_legend_full_view_and_gallery(tmp_path: Path) -> None:
         expect(dialog.get_by_text("the whole picture")).to_be_visible(timeout=15_000)
         dialog.get_by_text("200 %", exact=True).click()
         expect(dialog.get_by_text("200% · pixels")).to_be_visible(timeout=15_000)
-        page.wait_for_function(loaded, arg=".st-key-tfb-fullview img", timeout=30_000)
+        wait_for_picture(page, ".st-key-tfb-fullview img", timeout=30_000)
         size = page.locator(".st-key-tfb-fullview img").evaluate(
             "i => [i.naturalWidth, i.naturalHeight]"
         )

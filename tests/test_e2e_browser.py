@@ -12,7 +12,14 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from browser_support import ARTIFACTS, REPO, chromium, need_chromium, running_server
+from browser_support import (
+    ARTIFACTS,
+    REPO,
+    chromium,
+    need_chromium,
+    running_server,
+    wait_for_picture,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -66,10 +73,7 @@ def test_browse_the_sample(server: str, browser) -> None:  # type: ignore[no-unt
     expect(page.get_by_role("heading", name="Record 42")).to_be_visible(timeout=15_000)
     picture = page.locator(".st-key-tfb-pictures img").first
     expect(picture).to_be_visible(timeout=15_000)
-    page.wait_for_function(
-        "el => el.complete && el.naturalWidth > 0", arg=picture.element_handle(), timeout=15_000
-    )
-    assert picture.evaluate("el => el.naturalWidth") >= 96
+    wait_for_picture(page, ".st-key-tfb-pictures img", least=96)
     _no_errors(page)
     page.screenshot(path=str(ARTIFACTS / "e2e-records.png"))
 
@@ -78,10 +82,7 @@ def test_browse_the_sample(server: str, browser) -> None:  # type: ignore[no-unt
         shot = browser.new_page(viewport={"width": 1440, "height": 1300})
         shot.goto(server + "/?file=detection.tfrecord&record=6&size=10")
         expect(shot.get_by_role("heading", name="Record 6")).to_be_visible(timeout=30_000)
-        img = shot.locator(".st-key-tfb-pictures img").first
-        shot.wait_for_function(
-            "el => el.complete && el.naturalWidth > 0", arg=img.element_handle(), timeout=15_000
-        )
+        wait_for_picture(shot, ".st-key-tfb-pictures img")
         shot.wait_for_timeout(800)
         shot.screenshot(path=str(README_SHOT))
         shot.close()

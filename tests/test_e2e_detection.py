@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_support import ARTIFACTS, chromium, need_chromium, running_server
+from browser_support import ARTIFACTS, chromium, need_chromium, running_server, wait_for_picture
 
 from browser_app.sample_data import LABEL_MAP, PLANTS, write_detection_checks
 
@@ -76,10 +76,7 @@ def test_schema_findings_link_to_each_planted_record(server, browser, planted) -
     expect(page.get_by_role("heading", name=f"Record {first}")).to_be_visible(timeout=30_000)
     expect(page.get_by_text("Boxes with problems")).to_be_visible(timeout=15_000)
     expect(page.get_by_text("a coordinate is outside [0, 1]").first).to_be_visible()
-    img = page.locator(".st-key-tfb-pictures img").first
-    page.wait_for_function(
-        "el => el.complete && el.naturalWidth > 0", arg=img.element_handle(), timeout=15_000
-    )
+    wait_for_picture(page, ".st-key-tfb-pictures img")
     _ok(page)
     page.screenshot(path=str(ARTIFACTS / "detection-bad-box.png"), full_page=True)
     page.close()
