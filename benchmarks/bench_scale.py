@@ -501,12 +501,46 @@ class _Timed:
     def records(self, part: Any) -> int:
         return int(self.job.records(part[0]))
 
+    def merger(self, rerun: Callable[[Any], Any]) -> _Feed:
+        return _Feed(self.job, lambda t: rerun(t)[0], lambda p: p[0])
+
     def combine(self, parts: list[tuple[Any, float, int]]) -> list[tuple[Any, float, int]]:
         """As the job combines a group's answers, the group's CPU seconds noted once."""
         t0 = time.process_time()
         answers = self.job.combine([p[0] for p in parts])
         seconds = sum(p[1] for p in parts) + time.process_time() - t0
         return [(a, seconds if i == 0 else 0.0, os.getpid()) for i, a in enumerate(answers)]
+
+
+class _Feed:
+    """A wrapped job's merge, fed as :func:`codec.jobs.run` feeds a merger (answers in task
+    order as they come, each mapped by ``strip`` first): the job's own merger when it has
+    one, else its ``merge`` of them all at the end. ``kept`` holds the answers as given."""
+
+    def __init__(self, job: Any, rerun: Callable[[Any], Any], strip: Callable[[Any], Any]):
+        make = getattr(job, "merger", None)
+        self.merging = make(rerun) if make is not None else None
+        self.job, self.rerun, self.strip = job, rerun, strip
+        self.parts: list[Any] = []
+        self.kept: list[Any] = []
+
+    def add(self, parts: list[Any]) -> None:
+        self.kept.extend(parts)
+        got = [self.strip(p) for p in parts]
+        if self.merging is not None:
+            self.merging.add(got)
+        else:
+            self.parts.extend(got)
+
+    def result(self) -> Any:
+        if self.merging is not None:
+            return self.merging.result()
+        return self.job.merge(self.parts, self.rerun)
+
+
+class _Kept(_Feed):
+    def result(self) -> tuple[Any, list[Any]]:
+        return super().result(), self.kept
 
 
 def _bench_shards(quick: bool, rows: list[Row], found: dict[str, float]) -> None:
@@ -603,6 +637,9 @@ class _Keep:
 
     def merge(self, parts: list[Any], rerun: Callable[[Any], Any]) -> tuple[Any, list[Any]]:
         return self.job.merge(list(parts), rerun), parts
+
+    def merger(self, rerun: Callable[[Any], Any]) -> _Kept:
+        return _Kept(self.job, rerun, lambda p: p)
 
     def combine(self, parts: list[Any]) -> list[Any]:
         return list(self.job.combine(parts))
@@ -756,17 +793,21 @@ def _estimate(rows: list[Row], found: dict[str, float]) -> str:
         f" {found['verify_merge_s_per_part'] * 1e3:.3f} ms, schema"
         f" {found['schema_merge_s_per_part'] * 1e3:.2f} ms; answer sizes: verify"
         f" {found['verify_part_kb']:.1f} kB, schema {found['schema_part_kb']:.0f} kB"
-        f" (the client holds {tasks:,} of them until the merge: verify"
-        f" {tasks * found['verify_part_kb'] / 1e3:,.0f} MB, schema"
-        f" {tasks * found['schema_part_kb'] / 1e3:,.0f} MB).",
+        f" (verify's client holds {tasks:,} of them until the merge,"
+        f" {tasks * found['verify_part_kb'] / 1e3:,.0f} MB; schema's folds each in as soon as"
+        " every answer before it is in).",
         f"  Assumed, not measured: {STORAGE_MB_S:.0f} MB/s read per worker (object storage),"
         " reading overlapped with checking, so a task takes max(CPU, read).",
-        "  Model: wall = max(waves x task time, tasks x per-task overhead) + tasks x merge per"
-        " answer (the merge runs on the client after the last task); waves = tasks / workers,"
-        " rounded up.",
+        "  Model: verify (merged after the last task): wall = max(waves x task time, tasks x"
+        " per-task overhead) + tasks x merge per answer; schema (merged as answers come, in"
+        " task order): wall = max(waves x task time, tasks x per-task overhead, tasks x merge"
+        " per answer) + one task's merge; waves = tasks / workers, rounded up.",
     ]
     if over is None:
         return "\n".join(lines)
+    from codec.jobs import SchemaJob, VerifyJob
+
+    streams = {"verify": hasattr(VerifyJob, "merger"), "schema": hasattr(SchemaJob, "merger")}
     for job in ("verify", "schema"):
         cpu = found[f"{job}_s_per_mb"] * task_mb
         read = task_mb / STORAGE_MB_S
@@ -779,7 +820,7 @@ def _estimate(rows: list[Row], found: dict[str, float]) -> str:
         for w in WORKERS:
             waves = math.ceil(tasks / w)
             work, sched, client = waves * task, tasks * over, tasks * merge
-            wall = max(work, sched) + client
+            wall = max(work, sched, client) + merge if streams[job] else max(work, sched) + client
             bound = max(
                 (work, "the workers"), (sched, "the scheduler"), (client, "the client's merge")
             )[1]
@@ -805,8 +846,14 @@ def _estimate(rows: list[Row], found: dict[str, float]) -> str:
             f"    stops scaling near {knee:,.0f} workers: the scheduler hands out"
             f" {1 / over:,.0f} tasks/s, and {knee:,.0f} workers finish {task:.2f}-s tasks at"
             " that rate; more workers wait for tasks (fewer, larger tasks move the limit: it"
-            " is tasks x per-task overhead against the work spread over the workers). Below"
-            f" any number of workers lies the client's merge, {tasks * merge:,.1f} s."
+            " is tasks x per-task overhead against the work spread over the workers)."
+            + (
+                f" The client's merge, {tasks * merge:,.1f} s, overlaps the tasks and is the"
+                " limit once the work spread over the workers takes less."
+                if streams[job]
+                else f" Below any number of workers lies the client's merge,"
+                f" {tasks * merge:,.1f} s, after the last task."
+            )
         )
     return "\n".join(lines)
 

@@ -13,6 +13,8 @@ import pickle
 import random
 import struct
 import tempfile
+import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -331,6 +333,65 @@ def test_many_small_shards_on_a_pool_run_in_groups(tmp_path):
         )
         assert _json(got) == want
     assert len(answers) < 2 * len(tasks)  # progress came per group, not per shard
+
+
+FOLDS: list[tuple[float, list[tuple[int, int]]]] = []  # (when, the tasks) of each fold here
+
+
+@dataclass
+class LastIsLate(SchemaJob):
+    """The schema job, its last task waiting ``late`` seconds first (and the others a random
+    moment, so answers come in any order); its merger notes in FOLDS when it was fed which
+    answers (the merge runs in this process)."""
+
+    late: float = 1.0
+    last: tuple[int, int] = (-1, -1)
+
+    def task(self, task: Task) -> codec.jobs.SchemaPart:
+        key = (task.file, task.start)
+        time.sleep(self.late if key == self.last else random.Random(hash(key)).random() * 0.05)
+        return super().task(task)
+
+    def merger(self, rerun=None):  # type: ignore[no-untyped-def]
+        inner = super().merger(rerun)
+        real = inner.add
+
+        def add(parts):  # type: ignore[no-untyped-def]
+            FOLDS.append((time.monotonic(), [(p.task.file, p.task.start) for p in parts]))
+            real(parts)
+
+        inner.add = add  # type: ignore[method-assign]
+        return inner
+
+
+@pytest.mark.parametrize("per_shard", [False, True])
+def test_answers_are_merged_in_task_order_while_later_tasks_run(tmp_path, per_shard):
+    """On a pool, the answers come in any order; the merge takes them in task order as soon
+    as every one before them is in, so most of it is done before the last task ends, and
+    the schema is the one one process infers."""
+    rng = random.Random(11)
+    paths: list[str] = []
+    for name in ("a", "b", "c"):
+        (tmp_path / name).mkdir()
+        paths += _dataset(tmp_path / name, rng, records=60)
+    tasks = _tasks(paths, [0.3, 0.6])  # plain files in ranges, stitched by the merge
+    want = _json(infer_schema(paths, per_shard=per_shard))
+    job = LastIsLate(per_shard=per_shard, last=(tasks[-1].file, tasks[-1].start))
+    FOLDS.clear()
+    ended: list[float] = []
+
+    def progress(p: codec.jobs.Progress) -> None:
+        if p.tasks_done == p.tasks_total and not ended:
+            ended.append(time.monotonic())
+
+    got = run(job, tasks, "processes:2", progress=progress)
+    assert _json(got) == want
+    fed = [key for _, keys in FOLDS for key in keys]
+    order = [(t.file, t.start) for t in tasks]
+    assert fed == [k for k in order if k in fed]  # in task order (groups: their first task)
+    assert fed[-1] == order[-1]
+    early = [keys for when, keys in FOLDS if when < ended[0] - 0.5]
+    assert early and len(early) < len(FOLDS)  # folded while the last task still ran
 
 
 # -- the golden corpus, and datasets planned as the commands will ------------------------------

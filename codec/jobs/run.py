@@ -40,8 +40,11 @@ class Job(Protocol):
 
     A job may also have ``failed(task, error) -> answer``: the answer of a task that kept
     failing (a shard that cannot be read), which reports the problem instead of failing the
-    job; and ``combine(answers) -> answers``: the answers of consecutive tasks run together
-    on one worker, as its ``merge`` will take them (the same, or fewer standing for them)."""
+    job; ``combine(answers) -> answers``: the answers of consecutive tasks run together
+    on one worker, as its ``merge`` will take them (the same, or fewer standing for them);
+    and ``merger(rerun)``: its merge as an object fed the answers in task order as they
+    come (``add(answers)``, then ``result()``), so a merge that costs the client time is
+    done while the later tasks run, not after the last one."""
 
     @property
     def name(self) -> str: ...  # a field of the job (read-only for a frozen one)
@@ -151,7 +154,11 @@ class _Run:
     def go(self) -> Any:
         n = len(self.tasks)
         answers: dict[int, list[Any]] = {}  # by the first task of the unit that gave them
+        spans: dict[int, int] = {}  # how many tasks each of those answered for
         units: dict[int, range] = {}  # submitted, by key
+        make = getattr(self.job, "merger", None)
+        merging = make(self.rerun) if make is not None else None
+        fed = 0  # tasks whose answers the merger has had (all those before the first missing)
         keys = itertools.count()
         batch = self.ex.batch()
         finished = False
@@ -184,6 +191,11 @@ class _Run:
                     else:
                         got = list(fin.value)
                     answers[unit.start] = got
+                    spans[unit.start] = len(unit)
+                    while merging is not None and fed in answers:  # the next ones, in order
+                        parts = answers.pop(fed)
+                        fed += spans.pop(fed)
+                        merging.add(parts)
                     self.done += len(unit)
                     self.bytes += sum(self.tasks[i].bytes for i in unit)
                     self.records += sum(self.job.records(part) for part in got)
@@ -195,6 +207,8 @@ class _Run:
         finally:
             if not finished:
                 batch.cancel()
+        if merging is not None:
+            return merging.result()  # every answer has been added (in order, as they came)
         parts = [part for first in sorted(answers) for part in answers[first]]
         return self.job.merge(parts, self.rerun)
 

@@ -22,13 +22,13 @@ import numpy as np
 
 from ..kinds import DATA_CRC
 from ..reader import TFRecordFile
-from ..schema.builder import SchemaBuilder, merge_all
+from ..schema.builder import SchemaBuilder
 from ..schema.infer import _file_kind, _scan_range, feed_spans
 from ..schema.result import Schema, ShardInfo
 from .plan import Task
 from .walk import RangeEnds, stitch, walk_task
 
-__all__ = ["SchemaJob", "SchemaPart"]
+__all__ = ["SchemaJob", "SchemaMerge", "SchemaPart"]
 
 
 @dataclass
@@ -126,39 +126,74 @@ class SchemaJob:
         renumbered and merged: the parts are used up). A range whose walk did not enter where
         the previous one left is walked again from there with ``rerun`` (default: this
         process)."""
-        again = rerun if rerun is not None else self.task
-        by_file: dict[int, list[SchemaPart]] = {}
+        merging = self.merger(rerun)
+        merging.add(sorted(parts, key=lambda p: (p.task.file, p.task.start)))
+        return merging.result()
+
+    def merger(self, rerun: Callable[[Task], SchemaPart] | None = None) -> SchemaMerge:
+        """The merge, fed the answers in task order as they come (:func:`codec.jobs.run`
+        folds each file in while later tasks still run, so the client's merge does not wait
+        for the last task): what :meth:`merge` does in one go."""
+        return SchemaMerge(self, rerun if rerun is not None else self.task)
+
+
+class SchemaMerge:
+    """The schema job's merge, fed the answers in task order (:meth:`add`, any number of
+    times), a file at a time: once a later file's answer comes, a file's ranges are stitched
+    (:func:`.walk.stitch`), renumbered after the records before them and folded into the
+    dataset's builder; :meth:`result` closes the last file and makes the
+    :class:`codec.schema.Schema`. Each file's builder is kept for its own statistics only
+    when the job keeps them (``per_shard``)."""
+
+    def __init__(self, job: SchemaJob, rerun: Callable[[Task], SchemaPart]) -> None:
+        self.job = job
+        self.rerun = rerun
+        self.total = job._builder()  # the dataset's: every file folded in, in order
+        self.first = 0  # records of the files folded in so far
+        self.files: list[ShardInfo] = []
+        self.builders: list[SchemaBuilder] = []  # each file's, when the job keeps them
+        self.problems = 0
+        self.open: list[SchemaPart] = []  # the answers of the file being fed
+
+    def add(self, parts: Sequence[SchemaPart]) -> None:
+        """Take the next answers, in task order (those of one file together, ranges in
+        stream order)."""
         for part in parts:
-            by_file.setdefault(part.task.file, []).append(part)
-        chains: list[list[SchemaPart]] = []
-        for k in sorted(by_file):
-            ranges = sorted(by_file[k], key=lambda p: p.task.start)
-            whole = ranges[0].task.whole
-            chains.append(ranges[:1] if whole else stitch(ranges, again))
-        first = 0
-        files: list[ShardInfo] = []
-        builders: list[SchemaBuilder] = []
-        problems = 0
-        for chain in chains:
-            count = 0
-            file_builder: SchemaBuilder | None = None
-            for part in chain:
-                part.builder.shift(first + count)
-                count += part.records
-                problems += part.problems
-                if file_builder is None:
-                    file_builder = part.builder
-                else:
-                    file_builder.merge(part.builder)
-            # a chain is the ranges of one file, or one part for whole files in a row
-            shown = chain[0].shown_files() if len(chain) == 1 else [(chain[0].path, count)]
-            for path, n in shown:
-                files.append(ShardInfo(path, first, n))
-                first += n
-            builders.append(file_builder if file_builder is not None else self._builder())
+            if self.open and part.task.file != self.open[0].task.file:
+                self._close()
+            self.open.append(part)
+
+    def _close(self) -> None:
+        ranges, self.open = self.open, []
+        # a chain is the ranges of one file, or one part for whole files in a row
+        chain = ranges[:1] if ranges[0].task.whole else stitch(ranges, self.rerun)
+        count = 0
+        file_builder: SchemaBuilder | None = None
+        for part in chain:
+            part.builder.shift(self.first + count)
+            count += part.records
+            self.problems += part.problems
+            if file_builder is None:
+                file_builder = part.builder
+            else:
+                file_builder.merge(part.builder)
+        shown = chain[0].shown_files() if len(chain) == 1 else [(chain[0].path, count)]
+        for path, n in shown:
+            self.files.append(ShardInfo(path, self.first, n))
+            self.first += n
+        if file_builder is not None:
+            self.total.merge(file_builder)  # takes nothing over: it can stand for its file
+            if self.job.per_shard:
+                self.builders.append(file_builder)
+
+    def result(self) -> Schema:
+        """The schema of everything added."""
+        if self.open:
+            self._close()
         shards: dict[str, Schema] = {}
-        if self.per_shard and len(files) > 1:
-            for info, b in zip(files, builders):
+        if self.job.per_shard and len(self.files) > 1:
+            for info, b in zip(self.files, self.builders):
                 shards[info.path] = Schema(b, total=info.records)
-        total = merge_all(builders, self._builder(), keep=bool(shards))
-        return Schema(total, total=first, files=files, shards=shards, problems=problems)
+        return Schema(
+            self.total, total=self.first, files=self.files, shards=shards, problems=self.problems
+        )
