@@ -2,37 +2,117 @@
 
 Only :mod:`codec.reader` and :mod:`codec.writer` touch files; framing, messages, tensors and
 image sniffing are pure functions over bytes.
+
+The names below are imported from their modules on first use, not when the package is: a
+command or a worker that only verifies records starts without loading protobuf, Pillow or
+the schema code (a fresh process verifying a file spends a tenth of its time importing).
 """
 
-from . import example, images, kinds, tensor
-from .cache import FileIdentity, default_cache_dir
-from .dataset import (
-    DatasetLanding,
-    Slot,
-    TFRecordDataset,
-    expand_paths,
-    looks_like_tfrecord,
-    verify_paths,
-)
-from .errors import (
-    CodecError,
-    CorruptRecordError,
-    DecodeError,
-    EncodeError,
-    ImageError,
-    ReaderClosedError,
-    RecordError,
-    TruncatedRecordError,
-    UnsupportedError,
-    WriteError,
-)
-from .example import Feature, Record, decode, detect_kind, encode, encode_example, make_feature
-from .framing import Problem, encode_record, masked_crc32c, read_at
-from .kinds import PROBLEM_KINDS
-from .reader import Landing, RecordInfo, TFRecordFile, VerifyReport
-from .sources import sniff_compression
-from .tensor import describe_tensor, parse_tensor, serialize_tensor
-from .writer import TFRecordWriter, atomic_output, write_records
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from . import example, images, kinds, tensor
+    from .cache import FileIdentity, default_cache_dir
+    from .dataset import (
+        DatasetLanding,
+        Slot,
+        TFRecordDataset,
+        expand_paths,
+        looks_like_tfrecord,
+        verify_paths,
+    )
+    from .errors import (
+        CodecError,
+        CorruptRecordError,
+        DecodeError,
+        EncodeError,
+        ImageError,
+        ReaderClosedError,
+        RecordError,
+        TruncatedRecordError,
+        UnsupportedError,
+        WriteError,
+    )
+    from .example import Feature, Record, decode, detect_kind, encode, encode_example, make_feature
+    from .framing import Problem, encode_record, masked_crc32c, read_at
+    from .kinds import PROBLEM_KINDS
+    from .reader import Landing, RecordInfo, TFRecordFile, VerifyReport
+    from .sources import sniff_compression
+    from .tensor import describe_tensor, parse_tensor, serialize_tensor
+    from .writer import TFRecordWriter, atomic_output, write_records
+
+# name -> the module of this package it comes from (a submodule: itself)
+_WHERE = {
+    "CodecError": "errors",
+    "CorruptRecordError": "errors",
+    "DatasetLanding": "dataset",
+    "DecodeError": "errors",
+    "EncodeError": "errors",
+    "Feature": "example",
+    "FileIdentity": "cache",
+    "ImageError": "errors",
+    "Landing": "reader",
+    "PROBLEM_KINDS": "kinds",
+    "Problem": "framing",
+    "ReaderClosedError": "errors",
+    "Record": "example",
+    "RecordError": "errors",
+    "RecordInfo": "reader",
+    "Slot": "dataset",
+    "TFRecordDataset": "dataset",
+    "TFRecordFile": "reader",
+    "TFRecordWriter": "writer",
+    "TruncatedRecordError": "errors",
+    "UnsupportedError": "errors",
+    "VerifyReport": "reader",
+    "WriteError": "errors",
+    "atomic_output": "writer",
+    "decode": "example",
+    "default_cache_dir": "cache",
+    "describe_tensor": "tensor",
+    "detect_kind": "example",
+    "encode": "example",
+    "encode_example": "example",
+    "encode_record": "framing",
+    "example": "example",
+    "expand_paths": "dataset",
+    "images": "images",
+    "kinds": "kinds",
+    "looks_like_tfrecord": "dataset",
+    "make_feature": "example",
+    "masked_crc32c": "framing",
+    "parse_tensor": "tensor",
+    "read_at": "framing",
+    "serialize_tensor": "tensor",
+    "sniff_compression": "sources",
+    "tensor": "tensor",
+    "verify_paths": "dataset",
+    "write_records": "writer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """A name of :data:`__all__`, or a submodule, imported when first asked for."""
+    where = _WHERE.get(name)
+    if where is None:
+        try:
+            return importlib.import_module(f"{__name__}.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    module = importlib.import_module(f"{__name__}.{where}")
+    value = module if where == name else getattr(module, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "PROBLEM_KINDS",

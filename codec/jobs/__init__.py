@@ -8,6 +8,11 @@ any executor: this process, a pool of processes, or a Dask cluster.
         found = run(FilterJob("label == 3", limit=100), tasks, ex)   # a codec.filters.FilterRun
 """
 
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .executors import (
     DaskExecutor,
     Executor,
@@ -16,12 +21,33 @@ from .executors import (
     executor,
     fit,
 )
-from .filter import FilterJob, FilterPart
 from .plan import DEFAULT_SPLIT, Task, plan
 from .run import Job, Progress, run
-from .schema import SchemaJob, SchemaPart
 from .verify import VerifyJob, VerifyPart, merge_verify, unreadable_report, verify_task
 from .walk import RangeEnds, RangeWalk, stitch, walk_range, walk_task
+
+if TYPE_CHECKING:
+    from .filter import FilterJob, FilterPart
+    from .schema import SchemaJob, SchemaPart
+
+# The filter and schema jobs, imported when first asked for: a verify needs neither (nor the
+# protobuf and picture code they load).
+_LATER = {
+    "FilterJob": "filter",
+    "FilterPart": "filter",
+    "SchemaJob": "schema",
+    "SchemaPart": "schema",
+}
+
+
+def __getattr__(name: str) -> Any:
+    where = _LATER.get(name)
+    if where is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{where}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "DEFAULT_SPLIT",
