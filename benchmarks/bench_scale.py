@@ -692,7 +692,7 @@ def _bench_dask(
         # interleaved, and their medians beside their bests
         jobs = {
             "verify": (VerifyJob(), 3 if quick else 12),
-            "schema": (SchemaJob(per_shard=False), 1 if quick else 2),
+            "schema": (SchemaJob(per_shard=False), 1 if quick else 4),
         }
         for job, (the_job, repeat) in jobs.items():
             for _ in range(repeat):
