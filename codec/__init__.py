@@ -10,8 +10,9 @@ the schema code (a fresh process verifying a file spends a tenth of its time imp
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from .lazy import lazy_names
 
 if TYPE_CHECKING:
     from . import example, images, kinds, tensor
@@ -94,20 +95,7 @@ _WHERE = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """A name of :data:`__all__`, or a submodule, imported when first asked for."""
-    where = _WHERE.get(name)
-    if where is None:
-        try:
-            return importlib.import_module(f"{__name__}.{name}")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{__name__}.{name}":
-                raise
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    module = importlib.import_module(f"{__name__}.{where}")
-    value = module if where == name else getattr(module, name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _WHERE)
 
 
 def __dir__() -> list[str]:

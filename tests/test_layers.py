@@ -222,3 +222,28 @@ def test_the_checks_see_a_violation():
     assert {"browser_app.ui", "browser_app.ui.state", "browser_app.view"} <= set(targets)
     assert [layer(t) for t in targets if t.startswith("browser_app.")] == ["ui", "ui", "view"]
     assert [w for _, w in _streamlit_uses(fake, ("session_state",))] == ["st.session_state"]
+
+
+def test_a_verify_loads_no_message_picture_or_schema_code():
+    """codec and codec.jobs import their names on first use: a fresh process that verifies a
+    file (its tasks as a worker runs them) loads neither protobuf nor Pillow, nor the
+    Example, picture, schema or filter code; and every name the package exports is there."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, codec, codec.jobs\n"
+        "from codec.jobs import VerifyJob, plan, run\n"
+        f"run(VerifyJob(), plan([{str(Path(__file__).parent / 'data' / 'basic.tfrecord')!r}]),"
+        " 'inline')\n"
+        "heavy = ('google.protobuf', 'PIL', 'codec.example', 'codec.images', 'codec.schema',"
+        " 'codec.filters', 'codec.jobs.schema', 'codec.jobs.filter')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "for name in codec.__all__ + codec.jobs.__all__:\n"
+        "    getattr(codec if name in codec.__all__ else codec.jobs, name)\n"
+        "print('google.protobuf' in sys.modules)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
+    )
+    assert out.stdout.split("\n")[:2] == ["[]", "True"], out.stdout + out.stderr

@@ -10,9 +10,9 @@ any executor: this process, a pool of processes, or a Dask cluster.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..lazy import lazy_names
 from .executors import (
     DaskExecutor,
     Executor,
@@ -40,14 +40,7 @@ _LATER = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    where = _LATER.get(name)
-    if where is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{where}"), name)
-    globals()[name] = value
-    return value
-
+__getattr__ = lazy_names(__name__, _LATER)
 
 __all__ = [
     "DEFAULT_SPLIT",
