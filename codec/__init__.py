@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from .tensor import describe_tensor, parse_tensor, serialize_tensor
     from .writer import TFRecordWriter, atomic_output, write_records
 
-# name -> the module of this package it comes from (a submodule: itself)
+# name -> the module of this package it comes from (a submodule's name is that submodule)
 _WHERE = {
     "CodecError": "errors",
     "CorruptRecordError": "errors",
@@ -78,10 +78,7 @@ _WHERE = {
     "encode": "example",
     "encode_example": "example",
     "encode_record": "framing",
-    "example": "example",
     "expand_paths": "dataset",
-    "images": "images",
-    "kinds": "kinds",
     "looks_like_tfrecord": "dataset",
     "make_feature": "example",
     "masked_crc32c": "framing",
@@ -89,7 +86,6 @@ _WHERE = {
     "read_at": "framing",
     "serialize_tensor": "tensor",
     "sniff_compression": "sources",
-    "tensor": "tensor",
     "verify_paths": "dataset",
     "write_records": "writer",
 }

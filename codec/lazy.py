@@ -13,9 +13,8 @@ __all__ = ["lazy_names"]
 
 def lazy_names(package: str, where: Mapping[str, str]) -> Callable[[str], Any]:
     """The module ``__getattr__`` of ``package``: a name of ``where`` (name → the package's
-    module it comes from; a module named as itself is that module) is imported on first use
-    and kept in the package; any other name that is a submodule of the package is that
-    submodule."""
+    module it comes from) is imported on first use and kept in the package; any other name
+    that is a submodule of the package is that submodule."""
 
     def __getattr__(name: str) -> Any:
         module_name = where.get(name)
@@ -27,7 +26,7 @@ def lazy_names(package: str, where: Mapping[str, str]) -> Callable[[str], Any]:
                     raise
                 raise AttributeError(f"module {package!r} has no attribute {name!r}") from None
         module = importlib.import_module(f"{package}.{module_name}")
-        value = module if module_name == name else getattr(module, name)
+        value = getattr(module, name)
         setattr(sys.modules[package], name, value)
         return value
 

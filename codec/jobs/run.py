@@ -191,11 +191,12 @@ class _Run:
                     else:
                         got = list(fin.value)
                     answers[unit.start] = got
-                    spans[unit.start] = len(unit)
-                    while merging is not None and fed in answers:  # the next ones, in order
-                        parts = answers.pop(fed)
-                        fed += spans.pop(fed)
-                        merging.add(parts)
+                    if merging is not None:
+                        spans[unit.start] = len(unit)
+                        while fed in answers:  # the next ones, in task order
+                            parts = answers.pop(fed)
+                            fed += spans.pop(fed)
+                            merging.add(parts)
                     self.done += len(unit)
                     self.bytes += sum(self.tasks[i].bytes for i in unit)
                     self.records += sum(self.job.records(part) for part in got)
