@@ -238,11 +238,16 @@ def filesystem(url: str, *, anon: bool = False) -> tuple[Any, str]:
 # Errors in words
 
 
+WRITES = ("writing", "uploading")  # what remote_errors is told a call does when it writes
+
+
 @contextlib.contextmanager
 def remote_errors(url: str, doing: str = "") -> Iterator[None]:
     """Errors of a remote call as this package's errors, their text free of credentials:
     a missing object stays ``FileNotFoundError``, a refused one ``PermissionError``, an object
-    that changed becomes :class:`ObjectChangedError`; anything else :class:`RemoteError`."""
+    that changed becomes :class:`ObjectChangedError`; anything else :class:`RemoteError`.
+    ``doing`` says what the call did; for a write (``"writing"``, ``"uploading"``) a missing
+    object can only be a missing bucket (a store makes any key it is given)."""
     name = shown(url)
     try:
         yield
@@ -251,6 +256,8 @@ def remote_errors(url: str, doing: str = "") -> Iterator[None]:
     except FileNotFoundError as exc:
         if exc.filename == name:  # one of ours, already in words ("3 of 16 shards are missing")
             raise
+        if doing in WRITES:
+            raise FileNotFoundError(2, "no such bucket; create it first", name) from _bare(exc)
         raise FileNotFoundError(2, "no such object", name) from _bare(exc)
     except PermissionError as exc:
         raise PermissionError(

@@ -269,6 +269,21 @@ def test_a_server_failing_the_upload_leaves_nothing(capsys, s3_proxy, s3, step):
     assert s3.keys("out") == []
 
 
+def test_an_export_to_a_bucket_that_does_not_exist_says_so(capsys, s3):
+    """The bucket is missing: one line saying so, the remote exit code, and nothing made."""
+    s3.make_bucket("out")
+    code, out, err = _cli(
+        capsys, "export", str(DATA / "basic.tfrecord"), "s3://nowhere/x.tfrecord", "--shards", "2"
+    )
+    assert code == EXIT_REMOTE and out == ""
+    assert err == (
+        "tfrecord-browser: s3://nowhere/x-00000-of-00002.tfrecord: the upload failed, nothing"
+        " was written under this name (no such bucket; create it first)\n"
+    )
+    assert s3.keys("out") == []
+    assert "nowhere" not in [b["Name"] for b in s3.client().list_buckets()["Buckets"]]
+
+
 def test_a_source_replaced_during_the_export_stops_it(capsys, monkeypatch, s3, tmp_path):
     """The source object changes after the export opened it (and, its text index beside it,
     read only some of its blocks): its other blocks would be another version's, so the

@@ -141,9 +141,10 @@ def mark_run(dst: str, run: str, *, anon: bool = False) -> str:
             fs.pipe_file(path, f"tfrecord-browser export, process {os.getpid()}\n".encode())
     except (RemoteError, OSError) as exc:
         unmark_run(url, anon=anon)
+        plain = isinstance(exc, OSError) and not isinstance(exc, RemoteError) and exc.strerror
+        why = exc.strerror if plain else describe(exc, url)  # its path is not the user's
         raise UploadError(
-            f"{shown(dst)}: the upload failed, nothing was written under this name (the"
-            f" marker of a running export beside it: {describe(exc, url)})"
+            f"{shown(dst)}: the upload failed, nothing was written under this name ({why})"
         ) from None
     return url
 
