@@ -92,6 +92,9 @@ def test_a_remote_root_in_the_browser(tmp_path: Path, s3: MotoS3, s3_proxy: Faul
         expect(_cell(jump, 0, 0)).to_have_text(f"{half:,}", timeout=60_000)
         _settled(jump)
         _shot(jump, "remote-jump-50-indexed.png")
+        # Counted (and so waited for) rather than asked once: the page is redrawn when the
+        # index completes, and while it runs, the caption drawn before stays beside the new one.
+        expect(jump.get_by_text("their numbers are exact")).to_have_count(1, timeout=30_000)
         expect(jump.get_by_text("their numbers are exact")).to_be_visible()
         _ok(jump)
 
@@ -129,3 +132,36 @@ def test_a_remote_root_in_the_browser(tmp_path: Path, s3: MotoS3, s3_proxy: Faul
         _settled(fresh)
         _ok(fresh)
         _shot(fresh, "remote-deep-link.png")
+
+
+def test_exact_landed_numbers_are_not_redrawn_while_the_index_grows(
+    tmp_path: Path, s3: MotoS3, s3_proxy: FaultProxy
+) -> None:
+    """The landing looks at its numbers again every few seconds only while some are
+    estimates: once the index has reached them (and goes on past them, slowly), the page's
+    records are no longer sent again. Counted in the messages the browser receives."""
+    from playwright.sync_api import expect
+
+    need_chromium()
+    payloads = _payloads(tmp_path)
+    s3.put("bkt", "data/det.tfrecord", b"".join(encode_record(p) for p in payloads))
+    s3_proxy.bandwidth = 0.5e6  # the whole object takes about 45 s to index
+    env = {"TFRECORD_BROWSER_REMOTE_BLOCK": "128K", "TFRECORD_BROWSER_CACHE": str(tmp_path / "c")}
+    with (
+        running_server(["--root", "s3://bkt/data"], tmp_path, env) as url,
+        chromium() as browser,
+    ):
+        page = browser.new_page(viewport=VIEWPORT)
+        frames: list[bytes | str] = []
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(f)))
+        page.goto(f"{url}/?file=det.tfrecord&at=8")
+        expect(page.get_by_text("their numbers are exact").first).to_be_visible(timeout=60_000)
+        # A timer tick already on its way when the numbers turned exact may still redraw once.
+        page.wait_for_timeout(3_000)
+        seen = len(frames)
+        page.wait_for_timeout(6_000)  # three of the landing's refresh periods
+        assert page.get_by_text("Indexing…").count() == 1  # the index is still growing
+        later = [f for f in frames[seen:] if isinstance(f, bytes)]
+        assert later, "the header's indexing sends its progress meanwhile"
+        assert not [f for f in later if b"their numbers are exact" in f]
+        _ok(page)

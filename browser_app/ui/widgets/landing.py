@@ -158,12 +158,11 @@ def _refresh(src: Source, numbers: list[LandedNumber]) -> float | None:
     return _REFRESH_SECONDS if waiting and not src.dataset.index_complete else None
 
 
-def _records(src: Source, got: codec.DatasetLanding) -> None:
+def _records(src: Source, got: codec.DatasetLanding, numbers: list[LandedNumber]) -> None:
     """The landed records as table rows (pictures included, like the records page), with
     their numbers and the caption that says what they are."""
     spans = _spans(got)
     view = services.landed_page(src, got.file, spans, boxes=state.show_boxes())
-    numbers = _numbers(src, got)
     percent = state.landing() or 0.0
     st.caption(md_text(landed_caption(percent, numbers, _where(src, got))))
     rows = landed_rows(view, numbers)
@@ -183,12 +182,13 @@ def _records(src: Source, got: codec.DatasetLanding) -> None:
     _exact_button(numbers, "records")
 
 
-def _tiles(src: Source, got: codec.DatasetLanding, size: int, per_row: int) -> None:
+def _tiles(
+    src: Source, got: codec.DatasetLanding, numbers: list[LandedNumber], size: int, per_row: int
+) -> None:
     """The landed records as gallery tiles, captioned with their numbers (opening none:
     their numbers are not known yet)."""
     spans = _spans(got)
     items = services.landed_tiles(src, got.file, spans, size=size, boxes=state.show_boxes())
-    numbers = _numbers(src, got)
     percent = state.landing() or 0.0
     st.caption(md_text(landed_caption(percent, numbers, _where(src, got))))
     shown = landed_tiles(items, numbers)
@@ -205,13 +205,18 @@ def _tiles(src: Source, got: codec.DatasetLanding, size: int, per_row: int) -> N
     _exact_button(numbers, "gallery")
 
 
-def _body(src: Source, where: str) -> None:
-    """One run of the landing view (a fragment of its own, rerun while numbers are
-    estimates): the whole page again when the jump was left."""
+def _body(src: Source, where: str, timed: bool) -> None:
+    """One run of the landing view (a fragment of its own, rerun every few seconds while
+    numbers are estimates, ``timed``): the whole page again when the jump was left, or when
+    the numbers no longer need looking at (the run that registers the fragment again without
+    its timer: a fragment rerun for nothing redraws the page's records every few seconds)."""
     with remote.guard(src, where):
         got = current(src)
         if got is None:
             st.rerun(scope="app")  # left (or exact now): the page's usual view
+        numbers = _numbers(src, got) if got.landing.offset is not None else []
+        if timed and _refresh(src, numbers) is None:
+            st.rerun(scope="app")  # every number is known: stop looking again
         bar(src, where)
         if _nothing(src, got):
             return
@@ -219,9 +224,9 @@ def _body(src: Source, where: str) -> None:
             with st.container(horizontal=True, vertical_alignment="center", gap="small"):
                 detail.boxes_toggle("gallery")
                 _name, size = gallery_grid.tile_size()
-            _tiles(src, got, size.thumb, size.per_row)
+            _tiles(src, got, numbers, size.thumb, size.per_row)
         else:
-            _records(src, got)
+            _records(src, got, numbers)
 
 
 def view(src: Source, where: str) -> bool:
@@ -239,5 +244,5 @@ def view(src: Source, where: str) -> bool:
     if got is None:
         return False
     every = _refresh(src, _numbers(src, got)) if got.landing.offset is not None else None
-    st.fragment(run_every=every)(_body)(src, where)
+    st.fragment(run_every=every)(_body)(src, where, every is not None)
     return True
