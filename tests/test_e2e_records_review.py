@@ -1,5 +1,5 @@
-"""End to end, the records page as a reviewer uses it: the first label edit on a fresh app
-is saved, the record and its picture beside the table at 1440×900 (stacked on a narrow
+"""End to end, the records page as a reviewer uses it: quick cell edits are saved (Escape
+drops one), the record and its picture beside the table at 1440×900 (stacked on a narrow
 window), "Go to record" scrolls the table to the row, and a review step by keyboard.
 
 Uses Debian's chromium (``/usr/bin/chromium``): skipped locally without it, FAILS in CI.
@@ -59,6 +59,10 @@ def _no_errors(page: Any) -> None:
     assert page.get_by_text("could not be shown").count() == 0
 
 
+def _settled(page: Any) -> None:
+    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']")
+
+
 def _shot(page: Any, name: str) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     page.wait_for_timeout(400)
@@ -73,13 +77,10 @@ def _picture(page: Any) -> Any:
     return page.locator(".st-key-tfb-pictures img").first
 
 
-@pytest.mark.xfail(
-    reason="the first quick edit on a fresh app is sometimes dropped before it reaches the"
-    " server (no message is sent); the cause is not found yet",
-    strict=False,
-)
-def test_first_label_edit_on_a_fresh_app_is_saved(server: str, browser: Any) -> None:
-    """Double-click the label, select all, type, Enter — at once, as a quick hand does it."""
+def test_quick_cell_edits_are_saved_and_escape_drops_one(server: str, browser: Any) -> None:
+    """Double-click the label, select all, type, Enter — at once, as a quick hand does it (or
+    a busy page, which queues the keys): the grid's cell editor dropped such an edit now and
+    then (:mod:`browser_app.ui.widgets.editor.keys`)."""
     from playwright.sync_api import expect
 
     page = _open(browser, server, 0)
@@ -103,6 +104,31 @@ def test_first_label_edit_on_a_fresh_app_is_saved(server: str, browser: Any) -> 
     expect(page.get_by_text("1 pending change").first).to_be_visible(timeout=15_000)
     grid = page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
     expect(grid.get_by_test_id("glide-cell-3-10")).to_have_text("7", timeout=15_000)
+
+    # More cells, typed as quickly: height with Enter is saved, the class text left with
+    # Escape is not, as Escape asks.
+    def quick(row: int, text: str, key: str) -> None:
+        _settled(page)
+        grid.scroll_into_view_if_needed()
+        box = grid.bounding_box()
+        assert box is not None
+        x, y = box["x"] + box["width"] * 0.5, box["y"] + 35 + 35 * row + 17
+        page.mouse.click(x, y)  # a double-click at a hand's pace (Playwright's has no gap)
+        page.wait_for_timeout(120)
+        page.mouse.click(x, y, click_count=2)
+        expect(page.locator(".gdg-input:focus")).to_have_count(1, timeout=5000)
+        page.keyboard.press("Control+A")
+        page.keyboard.type(text)
+        page.keyboard.press(key)
+
+    quick(3, "113", "Enter")
+    expect(page.get_by_text("2 pending changes").first).to_be_visible(timeout=15_000)
+    expect(grid.get_by_test_id("glide-cell-3-3")).to_have_text("113", timeout=15_000)
+    quick(9, "square", "Escape")
+    expect(page.locator(".gdg-input:focus")).to_have_count(0)
+    page.wait_for_timeout(1500)
+    expect(grid.get_by_test_id("glide-cell-3-9")).to_have_text("circle")
+    expect(page.get_by_text("2 pending changes").first).to_be_visible()
     _no_errors(page)
     _shot(page, "e2e-records-first-edit.png")
     page.close()

@@ -8,7 +8,8 @@ reason, and every other edit stands. How values are written in a cell:
 :mod:`browser_app.view.cells`.
 
 The parts: :mod:`.tables` (features and feature lists), :mod:`.actions` (feature and record
-buttons), :mod:`.pictures` (replace a picture), :mod:`.saving` (saving and messages).
+buttons), :mod:`.pictures` (replace a picture), :mod:`.saving` (saving and messages),
+:mod:`.keys` (a quick Enter in a cell is not lost).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from browser_app.ui.widgets import detail as record_view
 from browser_app.ui.widgets import journal as shared_journal
 from browser_app.ui.widgets import review
 from browser_app.ui.widgets.editor.actions import feature_actions, on_undo_delete, record_actions
+from browser_app.ui.widgets.editor.keys import keep_quick_enter
 from browser_app.ui.widgets.editor.pictures import PICTURE, pictures
 from browser_app.ui.widgets.editor.saving import (
     rejected_cells,
@@ -71,6 +73,7 @@ def render(src: Source, record_no: int, ref: RecordRef | None = None) -> None:
         return
     if ref is None:
         ref = _choose_target(src, j, record_no)
+    keep_quick_enter()
     show_messages(src, j)
     try:
         rec = j.effective_record(ref)
