@@ -16,7 +16,18 @@ import time
 
 from benchmarks.common import Row, table
 
-MODULES = ["records", "messages", "app", "schema", "export", "hostile", "ui", "remote", "scale"]
+MODULES = [
+    "records",
+    "messages",
+    "cli",
+    "app",
+    "schema",
+    "export",
+    "hostile",
+    "ui",
+    "remote",
+    "scale",
+]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, TextIO
 
 import codec
 from browser_app.errors import InputError, SpecError, UsageError, message, os_error_message
-from browser_app.selection import parse_record_spec
 from codec.cache import MAX_INFLATE_ENV, parse_size
 from codec.errors import LimitError, RemoteError
 from codec.kinds import COMPRESSIONS
@@ -198,6 +197,10 @@ def open_inputs(
 def records_option(spec: str, total: int) -> list[int]:
     """The record numbers a ``--records`` selection picks out of ``total``; raises
     :class:`UsageError` naming the option when it does not parse."""
+    # Imported here: the selection module brings numpy and the message decoder, which a
+    # command without ``--records`` never needs.
+    from browser_app.selection import parse_record_spec
+
     try:
         return parse_record_spec(spec, total)
     except SpecError as exc:

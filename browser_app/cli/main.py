@@ -10,12 +10,12 @@ an input or output that cannot be opened, 1 for damage that stopped the command.
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
 from collections.abc import Sequence
 from typing import TextIO
 
-from browser_app.cli import export, filter, launch, records, schema
 from browser_app.cli.inputs import Handler, add_anon, add_max_inflate, max_inflate
 from browser_app.errors import (
     EXIT_INTERRUPTED,
@@ -32,8 +32,45 @@ from codec.locations import describe, is_url, redact_text
 __all__ = ["EXIT_INTERRUPTED", "build_parser", "main", "run"]
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``tfrecord-browser`` parser with every command registered."""
+# command -> the module of this package that registers it (in the order of ``--help``). A
+# command line naming one imports that module alone: `tfrecord-browser verify` does not load
+# the export, the filter language or the app's launcher.
+COMMANDS = {
+    "view": "launch",
+    "info": "records",
+    "verify": "records",
+    "dump": "records",
+    "index": "records",
+    "export": "export",
+    "import": "export",
+    "schema": "schema",
+    "filter": "filter",
+}
+_GLOBAL_VALUES = ("--max-inflate",)  # the options before a command that take a value
+
+
+def command_of(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` names (its first word that is not an option or an option's
+    value), or None when it names none or one that does not exist."""
+    skip = False
+    for word in argv:
+        if skip:
+            skip = False
+        elif word in _GLOBAL_VALUES:
+            skip = True
+        elif not word.startswith("-"):
+            return word if word in COMMANDS else None
+        elif word == "--":
+            return None
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The ``tfrecord-browser`` parser: with the commands of the module registering the
+    command ``argv`` names, or with every command (for ``--help``, a mistyped command, or
+    when ``argv`` is not given)."""
+    command = None if argv is None else command_of(argv)
+    wanted = [COMMANDS[command]] if command else list(dict.fromkeys(COMMANDS.values()))
     parser = argparse.ArgumentParser(
         prog="tfrecord-browser",
         description="Open, page through, verify, edit and export TFRecord files. "
@@ -42,14 +79,11 @@ def build_parser() -> argparse.ArgumentParser:
     add_max_inflate(parser, command=False)
     add_anon(parser, command=False)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    launch.register(sub)
-    records.register(sub)
-    export.register(sub)
-    schema.register(sub)
-    filter.register(sub)
-    for command in sub.choices.values():  # every command opens files
-        add_max_inflate(command)
-        add_anon(command)
+    for module in wanted:
+        importlib.import_module(f"{__package__}.{module}").register(sub)
+    for p in sub.choices.values():  # every command opens files
+        add_max_inflate(p)
+        add_anon(p)
     return parser
 
 
@@ -113,10 +147,10 @@ def _redacted(text: str, args: argparse.Namespace) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``tfrecord-browser`` command: parse ``argv`` (default: ``sys.argv[1:]``; nothing
     means ``view``), run the command, return the exit code."""
-    parser = build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv:
         argv = ["view"]
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse: usage errors exit 2, --help exits 0

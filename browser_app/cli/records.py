@@ -19,7 +19,6 @@ from browser_app.cli.inputs import add_input, anon, open_inputs, records_option
 from browser_app.cli.jobs import add_job_options, job_tasks, run_job
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
 from browser_app.export.remote import object_kind
-from browser_app.export.staging import output_file
 from browser_app.view.text import format_record_text, hex_preview
 from codec import example
 from codec.jobs import VerifyJob
@@ -328,6 +327,10 @@ def _write_index(f: codec.TFRecordFile, target: str, anon: bool) -> None:
     if not is_url(target):
         f.write_text_index(target)
         return
+    # Imported here: the export staging brings the edit journal, which no other command of
+    # this module needs.
+    from browser_app.export.staging import output_file
+
     count = len(f)
     with output_file(target, check=check_text_index, expected=count, anon=anon) as local:
         f.write_text_index(local)

@@ -16,30 +16,61 @@ record, one column per feature, every value exact), and ``images`` (a folder or 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from browser_app.errors import ExportError, ImportFormatError
-from browser_app.export.base import (
-    ExportFormat,
-    ExportReport,
-    Progress,
-    UnconvertedPicture,
-)
-from browser_app.export.exporter import Exporter
-from browser_app.export.images import export_images, image_file_name
-from browser_app.export.index_map import INDEX_MAP_SUFFIX, index_map_path
-from browser_app.export.jsonl import export_jsonl, import_jsonl
-from browser_app.export.plan import ExportSource
-from browser_app.export.registry import (
-    EXPORTERS,
-    FORMATS,
-    default_destination,
-    export,
-    export_table,
-    exporter_for,
-    format_for_path,
-    output_paths,
-)
-from browser_app.export.tfrecord import export_tfrecord, shard_names
 from codec.kinds import COMPRESSIONS
+from codec.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from browser_app.export.base import (
+        ExportFormat,
+        ExportReport,
+        Progress,
+        UnconvertedPicture,
+    )
+    from browser_app.export.exporter import Exporter
+    from browser_app.export.images import export_images, image_file_name
+    from browser_app.export.index_map import INDEX_MAP_SUFFIX, index_map_path
+    from browser_app.export.jsonl import export_jsonl, import_jsonl
+    from browser_app.export.plan import ExportSource
+    from browser_app.export.registry import (
+        EXPORTERS,
+        FORMATS,
+        default_destination,
+        export,
+        export_table,
+        exporter_for,
+        format_for_path,
+        output_paths,
+    )
+    from browser_app.export.tfrecord import export_tfrecord, shard_names
+
+# name -> the module of this package it comes from (a submodule's name is that submodule)
+_WHERE = {
+    "EXPORTERS": "registry",
+    "ExportFormat": "base",
+    "ExportReport": "base",
+    "ExportSource": "plan",
+    "Exporter": "exporter",
+    "FORMATS": "registry",
+    "INDEX_MAP_SUFFIX": "index_map",
+    "Progress": "base",
+    "UnconvertedPicture": "base",
+    "default_destination": "registry",
+    "export": "registry",
+    "export_images": "images",
+    "export_jsonl": "jsonl",
+    "export_table": "registry",
+    "export_tfrecord": "tfrecord",
+    "exporter_for": "registry",
+    "format_for_path": "registry",
+    "image_file_name": "images",
+    "import_jsonl": "jsonl",
+    "index_map_path": "index_map",
+    "output_paths": "registry",
+    "shard_names": "tfrecord",
+}
 
 __all__ = [
     "COMPRESSIONS",
@@ -68,3 +99,5 @@ __all__ = [
     "output_paths",
     "shard_names",
 ]
+
+__getattr__ = lazy_names(__name__, _WHERE)

@@ -6,76 +6,159 @@ plain values and returns plain data, so it can be tested and timed without a ser
 
 from __future__ import annotations
 
-from .cells import cell_text, parse_bytes_cell
-from .changes import diff_rows, part_preview
-from .export import DamageLeftOut, ExportOutcome, damage_left_out, export_outcome
-from .files import file_options
-from .gallery import GalleryItem, gallery_items, record_label
-from .jobs import dask_spec, is_dask, progress_text, where_text
-from .landing import LandedNumber, landed_caption, landed_rows, landed_tiles, percent_text
-from .pictures import (
-    BOX_SAMPLE,
-    BROKEN_PICTURE,
-    BoxScale,
-    Picture,
-    Thumb,
-    boxes_normalized,
-    data_url,
-    record_pictures,
-    thumbnail,
-)
-from .schema import (
-    DETECTION_CHECKS,
-    DRIFT_CHECKS,
-    LINKS_SHOWN,
-    SchemaResult,
-    finding_lines,
-    number_text,
-    record_links,
-    schema_result,
-    schema_rows,
-)
-from .summary import (
-    SAMPLE_BYTES,
-    feature_summary,
-    first_payloads,
-    kind_label,
-    problem_dict,
-    report_dict,
-    usual_types,
-)
-from .table import (
-    MAX_COLUMNS,
-    Cell,
-    FeatureRow,
-    PageItem,
-    PageView,
-    as_edited_slot,
-    feature_rows,
-    match_rows,
-    page_view,
-    review_cells,
-    review_text,
-    sequence_table,
-    status_text,
-)
-from .values import (
-    PREVIEW_VALUES,
-    TensorView,
-    ValueView,
-    all_values,
-    hex_dump,
-    label_text,
-    md_code,
-    md_text,
-    plural,
-    scalar_text,
-    short_text,
-    tensor_view,
-    text_preview,
-    value_view,
-    values_preview,
-)
+from typing import TYPE_CHECKING
+
+from codec.lazy import lazy_names
+
+if TYPE_CHECKING:
+    from .cells import cell_text, parse_bytes_cell
+    from .changes import diff_rows, part_preview
+    from .export import DamageLeftOut, ExportOutcome, damage_left_out, export_outcome
+    from .files import file_options
+    from .gallery import GalleryItem, gallery_items, record_label
+    from .jobs import dask_spec, is_dask, progress_text, where_text
+    from .landing import LandedNumber, landed_caption, landed_rows, landed_tiles, percent_text
+    from .pictures import (
+        BOX_SAMPLE,
+        BROKEN_PICTURE,
+        BoxScale,
+        Picture,
+        Thumb,
+        boxes_normalized,
+        data_url,
+        record_pictures,
+        thumbnail,
+    )
+    from .schema import (
+        DETECTION_CHECKS,
+        DRIFT_CHECKS,
+        LINKS_SHOWN,
+        SchemaResult,
+        finding_lines,
+        number_text,
+        record_links,
+        schema_result,
+        schema_rows,
+    )
+    from .summary import (
+        SAMPLE_BYTES,
+        feature_summary,
+        first_payloads,
+        kind_label,
+        problem_dict,
+        report_dict,
+        usual_types,
+    )
+    from .table import (
+        MAX_COLUMNS,
+        Cell,
+        FeatureRow,
+        PageItem,
+        PageView,
+        as_edited_slot,
+        feature_rows,
+        match_rows,
+        page_view,
+        review_cells,
+        review_text,
+        sequence_table,
+        status_text,
+    )
+    from .values import (
+        PREVIEW_VALUES,
+        TensorView,
+        ValueView,
+        all_values,
+        hex_dump,
+        label_text,
+        md_code,
+        md_text,
+        plural,
+        scalar_text,
+        short_text,
+        tensor_view,
+        text_preview,
+        value_view,
+        values_preview,
+    )
+
+# name -> the module of this package it comes from (a submodule's name is that submodule)
+_WHERE = {
+    "BOX_SAMPLE": "pictures",
+    "BROKEN_PICTURE": "pictures",
+    "BoxScale": "pictures",
+    "Cell": "table",
+    "DETECTION_CHECKS": "schema",
+    "DRIFT_CHECKS": "schema",
+    "DamageLeftOut": "export",
+    "ExportOutcome": "export",
+    "FeatureRow": "table",
+    "GalleryItem": "gallery",
+    "LINKS_SHOWN": "schema",
+    "LandedNumber": "landing",
+    "MAX_COLUMNS": "table",
+    "PREVIEW_VALUES": "values",
+    "PageItem": "table",
+    "PageView": "table",
+    "Picture": "pictures",
+    "SAMPLE_BYTES": "summary",
+    "SchemaResult": "schema",
+    "TensorView": "values",
+    "Thumb": "pictures",
+    "ValueView": "values",
+    "all_values": "values",
+    "as_edited_slot": "table",
+    "boxes_normalized": "pictures",
+    "cell_text": "cells",
+    "damage_left_out": "export",
+    "dask_spec": "jobs",
+    "data_url": "pictures",
+    "diff_rows": "changes",
+    "export_outcome": "export",
+    "feature_rows": "table",
+    "feature_summary": "summary",
+    "file_options": "files",
+    "finding_lines": "schema",
+    "first_payloads": "summary",
+    "gallery_items": "gallery",
+    "hex_dump": "values",
+    "is_dask": "jobs",
+    "kind_label": "summary",
+    "label_text": "values",
+    "landed_caption": "landing",
+    "landed_rows": "landing",
+    "landed_tiles": "landing",
+    "match_rows": "table",
+    "md_code": "values",
+    "md_text": "values",
+    "number_text": "schema",
+    "page_view": "table",
+    "parse_bytes_cell": "cells",
+    "part_preview": "changes",
+    "percent_text": "landing",
+    "plural": "values",
+    "problem_dict": "summary",
+    "progress_text": "jobs",
+    "record_label": "gallery",
+    "record_links": "schema",
+    "record_pictures": "pictures",
+    "report_dict": "summary",
+    "review_cells": "table",
+    "review_text": "table",
+    "scalar_text": "values",
+    "schema_result": "schema",
+    "schema_rows": "schema",
+    "sequence_table": "table",
+    "short_text": "values",
+    "status_text": "table",
+    "tensor_view": "values",
+    "text_preview": "values",
+    "thumbnail": "pictures",
+    "usual_types": "summary",
+    "value_view": "values",
+    "values_preview": "values",
+    "where_text": "jobs",
+}
 
 __all__ = [
     "BOX_SAMPLE",
@@ -153,3 +236,5 @@ __all__ = [
     "values_preview",
     "where_text",
 ]
+
+__getattr__ = lazy_names(__name__, _WHERE)
