@@ -224,13 +224,21 @@ def test_the_checks_see_a_violation():
     assert [w for _, w in _streamlit_uses(fake, ("session_state",))] == ["st.session_state"]
 
 
+def _fresh(code: str) -> str:
+    """What ``code`` prints, run in a fresh interpreter (nothing imported yet)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
+    )
+    return out.stdout + out.stderr
+
+
 def test_a_verify_loads_no_message_picture_or_schema_code():
     """codec and codec.jobs import their names on first use: a fresh process that verifies a
     file (its tasks as a worker runs them) loads neither protobuf nor Pillow, nor the
     Example, picture, schema or filter code; and every name the package exports is there."""
-    import subprocess
-    import sys
-
     code = (
         "import sys, codec, codec.jobs\n"
         "from codec.jobs import VerifyJob, plan, run\n"
@@ -243,7 +251,36 @@ def test_a_verify_loads_no_message_picture_or_schema_code():
         "    getattr(codec if name in codec.__all__ else codec.jobs, name)\n"
         "print('google.protobuf' in sys.modules)\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True
+    out = _fresh(code)
+    assert out.split("\n")[:2] == ["[]", "True"], out
+
+
+def test_a_command_loads_only_what_it_needs():
+    """A fresh `verify` loads neither the other commands nor the export, the edit journal,
+    the selection, the filter language, pandas or Streamlit; and every name the lazily
+    imported packages export is there when asked for."""
+    heavy = (
+        "browser_app.cli.export",
+        "browser_app.cli.filter",
+        "browser_app.cli.launch",
+        "browser_app.cli.schema",
+        "browser_app.export.exporter",
+        "browser_app.edits",
+        "browser_app.selection",
+        "codec.filters",
+        "pandas",
+        "streamlit",
     )
-    assert out.stdout.split("\n")[:2] == ["[]", "True"], out.stdout + out.stderr
+    code = (
+        "import sys\n"
+        "from browser_app.cli import main\n"
+        f"code = main(['verify', {str(REPO / 'tests' / 'data' / 'basic.tfrecord')!r}])\n"
+        f"print(code, sorted(m for m in {heavy!r} if m in sys.modules))\n"
+        "import browser_app.view as view, browser_app.export as export\n"
+        "for package in (view, export):\n"
+        "    for name in package.__all__:\n"
+        "        getattr(package, name)\n"
+        "print('browser_app.export.exporter' in sys.modules)\n"
+    )
+    out = _fresh(code)
+    assert out.splitlines()[-2:] == ["0 []", "True"], out
