@@ -8,8 +8,8 @@ and ends the edit without saving, and the cell silently keeps its old value: no 
 reaches the app. Upstream: glideapps/glide-data-grid pull request 1201 (open).
 
 Until the grid fixes it, a key listener on the page holds such an Enter (or Tab, or Escape)
-back until those timers have run, and then sends it again; an Enter with no key waiting goes
-through untouched. The listener is installed once per page load.
+back until those timers have run, and then sends it again; an Enter with no key waiting, and
+an input method's keys (an Enter that ends a composition), go through untouched. The listener is installed once per page load.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ _JS = """<script>(() => {
   window.addEventListener("keydown", (e) => {
     const t = e.target;
     if (!(t instanceof HTMLElement) || !t.classList.contains("gdg-input")) return;
+    if (e.isComposing || e.keyCode === 229) return; // an input method's keys are its own
     if (!motion.has(e.key)) {
       waiting++; // this timer runs just before the grid's own for the same key
       setTimeout(() => { waiting--; }, 0);
