@@ -9,7 +9,8 @@ reaches the app. Upstream: glideapps/glide-data-grid pull request 1201 (open).
 
 Until the grid fixes it, a key listener on the page holds such an Enter (or Tab, or Escape)
 back until those timers have run, and then sends it again; an Enter with no key waiting, and
-an input method's keys (an Enter that ends a composition), go through untouched. The listener is installed once per page load.
+an input method's keys (an Enter that ends a composition), go through untouched. The
+listener is installed once per page load.
 """
 
 from __future__ import annotations
