@@ -267,6 +267,16 @@ def test_a_jump_to_50_percent_is_numbered_by_estimate_until_indexed(
     assert at.query_params["record"] == str(quarter) and "at" not in at.query_params
 
 
+def test_a_jump_past_the_last_record_says_so(monkeypatch, s3: MotoS3, detection):
+    """At 100 % no record starts after the byte: the page says where the last records are
+    and draws no table."""
+    s3.put("bkt", "data/end.tfrecord", _raw(detection))
+    at = app(monkeypatch, ROOT, f"{ROOT}/end.tfrecord", at="100")
+    no_crash(at)
+    assert any("No record starts after 100 %" in i.value for i in at.main.info)
+    assert not at.main.dataframe
+
+
 def test_a_boundary_inside_a_record_is_told_once_indexed(monkeypatch, s3: MotoS3, detection):
     """A record in the middle that holds TFRecord framing of its own: the search lands inside
     it, and the index, once there, says no record of the object starts at that byte."""

@@ -106,6 +106,9 @@ def _where(src: Source, got: codec.DatasetLanding) -> str:
 
 
 def _numbers(src: Source, got: codec.DatasetLanding) -> list[LandedNumber]:
+    """The landed records' numbers (none when no record starts after the byte)."""
+    if got.landing.offset is None:
+        return []
     return services.landed_numbers(src, got.file, _spans(got), got.estimate)
 
 
@@ -214,7 +217,7 @@ def _body(src: Source, where: str, timed: bool) -> None:
         got = current(src)
         if got is None:
             st.rerun(scope="app")  # left (or exact now): the page's usual view
-        numbers = _numbers(src, got) if got.landing.offset is not None else []
+        numbers = _numbers(src, got)
         if timed and _refresh(src, numbers) is None:
             st.rerun(scope="app")  # every number is known: stop looking again
         bar(src, where)
@@ -243,6 +246,6 @@ def view(src: Source, where: str) -> bool:
         return True
     if got is None:
         return False
-    every = _refresh(src, _numbers(src, got)) if got.landing.offset is not None else None
+    every = _refresh(src, _numbers(src, got))
     st.fragment(run_every=every)(_body)(src, where, every is not None)
     return True
