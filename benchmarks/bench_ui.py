@@ -565,7 +565,11 @@ def measure(data: UiData, runs: int = RUNS, only: set[str] | None = None) -> lis
                 continue
             try:
                 with browser_page() as page:
-                    out.append(step(page, url, data, runs))
+                    try:
+                        out.append(step(page, url, data, runs))
+                    except Exception:
+                        _shot(page, f"bench-ui-{key}-failed.png")  # what the step saw
+                        raise
             except Exception as exc:  # one broken step must not hide the others' figures
                 print(f"ui step {key} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
     return out
