@@ -16,9 +16,21 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
-from netservers import FaultProxy, MotoS3, RangeHTTPServer, forget_s3_filesystems
+from netservers import (
+    GCS_TEST_ENV,
+    FaultProxy,
+    GcsEmulator,
+    MotoS3,
+    RangeHTTPServer,
+    forget_gcs_filesystems,
+    forget_s3_filesystems,
+)
 
 from codec.values import plural
+
+# Before anything imports gcsfs or Google's auth library (both read these once, on import):
+# the GCS tests' emulator works, and no test looks for Google credentials beyond loopback.
+os.environ.update(GCS_TEST_ENV)
 
 DATA = Path(__file__).parent / "data"
 EXPECTED = DATA / "expected"
@@ -199,6 +211,23 @@ def s3(s3_server: MotoS3, monkeypatch: pytest.MonkeyPatch) -> Iterator[MotoS3]:
     forget_s3_filesystems()
     yield s3_server
     forget_s3_filesystems()
+
+
+@pytest.fixture(scope="session")
+def gcs_server() -> Iterator[GcsEmulator]:
+    """A Google Cloud Storage emulator for the whole session."""
+    with GcsEmulator() as server:
+        yield server
+
+
+@pytest.fixture
+def gcs(gcs_server: GcsEmulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[GcsEmulator]:
+    """The GCS emulator emptied, and ``STORAGE_EMULATOR_HOST`` pointing at it for this test."""
+    gcs_server.reset()
+    monkeypatch.setenv("STORAGE_EMULATOR_HOST", gcs_server.endpoint)
+    forget_gcs_filesystems()
+    yield gcs_server
+    forget_gcs_filesystems()
 
 
 @pytest.fixture

@@ -39,6 +39,11 @@ server is started.
     the environment while it runs (and ``AWS_EC2_METADATA_DISABLED``, so nothing looks past
     loopback for credentials).
 
+``GcsEmulator``
+    A Google Cloud Storage JSON API server (``gcp-storage-emulator``, in memory) with
+    ``STORAGE_EMULATOR_HOST`` pointing gcsfs at it while it runs, and every way Google's auth
+    library looks for credentials past loopback closed (no metadata server, no gcloud config).
+
 Pointing s3fs at an endpoint (s3fs 2026.9, aiobotocore 3.10, botocore 1.43; each way is tried
 against moto behind a FaultProxy in tests/test_netservers.py, whose log proves where requests
 went):
@@ -1234,3 +1239,153 @@ class MotoS3:
         return s3fs.S3FileSystem(
             endpoint_url=endpoint or self.endpoint, skip_instance_cache=True, **kwargs
         )
+
+
+# -- Google Cloud Storage -----------------------------------------------------------------------
+
+# While the emulator runs: gcsfs talks to it, and Google's auth library finds no credentials
+# and asks nothing beyond loopback (so gcsfs falls back to anonymous access, as it does for a
+# user with no credentials). gcsfs's bucket-type lookup speaks gRPC, which the emulator does
+# not: with it on, every operation would first wait for that call to time out (60 s).
+GCS_TEST_ENV = {
+    "GCSFS_EXPERIMENTAL_ZB_HNS_SUPPORT": "false",
+    "NO_GCE_CHECK": "true",
+    "GCE_METADATA_HOST": f"{LOOPBACK}:9",
+    "GCE_METADATA_IP": f"{LOOPBACK}:9",
+    "CLOUDSDK_CONFIG": os.devnull,
+}
+_GCS_UNSET = ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT")
+
+
+def _serve_generations() -> None:
+    """Make the emulator's media downloads honour ``generation`` as GCS does: a download of a
+    generation that is not the object's current one is 404 (in a bucket without object
+    versioning the old generation is gone). The emulator ignores the parameter and would send
+    the newest bytes, which is what a pinned read must never get. Done once per process."""
+    from gcp_storage_emulator import server
+    from gcp_storage_emulator.exceptions import NotFound
+    from gcp_storage_emulator.handlers import objects
+
+    plain = objects.download
+
+    def download(request: Any, response: Any, storage: Any, *args: Any, **kwargs: Any) -> Any:
+        asked = request.query.get("generation")
+        if asked:
+            try:
+                obj = storage.get_file_obj(
+                    request.params["bucket_name"], request.params["object_id"]
+                )
+            except NotFound:
+                obj = None
+            if obj is None or str(obj.get("generation")) != asked[0]:
+                response.status = HTTPStatus.NOT_FOUND
+                return None
+        return plain(request, response, storage, *args, **kwargs)
+
+    for _regex, handlers in server.HANDLERS:
+        if handlers.get(server.GET) is plain:
+            handlers[server.GET] = download
+
+
+def forget_gcs_filesystems() -> None:
+    """Drop gcsfs's cached filesystem instances (they keep the endpoint they were made with)."""
+    import gcsfs
+
+    gcsfs.GCSFileSystem.clear_instance_cache()
+
+
+class GcsEmulator:
+    """``gcp-storage-emulator`` on 127.0.0.1 (a port the system picks, objects in memory), with
+    ``STORAGE_EMULATOR_HOST`` and the settings above in ``os.environ`` while it runs.
+
+    ``endpoint`` is its URL; ``put``, ``get``, ``delete``, ``keys`` for setting up and looking;
+    ``reset()`` forgets every bucket and object; ``filesystem()`` a fresh gcsfs filesystem on
+    it. gcsfs must be imported after ``start()`` (it picks its filesystem class from the
+    environment when imported): the test suite sets the bucket-type switch for every worker
+    in ``conftest``, before anything imports gcsfs."""
+
+    def __init__(self) -> None:
+        self._server: Any = None
+        self._saved_env: dict[str, str | None] = {}
+        self.endpoint = ""
+
+    def start(self) -> GcsEmulator:
+        if self._server is not None:
+            return self
+        import logging
+
+        from gcp_storage_emulator.server import create_server
+
+        logging.getLogger("gcp_storage_emulator").setLevel(logging.WARNING)
+        _serve_generations()
+        for name in (*GCS_TEST_ENV, *_GCS_UNSET, "STORAGE_EMULATOR_HOST"):
+            self._saved_env[name] = os.environ.get(name)
+        for name in _GCS_UNSET:
+            os.environ.pop(name, None)
+        os.environ.update(GCS_TEST_ENV)
+        server = create_server(LOOPBACK, 0, in_memory=True)
+        server.start()
+        # The emulator has no accessor for its HTTP server: the port it was given is there,
+        # and the hook that prints a traceback when a client hangs up mid-answer (a reader
+        # that has what it needs closes its connection; that is no error).
+        httpd = server._api._httpd
+        port = httpd.server_address[1]
+
+        def handle_error(request: Any, client_address: Any) -> None:
+            if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+                type(httpd).handle_error(httpd, request, client_address)
+
+        httpd.handle_error = handle_error
+        self._server = server
+        self.endpoint = f"http://{LOOPBACK}:{port}"
+        os.environ["STORAGE_EMULATOR_HOST"] = self.endpoint
+        return self
+
+    def stop(self) -> None:
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.stop()
+        for name, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+    def __enter__(self) -> GcsEmulator:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def reset(self) -> None:
+        """Forget every bucket and object."""
+        self._server.wipe()
+
+    def filesystem(self) -> Any:
+        """A new gcsfs filesystem on this server, anonymous, not cached."""
+        import gcsfs
+
+        return gcsfs.GCSFileSystem(
+            endpoint_url=self.endpoint, token="anon", skip_instance_cache=True
+        )
+
+    def make_bucket(self, bucket: str) -> None:
+        fs = self.filesystem()
+        if not fs.exists(bucket):
+            fs.mkdir(bucket)
+
+    def put(self, bucket: str, key: str, data: bytes) -> None:
+        """Store ``data`` (making the bucket if needed)."""
+        self.make_bucket(bucket)
+        self.filesystem().pipe_file(f"{bucket}/{key}", data)
+
+    def get(self, bucket: str, key: str) -> bytes:
+        return bytes(self.filesystem().cat_file(f"{bucket}/{key}"))
+
+    def delete(self, bucket: str, key: str) -> None:
+        self.filesystem().rm_file(f"{bucket}/{key}")
+
+    def keys(self, bucket: str) -> list[str]:
+        prefix = f"{bucket}/"
+        return sorted(p[len(prefix) :] for p in self.filesystem().find(bucket))

@@ -111,16 +111,19 @@ def type_path(at: AppTest, text: str) -> AppTest:
 # -- open, page, gallery ------------------------------------------------------------------------
 
 
-def test_an_s3_object_opens_and_pages_as_the_local_file(monkeypatch, s3: MotoS3, detection):
-    s3.put("bkt", "data/det.tfrecord", b"".join(encode_record(p) for p in detection))
-    at = app(monkeypatch, ROOT, f"{ROOT}/det.tfrecord")
+@pytest.mark.parametrize("scheme", ["s3", "gs"])
+def test_an_object_opens_and_pages_as_the_local_file(monkeypatch, request, detection, scheme):
+    store = request.getfixturevalue("s3" if scheme == "s3" else "gcs")
+    store.put("bkt", "data/det.tfrecord", b"".join(encode_record(p) for p in detection))
+    root = f"{scheme}://bkt/data"
+    at = app(monkeypatch, root, f"{root}/det.tfrecord")
     no_crash(at)
     assert at.query_params["file"] == "det.tfrecord"  # relative to the URL root
     df = table(at)
     assert list(df["#"]) == list(range(25))
     assert list(df["image/filename"]) == [_filename(p) for p in detection[:25]]
     assert df["picture"].notna().all()  # thumbnails, drawn from the remote bytes
-    assert "Remote (s3://)" in captions(at) and "read so far" in captions(at)
+    assert f"Remote ({scheme}://)" in captions(at) and "read so far" in captions(at)
     assert "Remote block cache:" in captions(at)
     at.button(key="tfb:w:records:next").click().run()
     no_crash(at)

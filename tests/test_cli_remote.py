@@ -230,9 +230,17 @@ def dataset(tmp_path: Path) -> Path:
     return folder
 
 
-def test_commands_on_s3_objects_answer_as_on_the_local_copies(capsys, monkeypatch, s3, dataset):
-    _upload(s3, "data", dataset, "set")
-    url = "s3://data/set"
+@pytest.fixture(params=["s3", "gs"])
+def store(request: pytest.FixtureRequest) -> tuple[str, object]:
+    """An emptied object store on loopback and its URL scheme: moto's S3 server, or the Google
+    Cloud Storage emulator."""
+    return request.param, request.getfixturevalue("s3" if request.param == "s3" else "gcs")
+
+
+def test_commands_on_objects_answer_as_on_the_local_copies(capsys, monkeypatch, store, dataset):
+    scheme, server = store
+    _upload(server, "data", dataset, "set")
+    url = f"{scheme}://data/set"
     from codec.schema import infer
 
     monkeypatch.setattr(infer, "_PARALLEL_MIN", 0)  # schema --workers 2 spreads over processes

@@ -228,21 +228,25 @@ def test_text_index_written_beside_an_object_reads_back(tmp_path_factory, payloa
 # -- against a real S3 server (moto), through a fault-injecting proxy ---------------------------
 
 
-def test_exports_to_s3_read_back_equal(capsys, s3, tmp_path):
+@pytest.mark.parametrize("scheme", ["s3", "gs"])
+def test_exports_to_a_bucket_read_back_equal(capsys, tmp_path, scheme, request):
+    """To S3 (moto) and to Google Cloud Storage (the emulator): shards and a Parquet file read
+    back as written, and nothing but them and their index maps is left in the bucket."""
     import pyarrow.parquet as pq
 
-    s3.make_bucket("out")
+    store = request.getfixturevalue("s3" if scheme == "s3" else "gcs")
+    store.make_bucket("out")
     src = str(DATA / "detection.tfrecord")
-    code, _, err = _cli(capsys, "export", src, "s3://out/x/d.tfrecord", "--shards", "2")
+    code, _, err = _cli(capsys, "export", src, f"{scheme}://out/x/d.tfrecord", "--shards", "2")
     assert code == 0, err
-    shards = [f"s3://out/x/d-0000{k}-of-00002.tfrecord" for k in range(2)]
+    shards = [f"{scheme}://out/x/d-0000{k}-of-00002.tfrecord" for k in range(2)]
     assert [p for s in shards for p in _payloads(s)] == _payloads(src)
-    code, _out, err = _cli(capsys, "export", src, "s3://out/x/d.parquet")
+    code, _out, err = _cli(capsys, "export", src, f"{scheme}://out/x/d.parquet")
     assert code == 0, err
     assert _cli(capsys, "export", src, str(tmp_path / "d.parquet"))[0] == 0
-    remote_table = pq.read_table(io.BytesIO(s3.get("out", "x/d.parquet")))
+    remote_table = pq.read_table(io.BytesIO(store.get("out", "x/d.parquet")))
     assert remote_table.equals(pq.read_table(tmp_path / "d.parquet"))
-    assert sorted(s3.keys("out")) == sorted(
+    assert sorted(store.keys("out")) == sorted(
         [
             "x/d-00000-of-00002.tfrecord",
             "x/d-00001-of-00002.tfrecord",

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from dask_support import local_scheduler
-from netservers import MotoS3
+from netservers import GcsEmulator, MotoS3
 from test_jobs_executors import (
     as_json,
     check_cancel,
@@ -43,13 +43,19 @@ pytest.importorskip("distributed")
 
 
 @pytest.fixture(scope="module")
-def dask_ex(tmp_path_factory: pytest.TempPathFactory, s3_server: MotoS3) -> Iterator[DaskExecutor]:
+def dask_ex(
+    tmp_path_factory: pytest.TempPathFactory, s3_server: MotoS3, gcs_server: GcsEmulator
+) -> Iterator[DaskExecutor]:
     """``dask:local:2``, its workers started with a cache folder of their own and the S3
-    server's endpoint in their environment (workers keep the environment of the cluster's
-    start), while ``__main__`` is a script that fails when run (as a Streamlit page is in the
-    app): the workers must not run it."""
+    server's and the GCS emulator's endpoints in their environment (workers keep the
+    environment of the cluster's start), while ``__main__`` is a script that fails when run (as
+    a Streamlit page is in the app): the workers must not run it."""
     folder = tmp_path_factory.mktemp("dask-cache")
-    env = {"TFRECORD_BROWSER_CACHE": str(folder), "AWS_ENDPOINT_URL": s3_server.endpoint}
+    env = {
+        "TFRECORD_BROWSER_CACHE": str(folder),
+        "AWS_ENDPOINT_URL": s3_server.endpoint,
+        "STORAGE_EMULATOR_HOST": gcs_server.endpoint,
+    }
     page = folder / "page.py"
     page.write_text("raise SystemExit('the page ran')\n")
     main = types.ModuleType("__main__")
@@ -210,24 +216,27 @@ def test_local_workers_sample_nothing_nobody_reads(dask_ex):
     assert dask_ex._cluster.scheduler._tick_interval == 1.0
 
 
-def test_workers_read_s3_objects_themselves(dask_ex, s3: MotoS3):
-    """Objects on S3, split into ranges: the workers read them (the endpoint is in their
-    environment) and every report is the one this process gets for the whole object; an
-    object deleted after planning is reported as unreadable."""
+@pytest.mark.parametrize("scheme", ["s3", "gs"])
+def test_workers_read_objects_themselves(dask_ex, scheme: str, request: pytest.FixtureRequest):
+    """Objects on S3 or Google Cloud Storage, split into ranges: the workers read them (the
+    endpoint is in their environment) and every report is the one this process gets for the
+    whole object; an object deleted after planning is reported as unreadable."""
+    store = request.getfixturevalue("s3" if scheme == "s3" else "gcs")
     files = golden()[:6]
     urls = []
     for path in files:
-        s3.put("jobs", f"data/{path.name}", path.read_bytes())
-        urls.append(f"s3://jobs/data/{path.name}")
-    s3.put("jobs", "data/gone.tfrecord", files[0].read_bytes())
+        store.put("jobs", f"data/{path.name}", path.read_bytes())
+        urls.append(f"{scheme}://jobs/data/{path.name}")
+    store.put("jobs", "data/gone.tfrecord", files[0].read_bytes())
+    gone = f"{scheme}://jobs/data/gone.tfrecord"
     tasks = random_tasks(urls, random.Random(9), cuts=4)
-    tasks.append(Task(len(urls), "s3://jobs/data/gone.tfrecord", 0, files[0].stat().st_size))
+    tasks.append(Task(len(urls), gone, 0, files[0].stat().st_size))
     want = [whole_json(url) for url in urls]
-    s3.delete("jobs", "data/gone.tfrecord")
+    store.delete("jobs", "data/gone.tfrecord")
     reports = run(VerifyJob(), tasks, dask_ex)
     assert as_json(reports[:-1]) == want
     (problem,) = reports[-1].problems
-    assert problem.kind == UNREADABLE and problem.path == "s3://jobs/data/gone.tfrecord"
+    assert problem.kind == UNREADABLE and problem.path == gone
 
 
 def _free_port() -> int:
