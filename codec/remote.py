@@ -7,8 +7,10 @@ blocks take disk space) and a map of which blocks are there; the reader's buffer
 memory map of that file, and :meth:`RemoteSource.need` fetches the blocks of a range before any
 byte of it is looked at. Entries are keyed by URL (as shown), size and the object's version
 (ETag / generation), so a new version never meets an old version's bytes; every ranged read is
-pinned to the version seen at open (``If-Match``), so a read never returns bytes of a newer
-one — the object changing raises :class:`~codec.errors.ObjectChangedError` instead. The cache
+pinned to the version seen at open (HTTP and S3: ``If-Match``; Google Cloud Storage: the
+generation; elsewhere the version is asked again after each read), so a read never returns
+bytes of a newer one — the object changing raises :class:`~codec.errors.ObjectChangedError`
+instead. The cache
 stays under a size cap (``TFRECORD_BROWSER_REMOTE_CACHE_CAP``, default 4 GiB): least recently
 used objects go first, then the least recently used blocks of the one being read.
 
@@ -92,6 +94,14 @@ def remote_cache_cap() -> int:
 # One object, read by ranges
 
 
+# How a ranged read is pinned to the version seen at open, by protocol: an http(s) read sends
+# If-Match; s3fs sends the ETag its file opened with as IfMatch (a 412 when it moved); a GCS
+# read asks for the generation (404 once that generation is gone). Any other file system
+# (Azure, ...) reads the newest bytes: there the version is asked again after every read.
+_IF_MATCH = ("http", "https", "s3", "s3a")
+_GENERATION = ("gs", "gcs")
+
+
 class RemoteObject:
     """A remote object pinned to one version: ranged reads with retries.
 
@@ -106,6 +116,10 @@ class RemoteObject:
         self.stat = stat if stat is not None else remote_stat(url, anon=anon)
         self.size = self.stat.size
         self.version = self.stat.version
+        proto = protocol(url) or ""
+        # A generation is a number; a GCS object listed without one is read unpinned.
+        self._generation = proto in _GENERATION and self.version.isdigit()
+        self._check_after = bool(self.version) and not (proto in _IF_MATCH or self._generation)
         self._local = threading.local()
         self.requests = 0
         self.bytes_read = 0
@@ -156,9 +170,7 @@ class RemoteObject:
         last: BaseException | None = None
         for attempt in range(TRIES):
             try:
-                f = self._handle()
-                f.seek(start)
-                data = f.read(end - start)
+                data = self._read(start, end)
                 if len(data) != end - start:
                     raise RemoteError(
                         f"{self.shown}: the server sent {len(data):,} of the {end - start:,}"
@@ -173,6 +185,8 @@ class RemoteObject:
                 raise
             except (FileNotFoundError, PermissionError) as exc:
                 self._drop_handle()
+                if self._generation and isinstance(exc, FileNotFoundError) and self._replaced():
+                    raise ObjectChangedError(self.shown) from None
                 with remote_errors(self.url):
                     raise exc
             except Exception as exc:
@@ -188,6 +202,29 @@ class RemoteObject:
             f"{self.shown}: reading bytes {start:,}–{end:,} failed {TRIES} times"
             f" ({describe(last, self.url)}); check the connection and try again"
         ) from None
+
+    def _read(self, start: int, end: int) -> bytes:
+        if self._generation:  # the generation seen at open, or a 404
+            return bytes(self.fs.cat_file(self.path, start=start, end=end, generation=self.version))
+        f = self._handle()
+        f.seek(start)
+        data = bytes(f.read(end - start))
+        if self._check_after and self._replaced():
+            raise ObjectChangedError(self.shown)
+        return data
+
+    def _replaced(self) -> bool:
+        """Whether the server now has another version (or size) of the object; ``False`` when
+        it has none at all (a missing object is said as missing)."""
+        try:
+            return self.differs(remote_stat(self.url, anon=self.anon, fresh=True))
+        except FileNotFoundError:
+            return False
+
+    def differs(self, now: RemoteStat) -> bool:
+        """Whether ``now`` (the object's size and version as the server has them) is not the
+        version opened."""
+        return now.size != self.size or (bool(self.version) and now.version != self.version)
 
     def close(self) -> None:
         self._drop_handle()
@@ -575,8 +612,7 @@ class RemoteSource:
     def check_version(self) -> None:
         """Ask the server whether the object is still the version opened; raise
         :class:`ObjectChangedError` when it is not (size or version moved)."""
-        now = remote_stat(self.url, anon=self.object.anon, fresh=True)
-        if now.size != self.size or (self.stat.version and now.version != self.stat.version):
+        if self.object.differs(remote_stat(self.url, anon=self.object.anon, fresh=True)):
             raise ObjectChangedError(self.shown)
 
 

@@ -12,7 +12,7 @@ import json
 import random
 
 import pytest
-from netservers import FaultProxy, MotoS3, RangeHTTPServer
+from netservers import FaultProxy, GcsEmulator, MotoS3, RangeHTTPServer
 
 import codec
 from codec import locations, remote
@@ -54,8 +54,16 @@ def _damage(rng: random.Random, raw: bytes, hits: int) -> bytes:
     return bytes(out)
 
 
+@pytest.fixture(params=["s3", "gs"])
+def store(request: pytest.FixtureRequest) -> tuple[str, MotoS3 | GcsEmulator]:
+    """An emptied object store on loopback and its URL scheme: moto's S3 server, or the Google
+    Cloud Storage emulator."""
+    return request.param, request.getfixturevalue("s3" if request.param == "s3" else "gcs")
+
+
 @pytest.mark.parametrize("seed", range(6))
-def test_s3_object_reads_and_verifies_as_the_local_file(s3: MotoS3, tmp_path, seed):
+def test_an_object_reads_and_verifies_as_the_local_file(store, tmp_path, seed):
+    scheme, server = store
     rng = random.Random(seed)
     _, raw = _stream(rng, 300)
     if seed % 2:  # damaged copies: the same problems, found the same way
@@ -63,10 +71,10 @@ def test_s3_object_reads_and_verifies_as_the_local_file(s3: MotoS3, tmp_path, se
     if seed >= 4:  # compressed: inflated in the background, as far as asked
         raw = gzip.compress(raw)
     name = "x.tfrecord.gz" if seed >= 4 else "x.tfrecord"
-    s3.put("bkt", f"data/{name}", raw)
+    server.put("bkt", f"data/{name}", raw)
     local = tmp_path / name
     local.write_bytes(raw)
-    url = f"s3://bkt/data/{name}"
+    url = f"{scheme}://bkt/data/{name}"
     expected = _report(str(local))
     assert _report(url) == {**expected}
     with codec.TFRecordFile(url) as f, codec.TFRecordFile(local) as g:
@@ -118,23 +126,49 @@ def test_the_block_cache_stays_under_its_cap(s3: MotoS3, _isolated_cache, monkey
         assert used <= cap + (2 * remote.READ_AHEAD + 16) * BLOCK
 
 
-def test_an_object_replaced_while_open_is_never_mixed_with_the_old(s3: MotoS3):
+def test_an_object_replaced_while_open_is_never_mixed_with_the_old(store):
+    scheme, server = store
+    url = f"{scheme}://bkt/v.tfrecord"
     rng = random.Random(4)
     old, raw = _stream(rng, 800, 900, 1100)
-    s3.put("bkt", "v.tfrecord", raw)
-    with codec.TFRecordFile("s3://bkt/v.tfrecord") as f:
+    server.put("bkt", "v.tfrecord", raw)
+    with codec.TFRecordFile(url) as f:
         assert f[0] == old[0]
         ident = f.identity
         new = bytearray(raw)
         new[-500:] = bytes(500)  # same size, other bytes: only the version tells
-        s3.put("bkt", "v.tfrecord", bytes(new))
+        server.put("bkt", "v.tfrecord", bytes(new))
         locations.forget()
         assert not ident.unchanged()
         with pytest.raises(ObjectChangedError, match="changed since it was opened"):
             f.verify()  # needs blocks it has not read yet
-    with codec.TFRecordFile("s3://bkt/v.tfrecord") as f:  # opened again: the new version
+    with codec.TFRecordFile(url) as f:  # opened again: the new version
         assert f.identity.version != ident.version
         assert not f.verify().ok
+
+
+@pytest.mark.parametrize("pinned", [True, False], ids=["pinned", "asked-after"])
+def test_a_read_after_the_object_was_replaced_never_returns_the_new_bytes(
+    store, monkeypatch, pinned
+):
+    """Same size, other bytes: a thread's next read of the open object is refused, never
+    answered with the new version's bytes. S3 pins each read (If-Match), GCS asks for the
+    generation opened; a file system that pins nothing (Azure, ...) asks for the version after
+    every read ("asked-after": S3 and GCS read that way here)."""
+    scheme, server = store
+    if not pinned:
+        monkeypatch.setattr(remote, "_IF_MATCH", ())
+        monkeypatch.setattr(remote, "_GENERATION", ())
+    server.put("bkt", "v.bin", b"A" * 100_000)
+    obj = remote.RemoteObject(f"{scheme}://bkt/v.bin")
+    assert obj.read(0, 10) == b"A" * 10
+    server.put("bkt", "v.bin", b"B" * 100_000)
+    with pytest.raises(ObjectChangedError, match="changed since it was opened"):
+        obj.read(50_000, 50_010)
+    server.delete("bkt", "v.bin")  # gone: said as missing, not as changed
+    with pytest.raises(FileNotFoundError, match="no such object"):
+        obj.read(60_000, 60_010)
+    obj.close()
 
 
 def test_throttling_and_server_errors_are_retried(s3_proxy: FaultProxy, s3: MotoS3):
