@@ -117,8 +117,12 @@ def servers_of(port: int) -> list[int]:
 def chromium() -> Iterator[Any]:
     """A headless Debian Chromium driven by Playwright (never a downloaded browser)."""
     need_chromium()
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # A rerun of a full page takes 1-3 s here and several times that on a busy CI host, where
+    # two browser test files run side by side: Playwright's 5 s default for an `expect` made
+    # tests fail that only had to wait. A test that needs longer still says so itself.
+    expect.set_options(timeout=20_000)
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
