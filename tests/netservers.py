@@ -1140,7 +1140,46 @@ def forget_s3_filesystems() -> None:
     s3fs.S3FileSystem.clear_instance_cache()
 
 
-class MotoS3:
+_Env = TypeVar("_Env", bound="_EnvServer")
+
+
+class _EnvServer:
+    """A third-party server run in this process that sets environment variables while it runs
+    (so client libraries find it): ``_set_env`` saves what it changes, ``_restore_env`` puts
+    it back on stop. Subclasses define ``start`` and ``stop``; a context manager."""
+
+    def __init__(self) -> None:
+        self._saved_env: dict[str, str | None] = {}
+
+    def _set_env(self, values: Mapping[str, str], unset: tuple[str, ...] = ()) -> None:
+        for name in (*values, *unset):
+            self._saved_env.setdefault(name, os.environ.get(name))
+        for name in unset:
+            os.environ.pop(name, None)
+        os.environ.update(values)
+
+    def _restore_env(self) -> None:
+        for name, value in self._saved_env.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+        self._saved_env.clear()
+
+    def start(self: _Env) -> _Env:
+        raise NotImplementedError
+
+    def stop(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self: _Env) -> _Env:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class MotoS3(_EnvServer):
     """moto's S3 server on 127.0.0.1 (``moto.server.ThreadedMotoServer`` on a port the system
     picks), with fake credentials in ``os.environ`` while it runs (restored on stop).
 
@@ -1149,9 +1188,9 @@ class MotoS3:
     ``/moto-api/reset``); ``filesystem(**kw)`` a fresh ``s3fs.S3FileSystem`` on it."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._server: Any = None
         self._client: Any = None
-        self._saved_env: dict[str, str | None] = {}
         self.endpoint = ""
 
     def start(self) -> MotoS3:
@@ -1164,11 +1203,7 @@ class MotoS3:
         werkzeug = logging.getLogger("werkzeug")
         if werkzeug.level == logging.NOTSET:
             werkzeug.setLevel(logging.WARNING)  # no line per request on stderr
-        for name in (*FAKE_AWS_ENV, *_AWS_UNSET):
-            self._saved_env[name] = os.environ.get(name)
-        for name in _AWS_UNSET:
-            os.environ.pop(name, None)
-        os.environ.update(FAKE_AWS_ENV)
+        self._set_env(FAKE_AWS_ENV, _AWS_UNSET)
         self._server = ThreadedMotoServer(ip_address=LOOPBACK, port=0, verbose=False)
         self._server.start()
         host, port = self._server.get_host_and_port()
@@ -1181,17 +1216,7 @@ class MotoS3:
             return
         server.stop()
         self._client = None
-        for name, value in self._saved_env.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-    def __enter__(self) -> MotoS3:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self._restore_env()
 
     def client(self) -> Any:
         """A boto3 S3 client on this server (made once; safe to share across threads)."""
@@ -1294,7 +1319,7 @@ def forget_gcs_filesystems() -> None:
     gcsfs.GCSFileSystem.clear_instance_cache()
 
 
-class GcsEmulator:
+class GcsEmulator(_EnvServer):
     """``gcp-storage-emulator`` on 127.0.0.1 (a port the system picks, objects in memory), with
     ``STORAGE_EMULATOR_HOST`` and the settings above in ``os.environ`` while it runs.
 
@@ -1305,8 +1330,8 @@ class GcsEmulator:
     in ``conftest``, before anything imports gcsfs."""
 
     def __init__(self) -> None:
+        super().__init__()
         self._server: Any = None
-        self._saved_env: dict[str, str | None] = {}
         self.endpoint = ""
 
     def start(self) -> GcsEmulator:
@@ -1318,11 +1343,7 @@ class GcsEmulator:
 
         logging.getLogger("gcp_storage_emulator").setLevel(logging.WARNING)
         _serve_generations()
-        for name in (*GCS_TEST_ENV, *_GCS_UNSET, "STORAGE_EMULATOR_HOST"):
-            self._saved_env[name] = os.environ.get(name)
-        for name in _GCS_UNSET:
-            os.environ.pop(name, None)
-        os.environ.update(GCS_TEST_ENV)
+        self._set_env(GCS_TEST_ENV, _GCS_UNSET)
         server = create_server(LOOPBACK, 0, in_memory=True)
         server.start()
         # The emulator has no accessor for its HTTP server: the port it was given is there,
@@ -1338,7 +1359,7 @@ class GcsEmulator:
         httpd.handle_error = handle_error
         self._server = server
         self.endpoint = f"http://{LOOPBACK}:{port}"
-        os.environ["STORAGE_EMULATOR_HOST"] = self.endpoint
+        self._set_env({"STORAGE_EMULATOR_HOST": self.endpoint})
         return self
 
     def stop(self) -> None:
@@ -1346,17 +1367,7 @@ class GcsEmulator:
         if server is None:
             return
         server.stop()
-        for name, value in self._saved_env.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-    def __enter__(self) -> GcsEmulator:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        self._restore_env()
 
     def reset(self) -> None:
         """Forget every bucket and object."""
