@@ -1145,10 +1145,12 @@ _Env = TypeVar("_Env", bound="_EnvServer")
 
 class _EnvServer:
     """A third-party server run in this process that sets environment variables while it runs
-    (so client libraries find it): ``_set_env`` saves what it changes, ``_restore_env`` puts
-    it back on stop. Subclasses define ``start`` and ``stop``; a context manager."""
+    (so client libraries find it): ``_set_env`` saves what it changes, and ``stop`` stops the
+    server (``_server``, anything with ``stop()``) and puts them back. Subclasses define
+    ``start``; a context manager."""
 
     def __init__(self) -> None:
+        self._server: Any = None
         self._saved_env: dict[str, str | None] = {}
 
     def _set_env(self, values: Mapping[str, str], unset: tuple[str, ...] = ()) -> None:
@@ -1170,7 +1172,11 @@ class _EnvServer:
         raise NotImplementedError
 
     def stop(self) -> None:
-        raise NotImplementedError
+        server, self._server = self._server, None
+        if server is None:
+            return
+        server.stop()
+        self._restore_env()
 
     def __enter__(self: _Env) -> _Env:
         return self.start()
@@ -1189,7 +1195,6 @@ class MotoS3(_EnvServer):
 
     def __init__(self) -> None:
         super().__init__()
-        self._server: Any = None
         self._client: Any = None
         self.endpoint = ""
 
@@ -1211,12 +1216,8 @@ class MotoS3(_EnvServer):
         return self
 
     def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.stop()
+        super().stop()
         self._client = None
-        self._restore_env()
 
     def client(self) -> Any:
         """A boto3 S3 client on this server (made once; safe to share across threads)."""
@@ -1331,7 +1332,6 @@ class GcsEmulator(_EnvServer):
 
     def __init__(self) -> None:
         super().__init__()
-        self._server: Any = None
         self.endpoint = ""
 
     def start(self) -> GcsEmulator:
@@ -1361,13 +1361,6 @@ class GcsEmulator(_EnvServer):
         self.endpoint = f"http://{LOOPBACK}:{port}"
         self._set_env({"STORAGE_EMULATOR_HOST": self.endpoint})
         return self
-
-    def stop(self) -> None:
-        server, self._server = self._server, None
-        if server is None:
-            return
-        server.stop()
-        self._restore_env()
 
     def reset(self) -> None:
         """Forget every bucket and object."""
