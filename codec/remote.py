@@ -100,6 +100,18 @@ def remote_cache_cap() -> int:
 # (Azure, ...) reads the newest bytes: there the version is asked again after every read.
 _IF_MATCH = ("http", "https", "s3", "s3a")
 _GENERATION = ("gs", "gcs")
+# gcsfs sends a read's generation from this release on; older ones drop it without a word.
+_GCSFS_PINS_FROM = (2026, 7)
+
+
+def _gcsfs_pins() -> bool:
+    try:
+        import gcsfs
+
+        release = tuple(int(x) for x in str(gcsfs.__version__).split(".")[:2])
+    except (ImportError, ValueError):
+        return False
+    return release >= _GCSFS_PINS_FROM
 
 
 class RemoteObject:
@@ -117,8 +129,9 @@ class RemoteObject:
         self.size = self.stat.size
         self.version = self.stat.version
         proto = protocol(url) or ""
-        # A generation is a number; a GCS object listed without one is read unpinned.
-        self._generation = proto in _GENERATION and self.version.isdigit()
+        # A generation is a number; a GCS object listed without one, or a gcsfs that drops
+        # it, is asked for its version after each read instead.
+        self._generation = proto in _GENERATION and self.version.isdigit() and _gcsfs_pins()
         self._check_after = bool(self.version) and not (proto in _IF_MATCH or self._generation)
         self._local = threading.local()
         self.requests = 0

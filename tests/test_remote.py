@@ -171,6 +171,23 @@ def test_a_read_after_the_object_was_replaced_never_returns_the_new_bytes(
     obj.close()
 
 
+def test_a_gcsfs_that_drops_the_generation_is_asked_after_each_read(gcs, monkeypatch):
+    """gcsfs before 2026.7 drops a read's generation and sends the newest bytes: with it, a
+    gs:// read is checked against the version opened afterwards, and still refused."""
+    import gcsfs
+
+    monkeypatch.setattr(gcsfs, "__version__", "2024.2.0")
+    gcs.put("bkt", "v.bin", b"A" * 100_000)
+    obj = remote.RemoteObject("gs://bkt/v.bin")
+    assert (obj._generation, obj._check_after) == (False, True)
+    assert obj.read(0, 10) == b"A" * 10
+    gcs.put("bkt", "v.bin", b"B" * 100_000)
+    with pytest.raises(ObjectChangedError, match="changed since it was opened"):
+        obj.read(50_000, 50_010)
+    monkeypatch.setattr(gcsfs, "__version__", "2026.7.0")
+    assert remote.RemoteObject("gs://bkt/v.bin")._generation
+
+
 def test_throttling_and_server_errors_are_retried(s3_proxy: FaultProxy, s3: MotoS3):
     rng = random.Random(5)
     payloads, raw = _stream(rng, 200)
