@@ -16,6 +16,18 @@ if ! command -v chromium >/dev/null 2>&1; then
   fi
 fi
 
+# The Azure tests run against Azurite, Microsoft's Azure Storage emulator (a Node program,
+# pinned), installed once under .cache/node.
+AZURITE_VERSION=3.37.0
+if [ ! -x .cache/node/node_modules/.bin/azurite-blob ]; then
+  if command -v npm >/dev/null 2>&1; then
+    echo "== installing Azurite $AZURITE_VERSION for the Azure tests"
+    npm install --silent --no-audit --no-fund --prefix .cache/node "azurite@$AZURITE_VERSION" >/dev/null
+  else
+    echo "== npm is missing, so Azurite cannot be installed: the Azure tests will fail" >&2
+  fi
+fi
+
 echo "== ruff"
 python3 -m ruff check .
 python3 -m ruff format --check .

@@ -18,10 +18,12 @@ from pathlib import Path
 import pytest
 from netservers import (
     GCS_TEST_ENV,
+    Azurite,
     FaultProxy,
     GcsEmulator,
     MotoS3,
     RangeHTTPServer,
+    forget_azure_filesystems,
     forget_gcs_filesystems,
     forget_s3_filesystems,
 )
@@ -228,6 +230,34 @@ def gcs(gcs_server: GcsEmulator, monkeypatch: pytest.MonkeyPatch) -> Iterator[Gc
     forget_gcs_filesystems()
     yield gcs_server
     forget_gcs_filesystems()
+
+
+@pytest.fixture(scope="session")
+def az_server() -> Iterator[Azurite]:
+    """Azurite (Azure Blob Storage) for the whole session."""
+    with Azurite() as server:
+        yield server
+
+
+@pytest.fixture
+def az(az_server: Azurite, monkeypatch: pytest.MonkeyPatch) -> Iterator[Azurite]:
+    """Azurite emptied, and ``AZURE_STORAGE_CONNECTION_STRING`` naming it for this test."""
+    az_server.reset()
+    monkeypatch.setenv("AZURE_STORAGE_CONNECTION_STRING", az_server.connection_string)
+    forget_azure_filesystems()
+    yield az_server
+    forget_azure_filesystems()
+
+
+# The object stores on loopback, by URL scheme: the fixture that gives each one.
+STORES = {"s3": "s3", "gs": "gcs", "az": "az"}
+
+
+@pytest.fixture(params=list(STORES))
+def store(request: pytest.FixtureRequest) -> tuple[str, object]:
+    """An emptied object store on loopback and its URL scheme: moto's S3 server, the Google
+    Cloud Storage emulator, or Azurite."""
+    return request.param, request.getfixturevalue(STORES[request.param])
 
 
 @pytest.fixture

@@ -39,6 +39,12 @@ server is started.
     the environment while it runs (and ``AWS_EC2_METADATA_DISABLED``, so nothing looks past
     loopback for credentials).
 
+``Azurite``
+    Microsoft's Azure Storage emulator (its blob service, ``azurite-blob``, a Node program that
+    ``scripts/check.sh`` installs under ``.cache/node``), in memory, with
+    ``AZURE_STORAGE_CONNECTION_STRING`` naming it and its well-known development account
+    while it runs.
+
 ``GcsEmulator``
     A Google Cloud Storage JSON API server (``gcp-storage-emulator``, in memory) with
     ``STORAGE_EMULATOR_HOST`` pointing gcsfs at it while it runs, and every way Google's auth
@@ -1393,3 +1399,148 @@ class GcsEmulator(_EnvServer):
     def keys(self, bucket: str) -> list[str]:
         prefix = f"{bucket}/"
         return sorted(p[len(prefix) :] for p in self.filesystem().find(bucket))
+
+
+# -- Azure Blob Storage ------------------------------------------------------------------------
+
+# Azurite's development account: its name and key are public, fixed by the emulator.
+AZURITE_ACCOUNT = "devstoreaccount1"
+AZURITE_KEY = (
+    "Eby8vdM02xNOcqFlqUwJPLlmEtlCDXJ1OUzFT50uSRZ6IFsuFq2UVErCz4I6tq/K1SZFPTOtr/KBHBeksoGMGw=="
+)
+# Where scripts/check.sh installs Azurite (npm, pinned); a copy on PATH is used otherwise.
+AZURITE_HOME = Path(__file__).resolve().parent.parent / ".cache" / "node"
+_AZURE_UNSET = (
+    "AZURE_STORAGE_ACCOUNT_NAME",
+    "AZURE_STORAGE_ACCOUNT_KEY",
+    "AZURE_STORAGE_SAS_TOKEN",
+    "AZURE_STORAGE_CLIENT_ID",
+    "AZURE_STORAGE_CLIENT_SECRET",
+    "AZURE_STORAGE_TENANT_ID",
+)
+
+
+def azurite_command() -> str | None:
+    """The ``azurite-blob`` program: the one scripts/check.sh installed, else one on PATH."""
+    import shutil
+
+    local = AZURITE_HOME / "node_modules" / ".bin" / "azurite-blob"
+    return str(local) if local.exists() else shutil.which("azurite-blob")
+
+
+def forget_azure_filesystems() -> None:
+    """Drop adlfs's cached filesystem instances (they keep the account they were made with)."""
+    import adlfs
+
+    adlfs.AzureBlobFileSystem.clear_instance_cache()
+
+
+class _Process:
+    """A child process that ``stop()`` ends (terminate, then kill)."""
+
+    def __init__(self, proc: Any) -> None:
+        self.proc = proc
+
+    def stop(self) -> None:
+        self.proc.terminate()
+        try:
+            self.proc.wait(STOP_GRACE)
+        except Exception:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class Azurite(_EnvServer):
+    """Azurite's blob service on 127.0.0.1 (a free port, blobs in memory), with
+    ``AZURE_STORAGE_CONNECTION_STRING`` set while it runs. ``endpoint`` is its account's URL;
+    ``put``, ``get``, ``delete``, ``keys``, ``make_bucket`` (a container) and ``reset``
+    like the other stores; ``filesystem()`` a fresh adlfs filesystem on it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.endpoint = ""
+        self.connection_string = ""
+
+    def start(self) -> Azurite:
+        if self._server is not None:
+            return self
+        import subprocess
+
+        command = azurite_command()
+        if command is None:
+            raise RuntimeError(
+                "Azurite is not installed: scripts/check.sh installs it (npm, under .cache/node)"
+            )
+        port = _free_port()
+        proc = subprocess.Popen(
+            [
+                command,
+                "--blobHost",
+                LOOPBACK,
+                "--blobPort",
+                str(port),
+                "--inMemoryPersistence",
+                "--silent",
+                "--skipApiVersionCheck",
+                "--loose",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+        )
+        self._server = _Process(proc)
+        deadline = time.monotonic() + 60
+        while True:
+            with contextlib.suppress(OSError), socket.create_connection((LOOPBACK, port), 0.5):
+                break
+            if proc.poll() is not None or time.monotonic() > deadline:
+                err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+                self.stop()
+                raise RuntimeError(f"Azurite did not start: {err[-2000:]}")
+            time.sleep(0.1)
+        self.endpoint = f"http://{LOOPBACK}:{port}/{AZURITE_ACCOUNT}"
+        self.connection_string = (
+            f"DefaultEndpointsProtocol=http;AccountName={AZURITE_ACCOUNT};"
+            f"AccountKey={AZURITE_KEY};BlobEndpoint={self.endpoint};"
+        )
+        self._set_env({"AZURE_STORAGE_CONNECTION_STRING": self.connection_string}, _AZURE_UNSET)
+        return self
+
+    def filesystem(self) -> Any:
+        """A new adlfs filesystem on this server, not cached."""
+        import adlfs
+
+        return adlfs.AzureBlobFileSystem(
+            connection_string=self.connection_string, skip_instance_cache=True
+        )
+
+    def reset(self) -> None:
+        """Remove every container."""
+        fs = self.filesystem()
+        for container in fs.ls("", detail=False):
+            fs.rm(container, recursive=True)
+
+    def make_bucket(self, bucket: str) -> None:
+        fs = self.filesystem()
+        if not fs.exists(bucket):
+            fs.mkdir(bucket)
+
+    def put(self, bucket: str, key: str, data: bytes) -> None:
+        """Store ``data`` (making the container if needed)."""
+        self.make_bucket(bucket)
+        self.filesystem().pipe_file(f"{bucket}/{key}", data)
+
+    def get(self, bucket: str, key: str) -> bytes:
+        return bytes(self.filesystem().cat_file(f"{bucket}/{key}"))
+
+    def delete(self, bucket: str, key: str) -> None:
+        self.filesystem().rm_file(f"{bucket}/{key}")
+
+    def keys(self, bucket: str) -> list[str]:
+        prefix = f"{bucket}/"
+        return sorted(p[len(prefix) :] for p in self.filesystem().find(bucket))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])

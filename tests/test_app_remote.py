@@ -111,9 +111,8 @@ def type_path(at: AppTest, text: str) -> AppTest:
 # -- open, page, gallery ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("scheme", ["s3", "gs"])
-def test_an_object_opens_and_pages_as_the_local_file(monkeypatch, request, detection, scheme):
-    store = request.getfixturevalue("s3" if scheme == "s3" else "gcs")
+def test_an_object_opens_and_pages_as_the_local_file(monkeypatch, store, detection):
+    scheme, store = store
     store.put("bkt", "data/det.tfrecord", b"".join(encode_record(p) for p in detection))
     root = f"{scheme}://bkt/data"
     at = app(monkeypatch, root, f"{root}/det.tfrecord")

@@ -230,13 +230,6 @@ def dataset(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture(params=["s3", "gs"])
-def store(request: pytest.FixtureRequest) -> tuple[str, object]:
-    """An emptied object store on loopback and its URL scheme: moto's S3 server, or the Google
-    Cloud Storage emulator."""
-    return request.param, request.getfixturevalue("s3" if request.param == "s3" else "gcs")
-
-
 def test_commands_on_objects_answer_as_on_the_local_copies(capsys, monkeypatch, store, dataset):
     scheme, server = store
     _upload(server, "data", dataset, "set")

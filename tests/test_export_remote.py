@@ -228,13 +228,13 @@ def test_text_index_written_beside_an_object_reads_back(tmp_path_factory, payloa
 # -- against a real S3 server (moto), through a fault-injecting proxy ---------------------------
 
 
-@pytest.mark.parametrize("scheme", ["s3", "gs"])
-def test_exports_to_a_bucket_read_back_equal(capsys, tmp_path, scheme, request):
-    """To S3 (moto) and to Google Cloud Storage (the emulator): shards and a Parquet file read
-    back as written, and nothing but them and their index maps is left in the bucket."""
+def test_exports_to_a_bucket_read_back_equal(capsys, tmp_path, store):
+    """To S3 (moto), Google Cloud Storage (its emulator) and Azure (Azurite): shards and a
+    Parquet file read back as written, and nothing but them and their index maps is left in
+    the bucket."""
     import pyarrow.parquet as pq
 
-    store = request.getfixturevalue("s3" if scheme == "s3" else "gcs")
+    scheme, store = store
     store.make_bucket("out")
     src = str(DATA / "detection.tfrecord")
     code, _, err = _cli(capsys, "export", src, f"{scheme}://out/x/d.tfrecord", "--shards", "2")

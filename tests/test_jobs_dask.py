@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 from dask_support import local_scheduler
-from netservers import GcsEmulator, MotoS3
+from netservers import Azurite, GcsEmulator, MotoS3
 from test_jobs_executors import (
     as_json,
     check_cancel,
@@ -44,17 +44,21 @@ pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def dask_ex(
-    tmp_path_factory: pytest.TempPathFactory, s3_server: MotoS3, gcs_server: GcsEmulator
+    tmp_path_factory: pytest.TempPathFactory,
+    s3_server: MotoS3,
+    gcs_server: GcsEmulator,
+    az_server: Azurite,
 ) -> Iterator[DaskExecutor]:
-    """``dask:local:2``, its workers started with a cache folder of their own and the S3
-    server's and the GCS emulator's endpoints in their environment (workers keep the
-    environment of the cluster's start), while ``__main__`` is a script that fails when run (as
-    a Streamlit page is in the app): the workers must not run it."""
+    """``dask:local:2``, its workers started with a cache folder of their own and the object
+    stores' endpoints in their environment (workers keep the environment of the cluster's
+    start), while ``__main__`` is a script that fails when run (as a Streamlit page is in the
+    app): the workers must not run it."""
     folder = tmp_path_factory.mktemp("dask-cache")
     env = {
         "TFRECORD_BROWSER_CACHE": str(folder),
         "AWS_ENDPOINT_URL": s3_server.endpoint,
         "STORAGE_EMULATOR_HOST": gcs_server.endpoint,
+        "AZURE_STORAGE_CONNECTION_STRING": az_server.connection_string,
     }
     page = folder / "page.py"
     page.write_text("raise SystemExit('the page ran')\n")
@@ -216,12 +220,11 @@ def test_local_workers_sample_nothing_nobody_reads(dask_ex):
     assert dask_ex._cluster.scheduler._tick_interval == 1.0
 
 
-@pytest.mark.parametrize("scheme", ["s3", "gs"])
-def test_workers_read_objects_themselves(dask_ex, scheme: str, request: pytest.FixtureRequest):
-    """Objects on S3 or Google Cloud Storage, split into ranges: the workers read them (the
-    endpoint is in their environment) and every report is the one this process gets for the
-    whole object; an object deleted after planning is reported as unreadable."""
-    store = request.getfixturevalue("s3" if scheme == "s3" else "gcs")
+def test_workers_read_objects_themselves(dask_ex, store):
+    """Objects on S3, Google Cloud Storage or Azure, split into ranges: the workers read them
+    (the endpoint is in their environment) and every report is the one this process gets for
+    the whole object; an object deleted after planning is reported as unreadable."""
+    scheme, store = store
     files = golden()[:6]
     urls = []
     for path in files:

@@ -12,7 +12,7 @@ import json
 import random
 
 import pytest
-from netservers import FaultProxy, GcsEmulator, MotoS3, RangeHTTPServer
+from netservers import FaultProxy, MotoS3, RangeHTTPServer
 
 import codec
 from codec import locations, remote
@@ -52,13 +52,6 @@ def _damage(rng: random.Random, raw: bytes, hits: int) -> bytes:
         else:
             del out[at : at + rng.randint(1, 40)]
     return bytes(out)
-
-
-@pytest.fixture(params=["s3", "gs"])
-def store(request: pytest.FixtureRequest) -> tuple[str, MotoS3 | GcsEmulator]:
-    """An emptied object store on loopback and its URL scheme: moto's S3 server, or the Google
-    Cloud Storage emulator."""
-    return request.param, request.getfixturevalue("s3" if request.param == "s3" else "gcs")
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -154,7 +147,7 @@ def test_a_read_after_the_object_was_replaced_never_returns_the_new_bytes(
     """Same size, other bytes: a thread's next read of the open object is refused, never
     answered with the new version's bytes. S3 pins each read (If-Match), GCS asks for the
     generation opened; a file system that pins nothing (Azure, ...) asks for the version after
-    every read ("asked-after": S3 and GCS read that way here)."""
+    every read ("asked-after": S3 and GCS read that way here too)."""
     scheme, server = store
     if not pinned:
         monkeypatch.setattr(remote, "_IF_MATCH", ())
