@@ -58,8 +58,10 @@ class InflatingSource:
         max_inflate: int | None = None,
         use_cache: bool = True,
         on_done: Callable[[], None] | None = None,
+        origin: Any = None,
     ) -> None:
         self.compressed_size = ident.size
+        self._origin = origin  # what ``read`` reads from: its requests and bytes read, if told
         self.problems: list[Problem] = []
         self._cond = threading.Condition()
         self._written = 0
@@ -88,6 +90,16 @@ class InflatingSource:
             daemon=True,
         )
         self._thread.start()
+
+    @property
+    def requests(self) -> int:
+        """Requests made for the compressed bytes (0 when the origin does not count them)."""
+        return int(getattr(self._origin, "requests", 0))
+
+    @property
+    def bytes_read(self) -> int:
+        """Compressed bytes read from the origin so far."""
+        return int(getattr(self._origin, "bytes_read", 0))
 
     def _run(
         self,

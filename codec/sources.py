@@ -232,6 +232,7 @@ def _open_remote(
             max_inflate=max_inflate,
             use_cache=use_cache,
             on_done=source.close,
+            origin=source,
         )
     except BaseException:
         source.close()

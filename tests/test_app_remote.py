@@ -11,7 +11,10 @@ a place yet, and to plenty where it needs the index complete."""
 
 from __future__ import annotations
 
+import gzip
 import random
+import re
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +30,7 @@ from browser_app.sample_data import write_sample
 from browser_app.ui.widgets import header
 from codec import locations, remote
 from codec.framing import OVERHEAD, encode_record
+from codec.values import format_bytes
 
 ROOT = "s3://bkt/data"
 BLOCK = 64 << 10
@@ -130,6 +134,31 @@ def test_an_object_opens_and_pages_as_the_local_file(monkeypatch, store, detecti
     # The picker lists the bucket under the root.
     options = at.sidebar.selectbox(key="tfb:w:pick").options
     assert any("det.tfrecord" in o for o in options)
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, zlib.compress], ids=["gzip", "zlib"])
+def test_a_compressed_object_opens_and_pages_with_its_reads_counted(
+    monkeypatch, store, detection, compress
+):
+    """A GZIP or ZLIB object on every store: the pages show its records, and the header counts
+    the requests and bytes read of the compressed object (it was a failed page: the inflated
+    stream had no counts to show)."""
+    scheme, store = store
+    raw = b"".join(encode_record(p) for p in detection)
+    packed = compress(raw)
+    store.put("bkt", "data/det.tfrecord.z", packed)
+    root = f"{scheme}://bkt/data"
+    at = app(monkeypatch, root, f"{root}/det.tfrecord.z")
+    no_crash(at)
+    assert list(table(at)["image/filename"]) == [_filename(p) for p in detection[:25]]
+    at.button(key="tfb:w:records:next").click().run()
+    no_crash(at)
+    assert list(table(at)["image/filename"]) == [_filename(p) for p in detection[25:50]]
+    said = captions(at)
+    assert f"Remote ({scheme}://)" in said
+    requests, read = re.search(r"([\d,]+) requests?, (.+?) read so far", said).groups()
+    assert int(requests.replace(",", "")) >= 1
+    assert read == format_bytes(len(packed))  # the whole object: it is small
 
 
 def test_a_shard_pattern_opens_as_one_dataset_with_its_gallery(monkeypatch, s3, detection):

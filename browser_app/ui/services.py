@@ -151,8 +151,8 @@ def remote_files(root: str, spec: str, anon: bool = False) -> list[str]:
 
 
 def remote_source(f: codec.TFRecordFile) -> Any:
-    """The block source behind a remote file's reader (its requests and bytes read), or None
-    for a local file or a compressed object (read through its inflated copy)."""
+    """The source behind a remote file's reader (its requests and bytes read: for a compressed
+    object, those of its compressed bytes), or None for a local file."""
     source = getattr(f, "_source", None)
     return source if getattr(source, "remote", False) else None
 
