@@ -1191,6 +1191,34 @@ class _EnvServer:
         self.stop()
 
 
+class _FsspecStore(_EnvServer):
+    """A store server set up through an fsspec file system on it (``filesystem()``):
+    buckets (containers) and objects made, read, removed and listed the same way."""
+
+    def filesystem(self) -> Any:
+        raise NotImplementedError
+
+    def make_bucket(self, bucket: str) -> None:
+        fs = self.filesystem()
+        if not fs.exists(bucket):
+            fs.mkdir(bucket)
+
+    def put(self, bucket: str, key: str, data: bytes) -> None:
+        """Store ``data`` (making the bucket if needed)."""
+        self.make_bucket(bucket)
+        self.filesystem().pipe_file(f"{bucket}/{key}", data)
+
+    def get(self, bucket: str, key: str) -> bytes:
+        return bytes(self.filesystem().cat_file(f"{bucket}/{key}"))
+
+    def delete(self, bucket: str, key: str) -> None:
+        self.filesystem().rm_file(f"{bucket}/{key}")
+
+    def keys(self, bucket: str) -> list[str]:
+        prefix = f"{bucket}/"
+        return sorted(p[len(prefix) :] for p in self.filesystem().find(bucket))
+
+
 class MotoS3(_EnvServer):
     """moto's S3 server on 127.0.0.1 (``moto.server.ThreadedMotoServer`` on a port the system
     picks), with fake credentials in ``os.environ`` while it runs (restored on stop).
@@ -1326,7 +1354,7 @@ def forget_gcs_filesystems() -> None:
     gcsfs.GCSFileSystem.clear_instance_cache()
 
 
-class GcsEmulator(_EnvServer):
+class GcsEmulator(_FsspecStore):
     """``gcp-storage-emulator`` on 127.0.0.1 (a port the system picks, objects in memory), with
     ``STORAGE_EMULATOR_HOST`` and the settings above in ``os.environ`` while it runs.
 
@@ -1380,26 +1408,6 @@ class GcsEmulator(_EnvServer):
             endpoint_url=self.endpoint, token="anon", skip_instance_cache=True
         )
 
-    def make_bucket(self, bucket: str) -> None:
-        fs = self.filesystem()
-        if not fs.exists(bucket):
-            fs.mkdir(bucket)
-
-    def put(self, bucket: str, key: str, data: bytes) -> None:
-        """Store ``data`` (making the bucket if needed)."""
-        self.make_bucket(bucket)
-        self.filesystem().pipe_file(f"{bucket}/{key}", data)
-
-    def get(self, bucket: str, key: str) -> bytes:
-        return bytes(self.filesystem().cat_file(f"{bucket}/{key}"))
-
-    def delete(self, bucket: str, key: str) -> None:
-        self.filesystem().rm_file(f"{bucket}/{key}")
-
-    def keys(self, bucket: str) -> list[str]:
-        prefix = f"{bucket}/"
-        return sorted(p[len(prefix) :] for p in self.filesystem().find(bucket))
-
 
 # -- Azure Blob Storage ------------------------------------------------------------------------
 
@@ -1450,7 +1458,7 @@ class _Process:
             self.proc.wait()
 
 
-class Azurite(_EnvServer):
+class Azurite(_FsspecStore):
     """Azurite's blob service on 127.0.0.1 (a free port, blobs in memory), with
     ``AZURE_STORAGE_CONNECTION_STRING`` set while it runs. ``endpoint`` is its account's URL;
     ``put``, ``get``, ``delete``, ``keys``, ``make_bucket`` (a container) and ``reset``
@@ -1518,26 +1526,6 @@ class Azurite(_EnvServer):
         fs = self.filesystem()
         for container in fs.ls("", detail=False):
             fs.rm(container, recursive=True)
-
-    def make_bucket(self, bucket: str) -> None:
-        fs = self.filesystem()
-        if not fs.exists(bucket):
-            fs.mkdir(bucket)
-
-    def put(self, bucket: str, key: str, data: bytes) -> None:
-        """Store ``data`` (making the container if needed)."""
-        self.make_bucket(bucket)
-        self.filesystem().pipe_file(f"{bucket}/{key}", data)
-
-    def get(self, bucket: str, key: str) -> bytes:
-        return bytes(self.filesystem().cat_file(f"{bucket}/{key}"))
-
-    def delete(self, bucket: str, key: str) -> None:
-        self.filesystem().rm_file(f"{bucket}/{key}")
-
-    def keys(self, bucket: str) -> list[str]:
-        prefix = f"{bucket}/"
-        return sorted(p[len(prefix) :] for p in self.filesystem().find(bucket))
 
 
 def _free_port() -> int:
