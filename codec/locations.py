@@ -320,6 +320,11 @@ class RemoteStat:
     version: str
     mtime_ns: int = 0
 
+    def moved_from(self, size: int, version: str) -> bool:
+        """Whether this (the object as the server has it now) is no longer the object opened
+        with ``size`` and ``version`` (an empty ``version`` is not compared)."""
+        return self.size != size or (bool(version) and self.version != version)
+
 
 _VERSION_KEYS = ("generation", "VersionId", "version_id", "ETag", "etag", "ContentMD5")
 

@@ -10,9 +10,9 @@ byte of it is looked at. Entries are keyed by URL (as shown), size and the objec
 pinned to the version seen at open (HTTP and S3: ``If-Match``; Google Cloud Storage: the
 generation; elsewhere the version is asked again after each read), so a read never returns
 bytes of a newer one — the object changing raises :class:`~codec.errors.ObjectChangedError`
-instead. The cache
-stays under a size cap (``TFRECORD_BROWSER_REMOTE_CACHE_CAP``, default 4 GiB): least recently
-used objects go first, then the least recently used blocks of the one being read.
+instead. The cache stays under a size cap (``TFRECORD_BROWSER_REMOTE_CACHE_CAP``, default
+4 GiB): least recently used objects go first, then the least recently used blocks of the one
+being read.
 
 Transient faults (dropped connections, timeouts, 5xx, throttling) are retried with backoff and
 then reported as one :class:`~codec.errors.RemoteError` naming the URL and the bytes.
@@ -221,7 +221,7 @@ class RemoteObject:
             return bytes(self.fs.cat_file(self.path, start=start, end=end, generation=self.version))
         f = self._handle()
         f.seek(start)
-        data = bytes(f.read(end - start))
+        data = f.read(end - start)
         if self._check_after and self._replaced():
             raise ObjectChangedError(self.shown)
         return data
@@ -230,14 +230,10 @@ class RemoteObject:
         """Whether the server now has another version (or size) of the object; ``False`` when
         it has none at all (a missing object is said as missing)."""
         try:
-            return self.differs(remote_stat(self.url, anon=self.anon, fresh=True))
+            now = remote_stat(self.url, anon=self.anon, fresh=True)
         except FileNotFoundError:
             return False
-
-    def differs(self, now: RemoteStat) -> bool:
-        """Whether ``now`` (the object's size and version as the server has them) is not the
-        version opened."""
-        return now.size != self.size or (bool(self.version) and now.version != self.version)
+        return now.moved_from(self.size, self.version)
 
     def close(self) -> None:
         self._drop_handle()
@@ -625,7 +621,9 @@ class RemoteSource:
     def check_version(self) -> None:
         """Ask the server whether the object is still the version opened; raise
         :class:`ObjectChangedError` when it is not (size or version moved)."""
-        if self.object.differs(remote_stat(self.url, anon=self.object.anon, fresh=True)):
+        if remote_stat(self.url, anon=self.object.anon, fresh=True).moved_from(
+            self.size, self.stat.version
+        ):
             raise ObjectChangedError(self.shown)
 
 

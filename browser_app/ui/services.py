@@ -179,8 +179,7 @@ def remote_changes(src: Source) -> list[str]:
             continue
         except OSError:  # the network: the reads say so when it matters
             continue
-        ident = f.identity
-        if now.size != ident.size or (ident.version and now.version != ident.version):
+        if now.moved_from(f.identity.size, f.identity.version):
             out.append(f.path)
     return out
 
