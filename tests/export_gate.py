@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import time
 
-from browser_app.export.staging import Job
+from browser_app.export.staging import PieceRun
 from browser_app.export.tfrecord import TFRecordExporter
 
 
@@ -22,7 +22,7 @@ class GatedExporter(TFRecordExporter):
         self.folder = folder
         self.wait = wait
 
-    def write(self, job: Job) -> None:
+    def write(self, job: PieceRun) -> None:
         super().write(job)
         name = os.path.basename(job.dsts[0])
         with open(os.path.join(self.folder, f"reached-{name}"), "w"):

@@ -28,7 +28,7 @@ from browser_app.errors import ExportError
 from browser_app.export import registry, tfrecord
 from browser_app.export.base import ExportFormat
 from browser_app.export.exporter import Exporter
-from browser_app.export.staging import Job
+from browser_app.export.staging import PieceRun
 from codec import example as ex
 from codec import images
 
@@ -604,7 +604,7 @@ def test_export_dispatches_through_the_registry(
             super().__init__(dst)
             self.flag = flag
 
-        def write(self, job: Job) -> None:
+        def write(self, job: PieceRun) -> None:
             calls.append((self.dst, job.plan.total, self.flag))
             job.report.outputs = [self.dst]
 

@@ -13,9 +13,11 @@ import contextlib
 import dataclasses
 import json
 import os
+import sys
 import tempfile
 import threading
 import time
+import types
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -29,19 +31,21 @@ from hypothesis import strategies as st
 import codec
 from browser_app import export as E
 from browser_app.cli import main
-from browser_app.cli.export import executor_spec
+from browser_app.cli.export import export_executor
 from browser_app.cli.main import build_parser
 from browser_app.edits import Journal
 from browser_app.errors import ExportError
+from browser_app.export import job as job_module
 from browser_app.export import plan as plan_module
 from browser_app.export import remote, tfrecord
-from browser_app.export.exporter import run as run_export
 from browser_app.export.job import ExportJob, ExportTask
-from browser_app.export.staging import Job
+from browser_app.export.running import run as run_export
+from browser_app.export.staging import PieceRun
 from browser_app.export.tempfiles import RunLock
 from codec import example as ex
 from codec.errors import JobCancelled
 from codec.jobs import InlineExecutor, ProcessExecutor, executor
+from codec.jobs.executors import WorkerDied
 
 
 @pytest.fixture(scope="module")
@@ -311,7 +315,7 @@ def test_a_piece_written_after_the_export_gave_up_removes_itself(tmp_path: Path)
     lock = RunLock(str(out))
     portion = _whole(paths)
     exporter = tfrecord.TFRecordExporter(dst, compression="none")
-    job = Job(portion, E.ExportReport("tfrecord"), run=lock.run, dsts=[dst])
+    job = PieceRun(portion, E.ExportReport("tfrecord"), run=lock.run, dsts=[dst])
     exporter.write(job)  # written, not handed back yet
     assert len(_left(out)) == 2  # the lock, and the piece's temporary file
     os.unlink(lock.path)  # the export gives up: its lock file goes first
@@ -337,7 +341,7 @@ def test_a_piece_uploaded_after_the_export_gave_up_removes_itself(s3: Any, tmp_p
     assert sorted(s3.keys("out")) == [f"x/.tfb-export-{run}.lock"] and remote.run_marked(dst, run)
     portion = _whole(paths)
     exporter = tfrecord.TFRecordExporter(dst, compression="none")
-    job = Job(portion, E.ExportReport("tfrecord"), run=run, dsts=[dst])
+    job = PieceRun(portion, E.ExportReport("tfrecord"), run=run, dsts=[dst])
     exporter.write(job)  # written locally, not uploaded yet
     remote.unmark_run(marker)  # the export gives up: its marker goes first
     written = job.hand_back()  # uploads, then finds the marker gone
@@ -426,7 +430,7 @@ def test_an_s3_destination_gets_every_shard_at_once(s3: Any, tmp_path: Path) -> 
 )
 def test_where_the_command_line_writes_the_shards(argv: list[str], spec: str | None) -> None:
     args = build_parser().parse_args(["export", "a.tfrecord", "b.tfrecord", *argv])
-    got = executor_spec(args)
+    got = str(export_executor(args))
     if spec is None:
         assert got.startswith("processes:") and 1 <= int(got.split(":")[1]) <= 4
     else:
@@ -458,3 +462,46 @@ def test_the_command_line_writes_shards_on_workers_as_it_does_here(
         assert code == 0
         outputs[how[-1]] = (text, {p.name: p.read_bytes() for p in out.iterdir()})
     assert outputs["inline"] == outputs["2"] and len(outputs["2"][1]) == 4
+
+
+class KilledWorker(Exception):
+    """Dask's error for a task whose workers died, as a stand-in ``distributed`` has it."""
+
+
+@pytest.mark.parametrize("dask_loaded", [False, True])
+@pytest.mark.parametrize("error", ["ours", "dask's", "another of that name", "other"])
+def test_a_worker_that_died_every_time_is_said_so(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, error: str, dask_loaded: bool
+) -> None:
+    """A pool's :class:`WorkerDied`, and Dask's ``KilledWorker`` (recognised only when Dask is
+    loaded, and by its class, not its name), fail the export in words; any other error is
+    raised as it is. Nothing is written either way."""
+    fake = types.ModuleType("distributed")
+    fake.KilledWorker = KilledWorker  # type: ignore[attr-defined]
+    if dask_loaded:
+        monkeypatch.setitem(sys.modules, "distributed", fake)
+    else:
+        monkeypatch.delitem(sys.modules, "distributed", raising=False)
+    named = type("KilledWorker", (Exception,), {})  # not Dask's, whatever its name
+    raised = {
+        "ours": WorkerDied("gone"),
+        "dask's": KilledWorker("gone"),
+        "another of that name": named("gone"),
+        "other": ValueError("gone"),
+    }[error]
+
+    def dies(*args: Any, **kwargs: Any) -> Any:
+        raise raised
+
+    monkeypatch.setattr(job_module.jobs, "run", dies)
+    paths = _dataset(tmp_path / "src", [5], damaged=None)
+    out = tmp_path / "out"
+    out.mkdir()
+    died = error == "ours" or (error == "dask's" and dask_loaded)
+    with pytest.raises(ExportError if died else type(raised)) as info:
+        E.export(paths, out / "o.tfrecord")
+    if died:
+        assert "a worker process writing it died every time" in str(info.value)
+    else:
+        assert info.value is raised
+    assert _left(out) == []

@@ -25,8 +25,8 @@ from codec.lazy import lazy_names
 if TYPE_CHECKING:
     from browser_app.export.base import (
         ExportFormat,
+        ExportProgress,
         ExportReport,
-        Progress,
         UnconvertedPicture,
     )
     from browser_app.export.exporter import Exporter
@@ -50,12 +50,12 @@ if TYPE_CHECKING:
 _WHERE = {
     "EXPORTERS": "registry",
     "ExportFormat": "base",
+    "ExportProgress": "base",
     "ExportReport": "base",
     "ExportSource": "plan",
     "Exporter": "exporter",
     "FORMATS": "registry",
     "INDEX_MAP_SUFFIX": "index_map",
-    "Progress": "base",
     "UnconvertedPicture": "base",
     "default_destination": "registry",
     "export": "registry",
@@ -79,11 +79,11 @@ __all__ = [
     "INDEX_MAP_SUFFIX",
     "ExportError",
     "ExportFormat",
+    "ExportProgress",
     "ExportReport",
     "ExportSource",
     "Exporter",
     "ImportFormatError",
-    "Progress",
     "UnconvertedPicture",
     "default_destination",
     "export",

@@ -1,10 +1,10 @@
 """What every export shares: the formats' names, the report an export returns, the progress
 callback, and the small interface each output format implements.
 
-An :class:`Exporter` only writes: it asks the job (:class:`~browser_app.export.staging.Job`)
-for temporary files beside its destinations and fills them with the planned records. Planning
-the records, verifying what was written and moving it into place are the job's, the same for
-every format.
+An :class:`Exporter` only writes: it asks its piece of the export
+(:class:`~browser_app.export.staging.PieceRun`) for temporary files beside its destinations and
+fills them with the planned records. Planning the records, verifying what was written and
+moving it into place are the export run's, the same for every format.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from codec.locations import shown
 from codec.values import format_bytes, plural
 
 if TYPE_CHECKING:
+    from codec import jobs
     from codec.jobs import Executor
-    from codec.jobs import Progress as JobProgress
 
 __all__ = [
     "CSV",
@@ -33,9 +33,9 @@ __all__ = [
     "TFRECORD",
     "ExportFormat",
     "ExportOptions",
+    "ExportProgress",
     "ExportReport",
     "FormulaCells",
-    "Progress",
     "UnconvertedPicture",
 ]
 
@@ -47,7 +47,7 @@ CSV: ExportFormat = "csv"
 PARQUET: ExportFormat = "parquet"
 IMAGES: ExportFormat = "images"  # the pictures of the records, in a folder or a .zip
 
-Progress = Callable[[str, int, int], None]
+ExportProgress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: ``stage`` is ``"scan"`` (a flat table's first pass over
 the records), ``"write"`` (records) or ``"verify"`` (outputs)."""
 
@@ -58,7 +58,7 @@ class ExportOptions(TypedDict, total=False):
     ``selection``: the records to export (global indices, new records' ids; default: all, in
     the edited dataset's order); ``include_added``: records added after a selected record
     come with it (default true); ``verify``: read the outputs back before they are moved into
-    place (default true); ``progress``: see :data:`Progress`; ``index_map``: write the old →
+    place (default true); ``progress``: see :data:`ExportProgress`; ``index_map``: write the old →
     new index map beside the output (default true; see :mod:`browser_app.export.index_map`);
     ``anon``: read and write ``s3://``, ``gs://``, ``az://`` URLs without credentials.
 
@@ -72,11 +72,11 @@ class ExportOptions(TypedDict, total=False):
     selection: Iterable[RecordRef] | None
     include_added: bool
     verify: bool
-    progress: Progress | None
+    progress: ExportProgress | None
     index_map: bool
     anon: bool
     executor: Executor | str | None
-    job_progress: Callable[[JobProgress], None] | None
+    job_progress: Callable[[jobs.Progress], None] | None
     cancel: threading.Event | None
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from browser_app.edits import render_value
 from browser_app.export.base import CSV, FormulaCells
-from browser_app.export.staging import Job
+from browser_app.export.staging import PieceRun
 from browser_app.export.table import (
     Cell,
     Column,
@@ -123,7 +123,7 @@ class CsvExporter(TableExporter):
         self.neutralize_formulas = neutralize_formulas
         self.formulas = FormulaCells(neutralized=neutralize_formulas)
 
-    def write(self, job: Job) -> None:
+    def write(self, job: PieceRun) -> None:
         self.formulas = job.report.formulas = FormulaCells(neutralized=self.neutralize_formulas)
         super().write(job)
 

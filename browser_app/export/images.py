@@ -18,10 +18,11 @@ from browser_app.export.base import (
     ExportReport,
     UnconvertedPicture,
 )
-from browser_app.export.exporter import Exporter, run
+from browser_app.export.exporter import Exporter
 from browser_app.export.plan import ExportSource
 from browser_app.export.remote import object_kind
-from browser_app.export.staging import Job
+from browser_app.export.running import run
+from browser_app.export.staging import PieceRun
 from codec.errors import CodecError
 from codec.images import ImageRef, find_images
 from codec.locations import is_url, shown
@@ -55,7 +56,7 @@ def _check_folder(path: str, expected: int, shown: str) -> None:
         raise ExportError(f"{shown}: image names collided; nothing written")
 
 
-def _picture_files(job: Job) -> Iterator[tuple[str, bytes]]:
+def _picture_files(job: PieceRun) -> Iterator[tuple[str, bytes]]:
     """``(file name, bytes)`` of every picture of the planned records, counted into the
     report (pictures that cannot be converted into its ``unconverted``)."""
     report = job.report
@@ -81,7 +82,7 @@ class ImagesExporter(Exporter):
     suffix = "-pictures.zip"
     extensions = (".zip",)
 
-    def write(self, job: Job) -> None:
+    def write(self, job: PieceRun) -> None:
         dst = self.dst
         job.guard([dst])
         files = _picture_files(job)

@@ -10,36 +10,41 @@ has; on any failure or cancellation it removes every temporary output
 (:meth:`~browser_app.export.staging.ExportRun.discard`).
 
 Run in the client's own process (the inline executor), a task reads through the plan's open
-files and reports progress from inside (:class:`Hooks`), so a long piece can be followed and
-cancelled as it is written.
+files and reports progress from inside (:class:`~browser_app.export.staging.Hooks`), so a long
+piece can be followed and cancelled as it is written.
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import secrets
+import sys
 import threading
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import codec
 from browser_app.errors import ExportError, exit_code
-from browser_app.export.base import ExportReport, Progress
+from browser_app.export.base import ExportReport
 from browser_app.export.plan import Portion
-from browser_app.export.staging import ExportRun, Job, Written, write_failure
+from browser_app.export.staging import (
+    ExportRun,
+    Hooks,
+    JobProgress,
+    PieceRun,
+    Stopped,
+    Written,
+    write_failure,
+)
 from codec import jobs
 from codec.errors import JobCancelled
+from codec.jobs.executors import WorkerDied
 from codec.locations import shown
 
 if TYPE_CHECKING:
     from browser_app.export.exporter import Exporter
 
-__all__ = ["ExportJob", "ExportTask", "Hooks", "TaskError", "run_pieces"]
-
-JobProgress = Callable[[jobs.Progress], None]
+__all__ = ["ExportJob", "ExportTask", "TaskError", "run_pieces"]
 
 
 class TaskError(ExportError):
@@ -56,11 +61,6 @@ class TaskError(ExportError):
         return (TaskError, (str(self), self.exit_code))
 
 
-class _Stopped(BaseException):
-    """Raised inside a task run in the client's process when the export is cancelled: not an
-    error of the task, so no executor tries it again."""
-
-
 @dataclass(frozen=True)
 class ExportTask(jobs.Task):
     """One piece of an export: its ``portion`` of the records, written to ``dsts`` (``file``
@@ -69,49 +69,6 @@ class ExportTask(jobs.Task):
 
     portion: Portion | None = field(default=None, compare=False)
     dsts: tuple[str, ...] = ()
-
-
-class Hooks:
-    """The client's side of the tasks that run in its own process: the plan's open files,
-    and the progress and cancellation of the export, which such a task reports to and checks
-    from inside (every :data:`~browser_app.export.staging.TICK_EVERY` records)."""
-
-    def __init__(
-        self,
-        files: Sequence[codec.TFRecordFile],
-        total: int,
-        progress: Progress | None,
-        job_progress: JobProgress | None,
-        cancel: threading.Event | None,
-    ) -> None:
-        self.files = files
-        self.total = total
-        self.progress = progress
-        self.job_progress = job_progress
-        self.cancel = cancel
-        self.last: jobs.Progress | None = None
-        self.started = time.monotonic()
-        self.tasks = 0
-
-    def on_job(self, p: jobs.Progress) -> None:
-        """The job's progress (from :func:`codec.jobs.run`)."""
-        self.last = p
-        if self.job_progress is not None:
-            self.job_progress(p)
-        if self.progress is not None and p.tasks_done:
-            self.progress("write", p.records, self.total)
-
-    def tick(self, stage: str, done: int) -> None:
-        """``done`` records of the piece being written here (``stage``: ``write`` or a
-        table's first pass, ``scan``)."""
-        base = self.last.records if self.last is not None else 0
-        if self.progress is not None:
-            self.progress(stage, base + done, self.total)
-        if self.job_progress is not None and self.last is not None:
-            elapsed = time.monotonic() - self.started
-            self.job_progress(dataclasses.replace(self.last, records=base + done, elapsed=elapsed))
-        if self.cancel is not None and self.cancel.is_set():
-            raise _Stopped
 
 
 _HERE: dict[str, Hooks] = {}  # the hooks of the exports running in this process, by token
@@ -146,7 +103,7 @@ class ExportJob:
         portion = task.portion
         hooks = _HERE.get(self.token)
         portion.share(hooks.files if hooks is not None else None)
-        job = Job(
+        job = PieceRun(
             portion,
             ExportReport(self.exporter.name),
             run=self.run,
@@ -171,7 +128,7 @@ class ExportJob:
 
     def merge(self, parts: list[Written], rerun: Callable[[jobs.Task], Any]) -> list[Written]:
         """The pieces, in order: the client commits them (see
-        :func:`browser_app.export.exporter.run`)."""
+        :func:`browser_app.export.running.run`)."""
         return parts
 
     def records(self, part: Written) -> int:
@@ -211,11 +168,11 @@ def run_pieces(
             )
         except TaskError as exc:
             raise (exc.original or exc) from None
-        except _Stopped:
+        except Stopped:
             done = hooks.last.tasks_done if hooks.last is not None else 0
             raise JobCancelled(ejob.name, done, len(tasks)) from None
         except Exception as exc:
-            if type(exc).__name__ in ("WorkerDied", "KilledWorker"):  # ours, and Dask's
+            if _worker_died(exc):
                 raise ExportError(
                     "the export failed, nothing written: a worker process writing it died"
                     " every time (killed, or out of memory)"
@@ -224,3 +181,14 @@ def run_pieces(
     if any(part.abandoned for part in parts):  # only if the run was given up meanwhile
         raise JobCancelled(ejob.name, len(parts), len(tasks))
     return parts
+
+
+def _worker_died(exc: BaseException) -> bool:
+    """Whether ``exc`` says a worker process died every time it ran a task: a pool's
+    :class:`~codec.jobs.executors.WorkerDied`, or Dask's ``KilledWorker`` (looked for only
+    when Dask is loaded already: an export on a pool never loads it)."""
+    if isinstance(exc, WorkerDied):
+        return True
+    distributed = sys.modules.get("distributed")
+    killed = getattr(distributed, "KilledWorker", None)
+    return isinstance(killed, type) and isinstance(exc, killed)

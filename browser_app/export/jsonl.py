@@ -16,13 +16,14 @@ from browser_app.export.base import (
     JSONL,
     TFRECORD,
     ExportOptions,
+    ExportProgress,
     ExportReport,
-    Progress,
 )
-from browser_app.export.exporter import Exporter, run
+from browser_app.export.exporter import Exporter
 from browser_app.export.plan import ExportSource
 from browser_app.export.remote import open_input, same_place
-from browser_app.export.staging import Job, Stage, staged
+from browser_app.export.running import run
+from browser_app.export.staging import PieceRun, Stage, staged
 from browser_app.export.tfrecord import check_tfrecord, resolve_compression, write_tfrecord
 from codec import example as ex
 from codec.errors import CodecError
@@ -58,7 +59,7 @@ class JsonLinesExporter(Exporter):
     suffix = ".jsonl"
     extensions = (".jsonl", ".ndjson")
 
-    def write(self, job: Job) -> None:
+    def write(self, job: PieceRun) -> None:
         dst = self.dst
         job.guard([dst])
         out = job.reserve(dst, _check_lines)
@@ -116,7 +117,7 @@ def import_jsonl(
     *,
     compression: str | None = None,
     verify: bool = True,
-    progress: Progress | None = None,
+    progress: ExportProgress | None = None,
     anon: bool = False,
 ) -> ExportReport:
     """Turn JSON Lines written by :func:`export_jsonl` (or ``tfrecord-browser dump --json``)

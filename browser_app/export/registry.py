@@ -18,12 +18,13 @@ from browser_app.export.base import (
     ExportReport,
 )
 from browser_app.export.csv import CsvExporter
-from browser_app.export.exporter import Exporter, run
+from browser_app.export.exporter import Exporter
 from browser_app.export.images import ImagesExporter
 from browser_app.export.json_array import JsonTableExporter
 from browser_app.export.jsonl import JsonLinesExporter
 from browser_app.export.parquet import ParquetExporter
 from browser_app.export.plan import ExportSource
+from browser_app.export.running import run
 from browser_app.export.table import TableExporter
 from browser_app.export.tfrecord import (
     COMPRESSION_SUFFIX,

@@ -1,9 +1,9 @@
 """Staging: every output is written to a temporary file (or folder) beside its destination,
 synced, read back, and only then renamed into place, for every format alike.
 
-An export is run by :func:`browser_app.export.exporter.run` as a job of :mod:`codec.jobs`:
+An export is run by :func:`browser_app.export.running.run` as a job of :mod:`codec.jobs`:
 the client (:class:`ExportRun`) plans the records and takes the export's lock in every folder
-it writes to; each task (:class:`Job`, in this process, a pool worker or a Dask worker) writes
+it writes to; each task (:class:`PieceRun`, in this process, a pool worker or a Dask worker) writes
 its piece of the output into temporary files beside the destination, named for the client's
 run, syncs them and reads them back; the client then stages the index map and moves every
 output into place together. A failure at any step (a full disk, an unwritable folder, a
@@ -22,13 +22,18 @@ A destination that is a URL (``s3://``, ``gs://``, ``az://``) is staged the same
 staging folder, verified there, and uploaded to a temporary name beside the destination
 (:mod:`~browser_app.export.remote`; by the worker that wrote it); the client moves every
 uploaded output to its final name once all are there.
+
+A task run in the client's own process reports its progress to the client and stops when the
+export is cancelled through the client's :class:`Hooks`.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +42,12 @@ from typing import IO, TYPE_CHECKING, Any, TypeVar
 from browser_app.edits import RecordRef
 from browser_app.errors import ExportError, os_error_message
 from browser_app.export import remote
-from browser_app.export.base import FORMULA_RECORDS_SHOWN, ExportReport, FormulaCells, Progress
+from browser_app.export.base import (
+    FORMULA_RECORDS_SHOWN,
+    ExportProgress,
+    ExportReport,
+    FormulaCells,
+)
 from browser_app.export.plan import Plan, Portion
 from browser_app.export.tempfiles import RunLock, atomic_file, clean_stale, new_temp, run_alive
 from codec.errors import RemoteError, WriteError
@@ -46,17 +56,21 @@ from codec.locations import filesystem, is_url, shown
 from codec.writer import fsync_dir, new_file_mode
 
 if TYPE_CHECKING:
-    from browser_app.export.job import Hooks
+    import codec
+    from codec import jobs
 
 __all__ = [
     "TICK_EVERY",
     "Check",
     "ExportRun",
-    "Job",
+    "Hooks",
+    "JobProgress",
     "Output",
     "Piece",
+    "PieceRun",
     "Stage",
     "Staged",
+    "Stopped",
     "fsync_file",
     "guard_sources",
     "output_file",
@@ -70,6 +84,9 @@ Check = Callable[[str, int, str], None]
 """``check(path, expected, shown)``: read the written output at ``path`` back and raise
 :class:`ExportError` unless it holds ``expected`` records (rows, pictures); ``shown`` is the
 destination, to name in the message."""
+
+JobProgress = Callable[["jobs.Progress"], None]
+"""``job_progress(p)``: the export's :class:`codec.jobs.Progress` as its pieces are written."""
 
 T = TypeVar("T")
 S = TypeVar("S", bound="Stage")
@@ -109,7 +126,7 @@ class Stage:
         *,
         total: int = 0,
         verify: bool = True,
-        progress: Progress | None = None,
+        progress: ExportProgress | None = None,
         anon: bool = False,
         run: str | None = None,
     ) -> None:
@@ -438,7 +455,55 @@ def _ready(path: str, expected: int, shown: str) -> None:
     return None
 
 
-class Job(Stage):
+class Stopped(BaseException):
+    """Raised inside a task run in the client's process when the export is cancelled: not an
+    error of the task, so no executor tries it again."""
+
+
+class Hooks:
+    """The client's side of the tasks that run in its own process: the plan's open files,
+    and the progress and cancellation of the export, which such a task reports to and checks
+    from inside (every :data:`TICK_EVERY` records)."""
+
+    def __init__(
+        self,
+        files: Sequence[codec.TFRecordFile],
+        total: int,
+        progress: ExportProgress | None,
+        job_progress: JobProgress | None,
+        cancel: threading.Event | None,
+    ) -> None:
+        self.files = files
+        self.total = total
+        self.progress = progress
+        self.job_progress = job_progress
+        self.cancel = cancel
+        self.last: jobs.Progress | None = None
+        self.started = time.monotonic()
+        self.tasks = 0
+
+    def on_job(self, p: jobs.Progress) -> None:
+        """The job's progress (from :func:`codec.jobs.run`)."""
+        self.last = p
+        if self.job_progress is not None:
+            self.job_progress(p)
+        if self.progress is not None and p.tasks_done:
+            self.progress("write", p.records, self.total)
+
+    def tick(self, stage: str, done: int) -> None:
+        """``done`` records of the piece being written here (``stage``: ``write`` or a
+        table's first pass, ``scan``)."""
+        base = self.last.records if self.last is not None else 0
+        if self.progress is not None:
+            self.progress(stage, base + done, self.total)
+        if self.job_progress is not None and self.last is not None:
+            elapsed = time.monotonic() - self.started
+            self.job_progress(dataclasses.replace(self.last, records=base + done, elapsed=elapsed))
+        if self.cancel is not None and self.cancel.is_set():
+            raise Stopped
+
+
+class PieceRun(Stage):
     """One piece of an export, where a task writes it (this process, a pool worker, a Dask
     worker): what an exporter's ``write`` gets. ``plan`` is the piece's
     :class:`~browser_app.export.plan.Portion` of the records; ``dsts`` the piece's
@@ -491,7 +556,7 @@ class Job(Stage):
         raise ExportError("only the export's plan decides to replace the source")
 
     def finish(self) -> None:
-        raise AssertionError("a piece is handed back (Job.hand_back), not committed")
+        raise AssertionError("a piece is handed back (PieceRun.hand_back), not committed")
 
     def hand_back(self) -> Written:
         """Sync every output, read each one back (unless ``verify`` is off), upload the
@@ -547,7 +612,7 @@ class ExportRun(Stage):
         *,
         run: str,
         verify: bool = True,
-        progress: Progress | None = None,
+        progress: ExportProgress | None = None,
         anon: bool = False,
     ) -> None:
         super().__init__(

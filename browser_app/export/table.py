@@ -34,7 +34,7 @@ from typing import Any, Literal, cast
 from browser_app.errors import ExportError
 from browser_app.export.base import ExportReport
 from browser_app.export.exporter import Exporter
-from browser_app.export.staging import Job
+from browser_app.export.staging import PieceRun
 from codec.example import Record
 from codec.kinds import BYTES, INT64, NONE, RAW, FeatureType
 from codec.values import format_float, plural
@@ -223,7 +223,7 @@ class TableExporter(Exporter):
         super().__init__(dst)
         self.int64_as_string = int64_as_string
 
-    def write(self, job: Job) -> None:
+    def write(self, job: PieceRun) -> None:
         dst = self.dst
         job.guard([dst])
         columns = Columns()

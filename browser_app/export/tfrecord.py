@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 import codec
 from browser_app.errors import ExportError
 from browser_app.export.base import TFRECORD, ExportOptions, ExportReport
-from browser_app.export.exporter import Exporter, run
+from browser_app.export.exporter import Exporter
 from browser_app.export.plan import ExportSource
-from browser_app.export.staging import Check, ExportRun, Job, Piece
+from browser_app.export.running import run
+from browser_app.export.staging import Check, ExportRun, Piece, PieceRun
 from codec.errors import CodecError
 from codec.framing import encode_record
 from codec.kinds import COMPRESSIONS, GZIP, NO_COMPRESSION, ZLIB, Compression
@@ -149,7 +150,7 @@ class TFRecordExporter(Exporter):
         bounds = [job.total * k // n for k in range(n + 1)]
         return [Piece(bounds[k], bounds[k + 1], (dsts[k],)) for k in range(n)]
 
-    def write(self, job: Job) -> None:
+    def write(self, job: PieceRun) -> None:
         comp = resolve_compression(self.compression, job.dsts[0])
         out = job.reserve(job.dsts[0], check_tfrecord(comp))
         payloads = (p for _pos, _ref, p in job.ticking(job.plan.records(job.report)))

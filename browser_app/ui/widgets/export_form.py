@@ -19,7 +19,7 @@ import streamlit as st
 from browser_app import export
 from browser_app.edits import Journal
 from browser_app.errors import AppError, PathRefused, SpecError
-from browser_app.export import COMPRESSIONS, ExportFormat, Progress
+from browser_app.export import COMPRESSIONS, ExportFormat, ExportProgress
 from browser_app.export.base import CSV, IMAGES, JSON, JSONL, PARQUET, TFRECORD
 from browser_app.paths import relative_to_root, resolve_inside
 from browser_app.selection import parse_record_spec
@@ -66,7 +66,7 @@ def _on_format(src: Source) -> None:
 _STAGES = {"write": "Writing", "verify": "Verifying", "scan": "Reading the columns"}
 
 
-def _stage(bar: jobs.Bar) -> Progress:
+def _stage(bar: jobs.Bar) -> ExportProgress:
     """The export's own progress (records written, outputs verified) on the job's bar."""
 
     def progress(stage: str, done: int, total: int) -> None:
