@@ -24,8 +24,9 @@ from streamlit.testing.v1 import AppTest
 
 import codec
 from browser_app.edits import Journal, journal_path
+from browser_app.edits.cells import parse_bytes_cell
 from browser_app.sample_data import write_sample
-from browser_app.view import cell_text, parse_bytes_cell
+from browser_app.view import cell_reason, cell_text
 from codec import example as ex
 from codec.cache import FileIdentity
 
@@ -173,6 +174,15 @@ def test_cell_text_round_trips_every_type() -> None:
     text = cell_text(picture)
     assert "PNG picture" in text
     assert parse_bytes_cell(text.replace('"x"', '"y"'), picture) == [png(4, 4), b"y"]
+
+
+def test_a_cell_of_one_value_does_not_say_which_value_was_refused() -> None:
+    reason = "value 0: not a whole number"
+    assert cell_reason("1.5", reason) == "not a whole number"
+    assert cell_reason(" 1.5, ", reason) == "not a whole number"
+    assert cell_reason("1.5, 2", reason) == reason  # a list says which
+    assert cell_reason("1, 2.5", "value 1: not a whole number") == "value 1: not a whole number"
+    assert cell_reason("x", "record 3 is deleted") == "record 3 is deleted"
 
 
 # -- the record editor ---------------------------------------------------------------------

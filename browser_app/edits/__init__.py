@@ -9,6 +9,7 @@ parts:
 - :mod:`~browser_app.edits.journal_file` the JSON Lines file: lock, append, fsync, identity
 - :mod:`~browser_app.edits.changeset` the in-memory state: undo/redo, added, deleted, marks
 - :mod:`~browser_app.edits.edited` the edited dataset: records, order, pages of slots
+- :mod:`~browser_app.edits.cells` a cell of the record editor's table read back: placeholders, bytes
 - :mod:`~browser_app.edits.commands` the edit commands, each checking its input
 - :mod:`~browser_app.edits.journal` the :class:`Journal` facade
 - :mod:`~browser_app.edits.review` review progress and the report

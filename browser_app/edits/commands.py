@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from browser_app.edits.cells import parse_bytes_cell
 from browser_app.edits.edited import EditedDataset, apply_change
 from browser_app.edits.model import (
     ADD_FEATURE,
@@ -55,6 +56,7 @@ from codec.values import plural
 __all__ = [
     "Edit",
     "FeatureInput",
+    "add_cell",
     "add_feature",
     "add_feature_list",
     "add_record",
@@ -64,6 +66,7 @@ __all__ = [
     "delete_record",
     "replace_image",
     "schema_warnings",
+    "set_cell",
     "set_feature",
     "set_feature_list",
     "set_step",
@@ -443,6 +446,50 @@ def set_step_value(
     detail = {"step": step, "index": index}
     notes = (parsed.note,) if parsed.note else ()
     return Edit(record, SET_STEP, FEATURE_LISTS, name, old, new, detail, notes)
+
+
+# --------------------------------------------------------------------------------------------
+# A cell of the record editor's table
+
+
+def set_cell(
+    edited: EditedDataset, record: RecordRef, name: str, text: str, step: int | None = None
+) -> Edit:
+    """The values of feature ``name`` (with ``step``: of step ``step`` of feature list
+    ``name``) from the text of its cell in the record editor's table
+    (:mod:`~browser_app.edits.cells`), by the feature's type: a bytes feature's text is one
+    value or a JSON list of them, placeholders keeping the values they stand for
+    (:func:`~browser_app.edits.cells.parse_bytes_cell`); a number feature's is a list
+    (:func:`set_values`, :func:`set_step`). A step without a type takes its list's."""
+    rec = edited.effective_record(record)
+    if rec is None:
+        raise EditError(f"record {record} is deleted")
+    if step is None:
+        old = rec.features.get(name)
+        if old is None:
+            raise EditError(f"record {record} has no feature {name!r}")
+        if old.type == BYTES:
+            return set_feature(edited, record, name, (BYTES, parse_bytes_cell(text, old)))
+        return set_values(edited, record, name, text)
+    steps = rec.feature_lists.get(name)
+    if steps is None or not 0 <= step < len(steps):
+        raise EditError(f"record {record} has no step {step} of {name!r}")
+    at = steps[step]
+    if (at.type if at.type != NONE else _list_type(steps)) == BYTES:
+        new = list(steps)
+        new[step] = Feature(BYTES, parse_bytes_cell(text, at))
+        return set_feature_list(edited, record, name, new)
+    return set_step(edited, record, name, step, text)
+
+
+def add_cell(edited: EditedDataset, record: RecordRef, name: str, type: str, text: str) -> Edit:
+    """Add feature ``name`` of ``type`` with its values given as the text of a cell
+    (:mod:`~browser_app.edits.cells`): a bytes feature's text is one value or a JSON list of
+    them (an empty text, none); a number feature's is a list (:func:`add_feature`)."""
+    if type == BYTES:
+        values = parse_bytes_cell(text, None) if text else []
+        return add_feature(edited, record, name, BYTES, values)
+    return add_feature(edited, record, name, type, text)
 
 
 # --------------------------------------------------------------------------------------------

@@ -390,6 +390,20 @@ class Journal:
         """Set value ``index`` of step ``step`` of a feature list from text."""
         return self._edit(cmd.set_step_value, record, name, step, index, text)
 
+    def set_cell(
+        self, record: RecordRef, name: str, text: str, *, step: int | None = None
+    ) -> Change:
+        """Set feature ``name``'s values (with ``step``: those of step ``step`` of feature list
+        ``name``) from the text of its cell in the record editor's table, read by the
+        feature's type (:func:`~browser_app.edits.commands.set_cell`). A value that does not
+        fit raises :class:`~browser_app.errors.ValueParseError` and nothing is recorded."""
+        return self._edit(cmd.set_cell, record, name, text, step)
+
+    def add_cell(self, record: RecordRef, name: str, type: str, text: str) -> Change:
+        """Add feature ``name`` of ``type`` with its values given as the text of a cell, read
+        as :meth:`set_cell` reads it (:func:`~browser_app.edits.commands.add_cell`)."""
+        return self._edit(cmd.add_cell, record, name, type, text)
+
     def delete_record(self, record: RecordRef) -> Change:
         """Leave a record out of the edited dataset (a damaged one can be deleted too)."""
         return self._edit(cmd.delete_record, record)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from codec.lazy import lazy_names
 
 if TYPE_CHECKING:
-    from .cells import cell_text, parse_bytes_cell
+    from .cells import cell_reason, cell_text
     from .changes import diff_rows, part_preview
     from .export import DamageLeftOut, ExportOutcome, damage_left_out, export_outcome
     from .files import file_options
@@ -109,6 +109,7 @@ _WHERE = {
     "all_values": "values",
     "as_edited_slot": "table",
     "boxes_normalized": "pictures",
+    "cell_reason": "cells",
     "cell_text": "cells",
     "damage_left_out": "export",
     "dask_spec": "jobs",
@@ -133,7 +134,6 @@ _WHERE = {
     "md_text": "values",
     "number_text": "schema",
     "page_view": "table",
-    "parse_bytes_cell": "cells",
     "part_preview": "changes",
     "percent_text": "landing",
     "plural": "values",
@@ -186,6 +186,7 @@ __all__ = [
     "all_values",
     "as_edited_slot",
     "boxes_normalized",
+    "cell_reason",
     "cell_text",
     "damage_left_out",
     "dask_spec",
@@ -210,7 +211,6 @@ __all__ = [
     "md_text",
     "number_text",
     "page_view",
-    "parse_bytes_cell",
     "part_preview",
     "percent_text",
     "plural",

@@ -5,7 +5,8 @@ Every edit is saved into the source's journal the moment it is made (see
 opening a second tab. Values are checked as they are typed
 (:func:`browser_app.edits.check_value`): a rejected value is shown beside its feature with the
 reason, and every other edit stands. How values are written in a cell:
-:mod:`browser_app.view.cells`.
+:mod:`browser_app.view.cells`; how a cell's text is read back into an edit:
+:mod:`browser_app.edits.cells`.
 
 The parts: :mod:`.tables` (features and feature lists), :mod:`.actions` (feature and record
 buttons), :mod:`.pictures` (replace a picture), :mod:`.saving` (saving and messages),

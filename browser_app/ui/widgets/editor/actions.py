@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from browser_app.edits import DELETE_RECORD, Change, Journal, RecordRef
+from browser_app.edits import DELETE_RECORD, Journal, RecordRef
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
 from browser_app.ui.widgets.editor.saving import (
@@ -16,9 +16,9 @@ from browser_app.ui.widgets.editor.saving import (
     sid,
     undo,
 )
-from browser_app.view import label_text, parse_bytes_cell
+from browser_app.view import label_text
 from codec import example as ex
-from codec.kinds import BYTES, FEATURE_TYPES, INT64
+from codec.kinds import FEATURE_TYPES, INT64
 
 __all__ = ["feature_actions", "on_undo_delete", "record_actions"]
 
@@ -28,17 +28,10 @@ def _on_add(src: Source, ref: RecordRef, form: str) -> None:
     ftype = str(state.widget_value(f"{form}:type") or INT64)
     values = str(state.widget_value(f"{form}:values") or "")
 
-    def do(j: Journal) -> Change:
-        if ftype == BYTES:
-            return j.add_feature(
-                ref, fname, BYTES, parse_bytes_cell(values, None) if values else []
-            )
-        return j.add_feature(ref, fname, ftype, values)
-
     if not fname:
         say(src, "error", "A new feature needs a name.")
         return
-    ch, err = journal_call(src, do)
+    ch, err = journal_call(src, lambda j: j.add_cell(ref, fname, ftype, values))
     if err is not None:
         say(src, "error", f"Feature {fname!r} was not added: {err}")
         return

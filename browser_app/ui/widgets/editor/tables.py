@@ -1,6 +1,7 @@
 """The editor's tables: a record's features (an Example's, a SequenceExample's context) and
 each feature list's steps, one row each with its values written as text
-(:mod:`browser_app.view.cells`) and a "check" column saying what was not saved and why.
+(:mod:`browser_app.view.cells`) and a "check" column saying what was not saved and why. A
+cell's new text is saved as one edit (:meth:`browser_app.edits.Journal.set_cell`).
 
 Cells are saved in the table's ``on_change``; edits found in the session without the callback
 having run (a rerun that came first) are saved when the table is drawn.
@@ -13,8 +14,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-import codec
-from browser_app.edits import FEATURE_LISTS, FEATURES, Change, Journal, RecordRef, type_warnings
+from browser_app.edits import FEATURE_LISTS, FEATURES, Journal, RecordRef, type_warnings
 from browser_app.errors import AppError
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
@@ -28,10 +28,10 @@ from browser_app.ui.widgets.editor.saving import (
     set_rejected,
     sid,
 )
-from browser_app.view import cell_text, parse_bytes_cell, plural
+from browser_app.view import cell_reason, cell_text, plural
 from codec import example as ex
 from codec.errors import CodecError
-from codec.kinds import BYTES, NONE
+from codec.kinds import NONE
 
 __all__ = ["features_table", "list_table", "table_name", "type_warnings_of"]
 
@@ -48,35 +48,10 @@ def table_name(src: Source, j: Journal, ref: RecordRef, part: str) -> str:
 
 def _save_cell(src: Source, ref: RecordRef, key: Key, text: str) -> None:
     section, name, step = key
-
-    def do(j: Journal) -> Change:
-        rec = j.effective_record(ref)
-        if rec is None:
-            raise codec.CodecError(f"record {ref} is deleted")
-        if section == FEATURES:
-            old = rec.features.get(name)
-            if old is None:
-                raise codec.CodecError(f"record {ref} has no feature {name!r}")
-            if old.type == BYTES:
-                return j.set_feature(ref, name, (BYTES, parse_bytes_cell(text, old)))
-            return j.set_values(ref, name, text)
-        steps = rec.feature_lists.get(name)
-        if steps is None or not 0 <= step < len(steps):
-            raise codec.CodecError(f"record {ref} has no step {step} of {name!r}")
-        type_ = steps[step].type
-        if type_ == NONE:
-            type_ = next((s.type for s in steps if s.type != NONE), NONE)
-        if type_ == BYTES:
-            new = list(steps)
-            new[step] = ex.Feature(BYTES, parse_bytes_cell(text, steps[step]))
-            return j.set_feature_list(ref, name, new)
-        return j.set_step(ref, name, step, text)
-
-    ch, err = journal_call(src, do)
+    at = None if section == FEATURES else step
+    ch, err = journal_call(src, lambda j: j.set_cell(ref, name, text, step=at))
     if err is not None:
-        if err.startswith("value 0: ") and len(text.replace(",", " ").split()) <= 1:
-            err = err[len("value 0: ") :]
-        set_rejected(src, ref, key, (text, err))
+        set_rejected(src, ref, key, (text, cell_reason(text, err)))
         return
     set_rejected(src, ref, key, None)
     set_notes(src, ref, key, change_notes(ch))
