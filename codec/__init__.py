@@ -23,7 +23,6 @@ if TYPE_CHECKING:
         TFRecordDataset,
         expand_paths,
         looks_like_tfrecord,
-        verify_paths,
     )
     from .errors import (
         CodecError,
@@ -39,6 +38,7 @@ if TYPE_CHECKING:
     )
     from .example import Feature, Record, decode, detect_kind, encode, encode_example, make_feature
     from .framing import Problem, encode_record, masked_crc32c, read_at
+    from .jobs.verify import verify_paths
     from .kinds import PROBLEM_KINDS
     from .reader import Landing, RecordInfo, TFRecordFile, VerifyReport
     from .sources import sniff_compression
@@ -86,7 +86,7 @@ _WHERE = {
     "read_at": "framing",
     "serialize_tensor": "tensor",
     "sniff_compression": "sources",
-    "verify_paths": "dataset",
+    "verify_paths": "jobs.verify",
     "write_records": "writer",
 }
 

@@ -19,8 +19,9 @@ from typing import Any, overload
 from .errors import CorruptRecordError, LimitError, ReaderClosedError
 from .framing import OVERHEAD, Problem
 from .kinds import DATA_CRC
+from .landing import Landing
 from .locations import expand_urls, is_url, local_path
-from .reader import Landing, TFRecordFile, VerifyReport
+from .reader import TFRecordFile, VerifyReport
 from .text_index import index_names
 from .values import plural
 
@@ -419,6 +420,8 @@ class TFRecordDataset(Sequence[bytes]):
         self, workers: int | None = None, progress: Callable[[int, int], None] | None = None
     ) -> list[VerifyReport]:
         """Verify every file; several files are checked in parallel processes."""
+        from .jobs.verify import verify_paths  # the jobs plan over datasets: not at import
+
         self._check_open()
         return verify_paths(
             [f.url or f.path for f in self.files],  # as given: worker processes open them
@@ -489,47 +492,3 @@ def _regions_between(problems: Sequence[Problem], lo: int, hi: int | None) -> li
         if p.offset >= lo and (hi is None or p.offset < hi):
             out.append(p)
     return out
-
-
-def verify_paths(
-    paths: Sequence[str],
-    *,
-    workers: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    readers: Sequence[TFRecordFile] | None = None,
-    anon: bool = False,
-    compression: str = "auto",
-) -> list[VerifyReport]:
-    """Check every CRC of every file. With more than one file, the files are spread over
-    ``workers`` processes (default: every core) as the verify job's whole-file tasks
-    (:mod:`codec.jobs`); ``readers`` (the files open already) are verified here otherwise,
-    and are told of the damage found either way. ``progress(files done, files)``."""
-    from .jobs import Progress, Task, VerifyJob, run
-    from .jobs.executors import cores
-
-    workers = min(workers or cores(), len(paths))
-    if workers > 1:
-        tasks = [Task(k, p, anon=anon) for k, p in enumerate(paths)]
-
-        def step(p: Progress) -> None:
-            if progress is not None:
-                progress(p.tasks_done, p.tasks_total)
-
-        reports: list[VerifyReport] = run(
-            VerifyJob(compression=compression), tasks, f"processes:{workers}", progress=step
-        )
-        if readers is not None:
-            for f, rep in zip(readers, reports):
-                for prob in rep.problems:
-                    f.note_damage(prob)
-        return reports
-    reports = []
-    for n, p in enumerate(paths):
-        if readers is not None:
-            reports.append(readers[n].verify())
-        else:
-            with TFRecordFile(p, anon=anon, compression=compression) as f:
-                reports.append(f.verify())
-        if progress:
-            progress(n + 1, len(paths))
-    return reports

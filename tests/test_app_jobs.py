@@ -21,7 +21,7 @@ from browser_app.cli import launch
 from browser_app.cli.main import build_parser, main
 from browser_app.ui import services, state
 from codec.filters import run_filter
-from codec.jobs.executors import cores
+from codec.jobs.spec import cores, parse_executor
 from codec.schema import infer_schema
 
 DATA = Path(__file__).parent / "data"
@@ -159,7 +159,7 @@ def test_where_jobs_run_is_shown_and_changed_in_the_sidebar(monkeypatch, root) -
 @pytest.mark.parametrize(
     ("options", "spec"),
     [
-        ([], None),
+        ([], "processes"),
         (["--workers", "3"], "processes:3"),
         (["--executor", "inline"], "inline"),
         (["--dask", "local:2", "--dask-timeout", "7"], "dask:local:2"),
@@ -168,12 +168,17 @@ def test_where_jobs_run_is_shown_and_changed_in_the_sidebar(monkeypatch, root) -
 )
 def test_the_launch_options_reach_the_app(tmp_path, options, spec) -> None:  # type: ignore[no-untyped-def]
     args = build_parser().parse_args(["view", "--root", str(tmp_path), *options])
-    assert launch.app_executor(args) == spec
+    assert str(launch.app_executor(args)) == spec
     cmd = launch.server_command(
-        "127.0.0.1", 8600, str(tmp_path), [], executor=spec, dask_timeout=args.dask_timeout
+        "127.0.0.1",
+        8600,
+        str(tmp_path),
+        [],
+        executor=launch.app_executor(args),
+        dask_timeout=args.dask_timeout,
     )
     got = state.app_args(cmd[cmd.index("--") + 1 :])
-    assert (got.executor, got.dask_timeout) == (spec, args.dask_timeout)
+    assert (str(got.executor), got.dask_timeout) == (spec, args.dask_timeout)
 
 
 def test_a_launch_option_naming_no_executor_is_refused(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -237,7 +242,9 @@ def test_a_local_dask_cluster_from_the_sidebar_is_shared_and_closed(
     no_crash(at)
     assert not at.sidebar.error
     assert "Jobs run on **a local Dask cluster of 1 worker**" in texts(at.sidebar.caption)
-    cluster = services.shared_executor("dask:local:1")  # the one the setting started
+    cluster = services.shared_executor(
+        parse_executor("dask:local:1")
+    )  # the one the setting started
     assert cluster.connected()
     used.clear()
     page(at, "overview")
@@ -245,7 +252,9 @@ def test_a_local_dask_cluster_from_the_sidebar_is_shared_and_closed(
     metrics = {m.label: m.value for m in at.main.metric}
     assert metrics["Damaged records"] == f"{sum(r.damaged for r in reports):,}"
     assert list(at.main.dataframe[0].value["problems"]) == [len(r.problems) for r in reports]
-    assert services.shared_executor("dask:local:1") is cluster  # shared, not one per job
+    assert (
+        services.shared_executor(parse_executor("dask:local:1")) is cluster
+    )  # shared, not one per job
     at.sidebar.radio(key="tfb:w:jobs:where").set_value("This machine").run()
     no_crash(at)
     assert not cluster.connected()  # closed with the setting that made it
@@ -277,14 +286,14 @@ def test_a_shared_dask_cluster_stays_open_while_another_session_uses_it(
     second = app(monkeypatch, root, "--executor", "inline")
     on_cluster(first)
     on_cluster(second)
-    cluster = services.shared_executor("dask:local:1")
+    cluster = services.shared_executor(parse_executor("dask:local:1"))
     leave(first)
     assert cluster.connected()  # the second session's setting still names it
     used.clear()
     page(second, "overview")
     assert used == ["DaskExecutor:1"]
     assert {m.label: m.value for m in second.main.metric}["Damaged records"] == damaged
-    assert services.shared_executor("dask:local:1") is cluster
+    assert services.shared_executor(parse_executor("dask:local:1")) is cluster
     leave(second)
     assert not cluster.connected()  # no session uses it now
 
@@ -292,7 +301,7 @@ def test_a_shared_dask_cluster_stays_open_while_another_session_uses_it(
     third = app(monkeypatch, root, "--executor", "dask:local:1")
     fourth = app(monkeypatch, root, "--executor", "dask:local:1")
     page(third, "overview")
-    again = services.shared_executor("dask:local:1")
+    again = services.shared_executor(parse_executor("dask:local:1"))
     assert again is not cluster and again.connected()
     on_cluster(fourth)  # the same spec: nothing changes
     leave(fourth)

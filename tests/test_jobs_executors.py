@@ -46,8 +46,9 @@ from codec.jobs import (
     run,
     verify_task,
 )
-from codec.jobs.executors import cores, fit, start_method
+from codec.jobs.executors import start_method
 from codec.jobs.plan import DEFAULT_SPLIT, GROUPS_PER_WORKER, group
+from codec.jobs.spec import ExecutorSpec, cores, parse_executor
 from codec.kinds import UNREADABLE
 
 REPO = Path(__file__).resolve().parent.parent
@@ -524,7 +525,8 @@ def test_dask_is_an_extra_named_when_missing(monkeypatch):
         with pytest.raises(MissingExtraError) as info:
             executor(spec)
         assert "pip install 'tfrecord-browser[dask]'" in str(info.value)
-        assert str(info.value).startswith(f"{spec}: ") and info.value.extra == "dask"
+        shown = str(parse_executor(spec))  # the spec as printed: one text for each
+        assert str(info.value).startswith(f"{shown}: ") and info.value.extra == "dask"
 
 
 def test_the_codec_does_not_import_dask():
@@ -579,7 +581,7 @@ class _Count:
     spec=st.sampled_from(
         [
             *(None, "processes", "processes:1", "processes:3", "processes:16", "inline"),
-            *("dask:local:2", "tcp://h:8786", "processes:0", "processes:x"),
+            *("dask:local:2", "tcp://h:8786"),
         ]
     ),
     tasks=st.integers(0, 40),
@@ -588,44 +590,46 @@ class _Count:
 )
 def test_one_rule_sizes_every_pool(spec, tasks, work, inline_most):
     """fit: a pool is never larger than its tasks, one task runs here when the pool was not
-    sized or (for a caller that keeps large work out) when it is small, and every other spec
-    is left as given."""
-    got = fit(spec, tasks, work=work, inline_most=inline_most)
-    asked = (spec or "processes").strip()
-    if asked in ("processes:0", "processes:x") or not asked.startswith("processes"):
-        assert got == asked  # not a pool's size: executor() takes or refuses it
+    sized or (for a caller that keeps large work out) when it is small, and every other
+    executor is left as given."""
+    asked = parse_executor(spec)
+    got = asked.fit(tasks, work=work, inline_most=inline_most)
+    if asked.kind != "processes":
+        assert got == asked
         return
-    size = int(asked.partition(":")[2] or cores())
-    here = tasks <= 1 and (asked == "processes" if inline_most is None else work <= inline_most)
+    size = asked.workers or cores()
+    sized = asked.workers is not None
+    here = tasks <= 1 and (not sized if inline_most is None else work <= inline_most)
     if here:
-        assert got == "inline"
+        assert str(got) == "inline"
     else:
-        assert got == f"processes:{min(size, max(1, tasks))}"
+        assert str(got) == f"processes:{min(size, max(1, tasks))}"
 
 
 def test_the_commands_the_app_and_the_library_size_pools_alike(monkeypatch):
     """The command line's executor for a job and for an export, the app's for a page's job,
-    and run()'s own pool: all by fit."""
+    and run()'s own pool: all by ExecutorSpec.fit."""
     from browser_app.cli import export as cli_export
-    from browser_app.cli import jobs as cli_jobs
     from browser_app.cli.main import build_parser
     from browser_app.ui import services
 
     run_module = sys.modules["codec.jobs.run"]  # the module, not the function of that name
 
-    assert cli_jobs._checked(None, 1) == "inline"
-    assert cli_jobs._checked("processes:8", 3) == "processes:3"
-    assert cli_jobs._checked("processes:2", 1) == "processes:1"  # asked for: a pool
+    assert str(parse_executor(None).fit(1)) == "inline"
+    assert str(parse_executor("processes:8").fit(3)) == "processes:3"
+    assert str(parse_executor("processes:2").fit(1)) == "processes:1"  # asked for: a pool
     args = build_parser().parse_args(["export", "a.tfrecord", "b.tfrecord", "--shards", "40"])
-    assert cli_export.executor_spec(args) == f"processes:{min(cores(), 40)}"
+    assert str(cli_export.export_executor(args)) == f"processes:{min(cores(), 40)}"
     small = [Task(0, "a", 0, 1 << 20)]
     big = [Task(0, "a", 0, 1 << 30)]
-    ex, _ = services.job_executor("processes:2", small)
+    ex, _ = services.job_executor(ExecutorSpec("processes", 2), small)
     assert isinstance(ex, InlineExecutor)  # not worth a process
-    ex, _ = services.job_executor("processes:2", big)
+    ex, _ = services.job_executor(ExecutorSpec("processes", 2), big)
     assert isinstance(ex, ProcessExecutor) and ex.workers == 1  # kept out of the app's process
     made: list[str] = []
-    monkeypatch.setattr(run_module, "executor", lambda spec: made.append(spec) or InlineExecutor())
+    monkeypatch.setattr(
+        run_module, "executor", lambda spec: made.append(str(spec)) or InlineExecutor()
+    )
     run_module.run(_Count(), [Task(i, "") for i in range(3)], "processes:9")
     run_module.run(_Count(), [Task(0, "")], None)
     assert made == ["processes:3", "inline"]

@@ -13,11 +13,11 @@ import pytest
 
 import codec
 from browser_app.cli.inputs import max_inflate
-from browser_app.cli.jobs import job_tasks
+from browser_app.cli.jobs import executor_of
 from browser_app.export.plan import SourceFile
 from codec.cache import MAX_INFLATE_ENV
 from codec.errors import LimitError
-from codec.jobs import SchemaJob, VerifyJob, plan, run
+from codec.jobs import ExecutorSpec, SchemaJob, VerifyJob, plan, run, tasks_of
 
 RECORDS = 48
 RAISED = 8 << 20  # the limit the file is opened with here
@@ -58,7 +58,7 @@ def test_the_command_lines_limit_travels_with_its_tasks(gz, tmp_path, monkeypatc
     carry it to workers that do not have it."""
     args = argparse.Namespace(max_inflate=RAISED, compression="auto", anon=False)
     with max_inflate(args), codec.TFRecordFile(gz) as f:
-        tasks = job_tasks([f], args)
+        tasks = tasks_of([f], executor=executor_of(args), compression=args.compression)
     assert [t.max_inflate for t in tasks] == [RAISED]
     _elsewhere(monkeypatch, tmp_path)
     (report,) = run(VerifyJob(), tasks, "inline")
@@ -79,3 +79,49 @@ def test_without_a_limit_set_tasks_leave_each_worker_its_default(gz):
         assert f.max_inflate is None
         tasks = plan([str(gz)], sizes=[(f.file_size, f.compression)], max_inflate=f.max_inflate)
     assert [t.max_inflate for t in tasks] == [None]
+
+
+@pytest.fixture
+def two(gz: Path) -> list[Path]:
+    """Two GZIP files past a worker's own limit: a dataset the library spreads over processes."""
+    other = gz.with_name("zeros-2.tfrecord.gz")
+    other.write_bytes(gz.read_bytes())
+    return [gz, other]
+
+
+def test_the_librarys_verify_on_processes_carries_the_limit(two, tmp_path, monkeypatch):
+    """``TFRecordDataset.verify(workers=2)`` (and ``codec.verify_paths``): the pool's workers
+    start with this process's environment as it is when the job runs, a lower limit here."""
+    with codec.TFRecordDataset([str(p) for p in two], max_inflate=RAISED) as ds:
+        assert len(ds) == 2 * RECORDS
+        _elsewhere(monkeypatch, tmp_path)
+        reports = ds.verify(workers=2)
+    assert [(r.ok, r.records) for r in reports] == [(True, RECORDS)] * 2
+    reports = codec.verify_paths([str(p) for p in two], workers=2, max_inflate=RAISED)
+    assert [(r.ok, r.records) for r in reports] == [(True, RECORDS)] * 2
+
+
+def test_the_librarys_schema_on_processes_carries_the_limit(two, tmp_path, monkeypatch):
+    from codec.jobs.schema import infer_on_workers
+
+    with codec.TFRecordDataset([str(p) for p in two], max_inflate=RAISED) as ds:
+        _elsewhere(monkeypatch, tmp_path)
+        built = {"decode_images": False, "label_map": None, "detection": True}
+        schema = infer_on_workers(ds.files, len(ds), None, 2, built, False)
+    assert schema.total == 2 * RECORDS and schema.problems == 0
+
+
+def test_the_apps_jobs_carry_the_limit_the_person_accepted(gz, tmp_path, monkeypatch):
+    """The app's verify (Overview, Export) and the tasks its Schema and Filter pages run:
+    the source was opened with the raised limit, and so are the workers' files."""
+    from browser_app.ui import services
+    from browser_app.ui.source import Source
+
+    dataset = codec.TFRecordDataset([str(gz)], max_inflate=RAISED)
+    src = Source(str(gz), gz.name, str(tmp_path), (str(gz),), dataset)
+    inline = ExecutorSpec("inline")
+    assert [t.max_inflate for t in tasks_of(src.dataset.files, executor=inline)] == [RAISED]
+    _elsewhere(monkeypatch, tmp_path)
+    (report,) = services.verify(src, inline)
+    assert report["ok"] and report["records"] == RECORDS
+    dataset.close()

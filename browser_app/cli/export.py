@@ -30,13 +30,12 @@ from typing import TYPE_CHECKING, TextIO
 
 import codec
 from browser_app.cli.inputs import anon, open_inputs, records_option
-from browser_app.cli.jobs import add_job_options
-from browser_app.cli.jobs import executor_spec as job_executor_spec
+from browser_app.cli.jobs import add_job_options, executor_of
 from browser_app.edits import Journal, journal_path
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
 from browser_app.export import FORMATS, ExportReport, export, format_for_path, import_jsonl
 from browser_app.export.base import CSV, JSON, JSONL, PARQUET, TFRECORD
-from codec.jobs import fit
+from codec.jobs import ExecutorSpec
 from codec.kinds import COMPRESSIONS
 
 if TYPE_CHECKING:
@@ -140,14 +139,12 @@ def _format(args: argparse.Namespace, dst: str) -> str:
     return fmt
 
 
-def executor_spec(args: argparse.Namespace) -> str:
+def export_executor(args: argparse.Namespace) -> ExecutorSpec:
     """Where the export's pieces are written, as ``--executor`` / ``--dask`` / ``--workers``
     name it; by default a process per core, at most one per shard (this process for an
     output that is not split)."""
-    spec = job_executor_spec(args)
-    if spec is not None:
-        return spec
-    return fit(None, args.shards or 1)
+    spec = executor_of(args)
+    return spec.fit(args.shards or 1) if spec.is_default else spec
 
 
 def _open_journal(arg: str, dataset: codec.TFRecordDataset) -> Journal:
@@ -178,7 +175,7 @@ def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             "selection": records_option(args.records, len(dataset)) if args.records else None,
             "index_map": not args.no_index_map,
             "anon": anon(args),
-            "executor": executor_spec(args),
+            "executor": str(export_executor(args)),
         }
         if fmt == TFRECORD:
             options.update(compression=args.compression, shards=args.shards)

@@ -16,10 +16,10 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from browser_app.cli.inputs import COMPRESSION_CHOICES, anon, open_inputs
-from browser_app.cli.jobs import add_job_options, job_tasks, run_job
+from browser_app.cli.jobs import add_job_options, executor_of, run_job
 from browser_app.errors import EXIT_OK, UsageError
 from codec.filters import FilterSyntaxError, compile_filter
-from codec.jobs import FilterJob
+from codec.jobs import FilterJob, tasks_of
 
 if TYPE_CHECKING:
     from browser_app.cli.inputs import Subcommands
@@ -62,7 +62,7 @@ def cmd_filter(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError("--limit must be at least 1")
     files = open_inputs(srcs, args.compression, anon=anon(args))
     shown_paths = [f.path for f in files]
-    tasks = job_tasks(files, args)
+    tasks = tasks_of(files, executor=executor_of(args), compression=args.compression)
     files.close()
     try:
         result = run_job(

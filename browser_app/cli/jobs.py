@@ -18,19 +18,19 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from browser_app.cli.inputs import anon, positive
+from browser_app.cli.inputs import positive
 from browser_app.errors import Cancelled, UsageError
-from browser_app.view import dask_spec, progress_text
-from codec import TFRecordFile
-from codec.errors import JobCancelled
-from codec.jobs import DEFAULT_SPLIT, Executor, Job, Progress, Task, executor, fit, plan, run
-from codec.jobs.executors import CONNECT_TIMEOUT, SPECS, planned_workers
+from browser_app.view import progress_text
+from codec.errors import ExecutorError, JobCancelled
+from codec.jobs import DEFAULT_SPLIT, Executor, ExecutorSpec, Job, Progress, Task, executor, run
+from codec.jobs.executors import CONNECT_TIMEOUT
+from codec.jobs.spec import dask_address, parse_executor
 from codec.values import plural
 
-__all__ = ["add_job_options", "executor_spec", "job_tasks", "progress_line", "run_job"]
+__all__ = ["add_job_options", "executor_of", "progress_line", "run_job"]
 
 _EVERY = 0.2  # seconds between progress lines on a terminal
 _EVERY_LOG = 2.0  # ... and written to a file or a pipe (with --progress)
@@ -90,45 +90,32 @@ def add_job_options(p: argparse.ArgumentParser, *, progress: bool = True) -> Non
         )
 
 
-def executor_spec(args: argparse.Namespace) -> str | None:
-    """The executor the options name (``None``: the default pool of processes)."""
-    if getattr(args, "dask", None):
-        return dask_spec(args.dask)
-    if getattr(args, "workers", None):
-        return f"processes:{args.workers}"
-    spec = getattr(args, "executor", None)
-    return spec.strip() if spec else None
-
-
-def job_tasks(files: Iterable[TFRecordFile], args: argparse.Namespace) -> list[Task]:
-    """The tasks over ``files`` (open: their sizes and compressions are known), each read as
-    ``--compression`` says; a worker opens its file again by the URL as given (a signed URL's
-    query included, never the shown form) with the same options (``--anon``,
-    ``--max-inflate``: a remote worker has not this environment). A large plain file is cut
-    into at least as many ranges as the executor has workers."""
-    files = list(files)
-    paths = [f.url or f.path for f in files]
-    sizes = [
-        (f.file_size, f.compression if args.compression == "auto" else args.compression)
-        for f in files
-    ]
-    workers = planned_workers(executor_spec(args))
-    limit = next((f.max_inflate for f in files), None)
-    return plan(paths, anon=anon(args), sizes=sizes, at_least=workers, max_inflate=limit)
+def executor_of(args: argparse.Namespace) -> ExecutorSpec:
+    """The executor the options name (none: the default pool of processes), parsed once; a
+    spec that names no executor is a :class:`~browser_app.errors.UsageError`, said before
+    anything starts."""
+    try:
+        if getattr(args, "dask", None):
+            return parse_executor(dask_address(args.dask))
+        if getattr(args, "workers", None):
+            return ExecutorSpec("processes", args.workers)
+        return parse_executor(getattr(args, "executor", None))
+    except ExecutorError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def run_job(job: Job, tasks: Sequence[Task], args: argparse.Namespace) -> Any:
-    """Run ``job`` over ``tasks`` on the executor the options name, with progress on stderr
-    when it is a terminal (or ``--progress``), and Ctrl+C cancelling it
-    (:class:`~browser_app.errors.Cancelled`). A Dask scheduler that cannot be reached or is
-    lost raises :class:`~codec.errors.SchedulerError`; a spec that names no executor
-    :class:`~browser_app.errors.UsageError`."""
-    spec = _checked(executor_spec(args), len(tasks))
-    show = _Progress() if getattr(args, "progress", False) or sys.stderr.isatty() else None
+    """Run ``job`` over ``tasks`` (:func:`codec.jobs.tasks_of`) on the executor the options
+    name (its pool no larger than the tasks), with progress on stderr when it is a terminal
+    (or ``--progress``), and Ctrl+C cancelling it (:class:`~browser_app.errors.Cancelled`). A
+    Dask scheduler that cannot be reached or is lost raises
+    :class:`~codec.errors.SchedulerError`."""
+    spec = executor_of(args).fit(len(tasks))
+    show = _ProgressLine() if getattr(args, "progress", False) or sys.stderr.isatty() else None
     cancel = threading.Event()
     ex: Executor | None = None
     try:
-        with _interrupts_cancel(cancel, inline=spec == "inline"):
+        with _interrupts_cancel(cancel, inline=spec.kind == "inline"):
             ex = executor(spec, timeout=getattr(args, "dask_timeout", None) or CONNECT_TIMEOUT)
             result = run(job, tasks, ex, progress=show, cancel=cancel)
     except BaseException as exc:
@@ -145,20 +132,6 @@ def run_job(job: Job, tasks: Sequence[Task], args: argparse.Namespace) -> Any:
             show.end()
     ex.close()
     return result
-
-
-def _checked(spec: str | None, tasks: int) -> str:
-    """``spec`` with its process pool no larger than the work (one process per task at most;
-    none for one task); a spec that names no executor is a usage error, said before anything
-    starts."""
-    name, _, rest = (spec or "processes").partition(":")
-    if name == "processes":
-        if rest and not (rest.isdigit() and int(rest) >= 1):
-            raise UsageError(f"--executor {spec}: the number of processes must be 1 or more")
-        return fit(spec, tasks)
-    if name in ("inline", "dask") or "://" in (spec or ""):
-        return spec or "inline"
-    raise UsageError(f"--executor {spec!r} is not an executor: use {SPECS}")
 
 
 @contextlib.contextmanager
@@ -181,7 +154,7 @@ def _interrupts_cancel(cancel: threading.Event, *, inline: bool) -> Iterator[Non
         signal.signal(signal.SIGINT, before)
 
 
-class _Progress:
+class _ProgressLine:
     """One progress line on stderr, rewritten in place on a terminal (a new line every few
     seconds elsewhere), and cleared at the end."""
 

@@ -24,12 +24,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-import codec.jobs
-from browser_app.cli.jobs import add_job_options, executor_spec
+from browser_app.cli.jobs import add_job_options, executor_of
 from browser_app.errors import AppError, InputError, PathRefused, UsageError, os_error_message
 from browser_app.paths import expand_inside, is_url_root, url_root_for
-from browser_app.view.jobs import is_dask
-from codec.errors import ExecutorError
+from codec.jobs.spec import ExecutorSpec
 from codec.locations import shown
 
 if TYPE_CHECKING:
@@ -71,19 +69,12 @@ def register(sub: Subcommands) -> None:
     p.set_defaults(handler=launch)
 
 
-def app_executor(args: argparse.Namespace) -> str | None:
+def app_executor(args: argparse.Namespace) -> ExecutorSpec:
     """Where the app's dataset-wide jobs run, as ``--executor`` / ``--dask`` / ``--workers``
-    name it (None: a process per core). A local spec that names no executor is a
-    :class:`~browser_app.errors.UsageError`; a Dask cluster is reached (and its spec checked)
-    only when a job runs, and the app says what is wrong."""
-    spec = executor_spec(args)
-    if spec is None or is_dask(spec):
-        return spec
-    try:
-        codec.jobs.executor(spec).close()  # local: nothing starts until a task is given
-    except ExecutorError as exc:
-        raise UsageError(str(exc)) from None
-    return spec
+    name it (by default a process per core). A spec that names no executor is a
+    :class:`~browser_app.errors.UsageError`; a Dask cluster is reached only when a job runs,
+    and the app says what is wrong."""
+    return executor_of(args)
 
 
 def port_is_free(host: str, port: int) -> bool:
@@ -150,7 +141,7 @@ def server_command(
     python: str = sys.executable,
     *,
     anon: bool = False,
-    executor: str | None = None,
+    executor: ExecutorSpec | None = None,
     dask_timeout: float | None = None,
 ) -> list[str]:
     """The ``streamlit run`` command line for the app (``anon``: the app reads remote URLs
@@ -191,7 +182,8 @@ def server_command(
     for name in allowed_hosts(host):
         cmd += ["--server.allowedHosts", name]
     cmd += ["--", "--root", root, *(["--anon"] if anon else [])]
-    cmd += [*(["--executor", executor] if executor else [])]
+    if executor is not None and not executor.is_default:
+        cmd += ["--executor", str(executor)]
     cmd += [*(["--dask-timeout", f"{dask_timeout:g}"] if dask_timeout else []), *paths]
     return cmd
 

@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import codec
 from browser_app.cli.inputs import add_input, anon, open_inputs, records_option
-from browser_app.cli.jobs import add_job_options, job_tasks, run_job
+from browser_app.cli.jobs import add_job_options, executor_of, run_job
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
 from browser_app.export.remote import object_kind
 from browser_app.view.text import format_record_text, hex_preview
 from codec import example
-from codec.jobs import VerifyJob
+from codec.jobs import VerifyJob, tasks_of
 from codec.kinds import DATA_CRC, RAW, RECORD_KINDS
 from codec.locations import is_url, join_url, shown
 from codec.text_index import parse_text_index
@@ -147,7 +147,7 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
 def cmd_verify(args: argparse.Namespace, out: TextIO) -> int:
     """Check every record's CRCs; one line per problem, then one verdict per file."""
     files = open_inputs(args.paths, args.compression, anon=anon(args), text_index=False)
-    tasks = job_tasks(files, args)
+    tasks = tasks_of(files, executor=executor_of(args), compression=args.compression)
     files.close()
     reports = run_job(VerifyJob(compression=args.compression), tasks, args)
     ok = all(r.ok for r in reports)

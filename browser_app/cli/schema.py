@@ -15,12 +15,12 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
 from browser_app.cli.inputs import InputFiles, add_input, anon, open_inputs, positive
-from browser_app.cli.jobs import add_job_options, job_tasks, run_job
+from browser_app.cli.jobs import add_job_options, executor_of, run_job
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, InputError, os_error_message
 from browser_app.export.remote import open_input
 from browser_app.view.text import format_schema
 from codec.errors import DecodeError, RemoteError
-from codec.jobs import SchemaJob
+from codec.jobs import SchemaJob, tasks_of
 from codec.labelmap import MAX_LABEL_MAP_BYTES, parse_label_map_bytes
 from codec.labelmap import read_label_map as load_label_map
 from codec.locations import is_url, shown
@@ -75,7 +75,7 @@ def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
     files = open_inputs(args.paths, args.compression, anon=anon(args))
     if args.sample is None:
         # Every record: a job on the executor the options name.
-        tasks = job_tasks(files, args)
+        tasks = tasks_of(files, executor=executor_of(args), compression=args.compression)
         files.close()
         job = SchemaJob(
             decode_images=args.decode_images,

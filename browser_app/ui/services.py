@@ -18,6 +18,7 @@ pages with pending edits are built from :meth:`Journal.page
 
 from __future__ import annotations
 
+import functools
 import logging
 import threading
 from collections import OrderedDict
@@ -45,7 +46,6 @@ from browser_app.ui import state
 from codec.cache import FileIdentity
 from codec.errors import CodecError, RemoteError
 from codec.filters import run_filter
-from codec.jobs.executors import planned_workers
 from codec.kinds import DATA_CRC
 from codec.locations import filesystem, is_url, remote_stat
 from codec.schema.drift import findings
@@ -65,7 +65,6 @@ __all__ = [
     "forget_source",
     "gallery_items",
     "job_executor",
-    "job_tasks",
     "landed_numbers",
     "landed_page",
     "landed_tiles",
@@ -230,7 +229,7 @@ def _close_executor(ex: codec.jobs.Executor) -> None:
     max_entries=4, validate=_connected, on_release=_close_executor, show_spinner=False
 )
 def _shared_executor(spec: str, timeout: float) -> codec.jobs.Executor:
-    return codec.jobs.executor(spec, timeout=timeout)
+    return codec.jobs.executor(spec, timeout=timeout)  # the spec's text: a plain cache key
 
 
 def _timeout() -> float:
@@ -251,39 +250,41 @@ def _users() -> _Users:
     return _Users()
 
 
-def shared_executor(spec: str, session: str | None = None) -> codec.jobs.Executor:
+def shared_executor(
+    spec: codec.jobs.ExecutorSpec, session: str | None = None
+) -> codec.jobs.Executor:
     """The one client of the Dask cluster ``spec`` names, shared by every session and job:
     connected now (a ``dask:local`` cluster started now; a scheduler tried for
     ``--dask-timeout`` seconds, else :data:`DASK_TIMEOUT`) and kept while a session uses it
     (``session``, from now until :func:`release_executor`) or until the connection is lost.
     Raises :class:`codec.errors.ExecutorError` (a :class:`~codec.errors.SchedulerError` for a
     scheduler that cannot be reached) or :class:`codec.errors.MissingExtraError`."""
-    ex = _shared_executor(spec, _timeout())
+    ex = _shared_executor(str(spec), _timeout())
     if session is not None:
         users = _users()
         with users.lock:
-            users.of.setdefault(spec, set()).add(session)
+            users.of.setdefault(str(spec), set()).add(session)
     return ex
 
 
-def release_executor(spec: str | None, session: str) -> None:
+def release_executor(spec: codec.jobs.ExecutorSpec, session: str) -> None:
     """``session`` no longer uses ``spec``: its shared Dask client (and a local cluster
     started for it) is closed when no other session uses it either. (A session that ends
     without leaving it keeps it open, as do the tabs of a session.)"""
-    if not spec or not view.is_dask(spec):
+    if not spec.is_dask:
         return
     users = _users()
     with users.lock:
-        left = users.of.get(spec, set())
+        left = users.of.get(str(spec), set())
         left.discard(session)
         if left:
             return
-        users.of.pop(spec, None)
-    _shared_executor.clear(spec, _timeout())
+        users.of.pop(str(spec), None)
+    _shared_executor.clear(str(spec), _timeout())
 
 
 def job_executor(
-    spec: str | None,
+    spec: codec.jobs.ExecutorSpec,
     tasks: Sequence[codec.jobs.Task] | None = None,
     session: str | None = None,
 ) -> tuple[codec.jobs.Executor, bool]:
@@ -291,12 +292,11 @@ def job_executor(
     ``session`` from now), or an executor of this job's own (close it after the job). Local
     processes are no more than the ``tasks`` (when known), and one small task runs in this
     process: not worth starting a process for."""
-    if view.is_dask(spec):
-        assert spec is not None
+    if spec.is_dask:
         return shared_executor(spec, session), True
     if tasks is not None:
         work = sum(t.bytes for t in tasks)
-        spec = codec.jobs.fit(spec, len(tasks), work=work, inline_most=codec.jobs.DEFAULT_SPLIT)
+        spec = spec.fit(len(tasks), work=work, inline_most=codec.jobs.DEFAULT_SPLIT)
     return codec.jobs.executor(spec), False  # a pool starts on its first task: cheap until then
 
 
@@ -335,22 +335,11 @@ def _results() -> _Results:
     return _Results()
 
 
+def _run_on(executor: codec.jobs.ExecutorSpec, job: Any, tasks: list[codec.jobs.Task]) -> Any:
+    return codec.jobs.run(job, tasks, executor)
+
+
 # -- plain-data results --------------------------------------------------------------------
-
-
-def job_tasks(src: Source) -> list[codec.jobs.Task]:
-    """The tasks of a dataset-wide job over every file of ``src`` (whole files, byte ranges
-    of large plain ones), planned from the sizes its reader already knows; a remote object's
-    task carries the source's anonymous access, and its worker reads the URL itself; every
-    task carries the inflate limit the source was opened with (a higher one the person
-    accepted), so a worker inflates a GZIP/ZLIB file as far as the app did."""
-    files = src.dataset.files
-    sizes = [(f.file_size, f.compression) for f in files]
-    workers = planned_workers(state.executor_spec())  # a range per worker of a large file
-    limit = next((f.max_inflate for f in files), None)
-    return codec.jobs.plan(
-        list(src.paths), anon=src.anon, sizes=sizes, at_least=workers, max_inflate=limit
-    )
 
 
 def verified(src: Source) -> list[dict[str, Any]] | None:
@@ -359,18 +348,23 @@ def verified(src: Source) -> list[dict[str, Any]] | None:
     return _results().get(("verify", src.key))
 
 
-def verify(src: Source, runner: Runner | None = None) -> list[dict[str, Any]]:
+def verify(
+    src: Source,
+    executor: codec.jobs.ExecutorSpec,
+    runner: Runner | None = None,
+) -> list[dict[str, Any]]:
     """A full CRC check of every file of ``src`` (kept until a file changes): the verify job
-    over its files (:class:`codec.jobs.VerifyJob`), run by ``runner`` (the page's, with
-    progress and cancellation; default: :func:`codec.jobs.run` on every core). The damaged
+    over its files (:class:`codec.jobs.VerifyJob`; a range per worker of ``executor`` of a
+    large plain file), run by ``runner`` (the page's, with progress and cancellation;
+    default: :func:`codec.jobs.run` on ``executor``). The damaged
     records it finds are noted on the shared reader (of a file it has indexed), so the views
     know them without reading them again."""
     key = ("verify", src.key)
     got = _results().get(key)
     if got is not None:
         return got
-    run: Runner = runner or codec.jobs.run
-    reports = run(codec.jobs.VerifyJob(), job_tasks(src))
+    run: Runner = runner or functools.partial(_run_on, executor)
+    reports = run(codec.jobs.VerifyJob(), codec.jobs.tasks_of(src.dataset.files, executor=executor))
     for f, report in zip(src.dataset.files, reports):
         if f.index_complete:  # else noting it would index the file here (remote: fetch it)
             for problem in report.problems:

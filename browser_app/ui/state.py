@@ -32,6 +32,9 @@ import streamlit as st
 from browser_app.paths import relative_inside
 from browser_app.selection import Selection
 from browser_app.view import ExportOutcome, SchemaResult
+from codec.errors import ExecutorError
+from codec.jobs.spec import DEFAULT as DEFAULT_EXECUTOR
+from codec.jobs.spec import ExecutorSpec, parse_executor
 from codec.labelmap import LabelMap
 from codec.locations import is_url, shown
 
@@ -137,13 +140,13 @@ holds it was a signed URL, whose signature links never keep."""
 class AppArgs:
     """What the launcher passed after ``--``: the root (a folder, or a URL prefix), the paths
     to open first, whether remote objects are read anonymously (public buckets), and where
-    dataset-wide jobs run (an executor spec: :func:`codec.jobs.executor`; None: every core)
-    and how long to try to reach a Dask scheduler (seconds; None: the app's default)."""
+    dataset-wide jobs run (:class:`codec.jobs.ExecutorSpec`; by default every core) and how
+    long to try to reach a Dask scheduler (seconds; None: the app's default)."""
 
     root: str
     paths: tuple[str, ...]
     anon: bool = False
-    executor: str | None = None
+    executor: ExecutorSpec = DEFAULT_EXECUTOR
     dask_timeout: float | None = None
 
 
@@ -164,7 +167,10 @@ def app_args(argv: Sequence[str] | None = None) -> AppArgs:
         root = args.root.rstrip("/") if not args.root.endswith("://") else args.root
     else:
         root = os.path.realpath(args.root or os.getcwd())
-    executor = (args.executor or "").strip() or None
+    try:
+        executor = parse_executor(args.executor)
+    except ExecutorError:  # the launcher refuses it first: only a hand-made command has one
+        executor = DEFAULT_EXECUTOR
     timeout = args.dask_timeout if args.dask_timeout and args.dask_timeout > 0 else None
     return AppArgs(
         root=root,
@@ -676,12 +682,12 @@ def show_all_classes(spec: str) -> None:
 # -- where dataset-wide jobs run, and jobs cancelled ----------------------------------------
 
 __all__ += [
+    "executor",
     "executor_problem",
-    "executor_spec",
     "job_cancelled",
     "session_key",
+    "set_executor",
     "set_executor_problem",
-    "set_executor_spec",
     "set_job_cancelled",
 ]
 
@@ -700,20 +706,16 @@ def session_key() -> str:
     return key
 
 
-def executor_spec() -> str | None:
-    """Where this session's dataset-wide jobs run: an executor spec
-    (:func:`codec.jobs.executor`), as chosen in the sidebar, else as the app was started
-    (``--executor`` / ``--dask``); None: a process per core of this machine."""
-    ss = st.session_state
-    if _EXECUTOR in ss:
-        value = ss[_EXECUTOR]
-        return str(value) if value else None
-    return app_args().executor
+def executor() -> ExecutorSpec:
+    """Where this session's dataset-wide jobs run, as chosen in the sidebar, else as the app
+    was started (``--executor`` / ``--dask``; by default a process per core)."""
+    value = st.session_state.get(_EXECUTOR)
+    return value if isinstance(value, ExecutorSpec) else app_args().executor
 
 
-def set_executor_spec(spec: str | None) -> None:
-    """Run this session's jobs on ``spec`` from now on (None: every core of this machine)."""
-    st.session_state[_EXECUTOR] = spec or None
+def set_executor(spec: ExecutorSpec) -> None:
+    """Run this session's jobs on ``spec`` from now on."""
+    st.session_state[_EXECUTOR] = spec
     st.session_state.pop(_EXECUTOR_PROBLEM, None)
 
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from .export import DamageLeftOut, ExportOutcome, damage_left_out, export_outcome
     from .files import file_options
     from .gallery import GalleryItem, gallery_items, record_label
-    from .jobs import dask_spec, is_dask, progress_text, where_text
+    from .jobs import progress_text, where_text
     from .landing import LandedNumber, landed_caption, landed_rows, landed_tiles, percent_text
     from .pictures import (
         BOX_SAMPLE,
@@ -112,7 +112,6 @@ _WHERE = {
     "cell_reason": "cells",
     "cell_text": "cells",
     "damage_left_out": "export",
-    "dask_spec": "jobs",
     "data_url": "pictures",
     "diff_rows": "changes",
     "export_outcome": "export",
@@ -123,7 +122,6 @@ _WHERE = {
     "first_payloads": "summary",
     "gallery_items": "gallery",
     "hex_dump": "values",
-    "is_dask": "jobs",
     "kind_label": "summary",
     "label_text": "values",
     "landed_caption": "landing",
@@ -189,7 +187,6 @@ __all__ = [
     "cell_reason",
     "cell_text",
     "damage_left_out",
-    "dask_spec",
     "data_url",
     "diff_rows",
     "export_outcome",
@@ -200,7 +197,6 @@ __all__ = [
     "first_payloads",
     "gallery_items",
     "hex_dump",
-    "is_dask",
     "kind_label",
     "label_text",
     "landed_caption",

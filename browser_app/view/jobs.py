@@ -1,52 +1,27 @@
-"""Dataset-wide jobs in words: where they run (an executor spec as a person reads it), an
-address typed for a Dask cluster turned into a spec, and a running job's progress."""
+"""Dataset-wide jobs in words: where they run (an executor spec as a person reads it) and a
+running job's progress."""
 
 from __future__ import annotations
 
-from codec.jobs import Progress
+from codec.jobs import ExecutorSpec, Progress
 from codec.values import format_bytes, plural
 
-__all__ = ["dask_spec", "is_dask", "progress_text", "where_text"]
+__all__ = ["progress_text", "where_text"]
 
 
-def is_dask(spec: str | None) -> bool:
-    """Whether ``spec`` names a Dask cluster (``dask:…``, or a scheduler's ``tcp://…``)."""
-    text = (spec or "").strip()
-    return text.startswith("dask:") or "://" in text
-
-
-def dask_spec(address: str) -> str:
-    """The executor spec of a Dask cluster as a person names it: ``local`` or ``local:4`` (a
-    cluster started here), ``tcp://host:8786`` (or any ``scheme://``), ``host:8786`` (tcp),
-    or a spec already (``dask:…``)."""
-    text = address.strip()
-    if text.startswith("dask:"):
-        return text
-    if text == "local" or text.startswith("local:"):
-        return f"dask:{text}"
-    if "://" in text:
-        return f"dask:{text}"
-    return f"dask:tcp://{text}"
-
-
-def where_text(spec: str | None, cores: int) -> str:
+def where_text(spec: ExecutorSpec, cores: int) -> str:
     """Where jobs of ``spec`` run, in words: "this machine (2 cores)", "the Dask cluster at
     tcp://…"."""
-    text = (spec or "processes").strip()
-    name, _, rest = text.partition(":")
-    if name == "inline":
+    if spec.kind == "inline":
         return "this process (one core)"
-    if name == "processes":
-        if rest.isdigit():
-            return f"this machine ({plural(int(rest), 'process', 'processes')})"
+    if spec.kind == "processes":
+        if spec.workers is not None:
+            return f"this machine ({plural(spec.workers, 'process', 'processes')})"
         return f"this machine ({plural(cores, 'core')})"
-    if name == "dask":
-        where, _, n = rest.partition(":")
-        if where == "local":
-            many = f" of {plural(int(n), 'worker')}" if n.isdigit() else ""
-            return f"a local Dask cluster{many}"
-        return f"the Dask cluster at {rest}"
-    return f"the Dask cluster at {text}"
+    if spec.kind == "dask-local":
+        many = f" of {plural(spec.workers, 'worker')}" if spec.workers is not None else ""
+        return f"a local Dask cluster{many}"
+    return f"the Dask cluster at {spec.address}"
 
 
 def progress_text(p: Progress) -> str:

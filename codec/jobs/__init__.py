@@ -2,7 +2,7 @@
 large files — whose small partial results merge into the answer one process would give, on
 any executor: this process, a pool of processes, or a Dask cluster.
 
-    tasks = plan(paths)                                   # whole files, or byte ranges
+    tasks = plan(paths)                                   # or tasks_of(open files)
     with executor("dask:local:4") as ex:                  # or None: a process per core
         reports = run(VerifyJob(), tasks, ex, progress=print, cancel=event)
         found = run(FilterJob("label == 3", limit=100), tasks, ex)   # a codec.filters.FilterRun
@@ -19,11 +19,18 @@ from .executors import (
     InlineExecutor,
     ProcessExecutor,
     executor,
-    fit,
 )
-from .plan import DEFAULT_SPLIT, Task, plan
+from .plan import DEFAULT_SPLIT, Task, plan, tasks_of
 from .run import Job, Progress, run
-from .verify import VerifyJob, VerifyPart, merge_verify, unreadable_report, verify_task
+from .spec import ExecutorSpec, parse_executor
+from .verify import (
+    VerifyJob,
+    VerifyPart,
+    merge_verify,
+    unreadable_report,
+    verify_paths,
+    verify_task,
+)
 from .walk import RangeEnds, RangeWalk, stitch, walk_range, walk_task
 
 if TYPE_CHECKING:
@@ -46,6 +53,7 @@ __all__ = [
     "DEFAULT_SPLIT",
     "DaskExecutor",
     "Executor",
+    "ExecutorSpec",
     "FilterJob",
     "FilterPart",
     "InlineExecutor",
@@ -60,12 +68,14 @@ __all__ = [
     "VerifyJob",
     "VerifyPart",
     "executor",
-    "fit",
     "merge_verify",
+    "parse_executor",
     "plan",
     "run",
     "stitch",
+    "tasks_of",
     "unreadable_report",
+    "verify_paths",
     "verify_task",
     "walk_range",
     "walk_task",

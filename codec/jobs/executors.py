@@ -51,6 +51,7 @@ from typing import Any
 
 from ..errors import ExecutorError, MissingExtraError, SchedulerError
 from ..values import plural
+from .spec import ExecutorSpec, cores, parse_executor
 
 __all__ = [
     "DEFAULT_RETRIES",
@@ -62,62 +63,15 @@ __all__ = [
     "InlineExecutor",
     "ProcessExecutor",
     "WorkerDied",
-    "cores",
     "executor",
-    "fit",
-    "planned_workers",
     "start_method",
+    "worker_died",
 ]
 
 DEFAULT_RETRIES = 2  # more tries of a task that raised, before its error is its outcome
 MAX_KILLS = 3  # a task whose worker process died this often (alone) is reported, not retried
 CONNECT_TIMEOUT = 10.0  # seconds to reach a Dask scheduler
 FETCH_EVERY = 0.25  # seconds between fetches of finished tasks' answers from Dask workers
-
-SPECS = "inline, processes[:N], dask:local[:N] or dask:tcp://host:port"
-
-
-def cores() -> int:
-    """The cores this process may run on."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
-def planned_workers(spec: str | None) -> int:
-    """How many workers ``spec`` (:func:`executor`'s argument) runs tasks on, when that is
-    known before it starts: the pool's processes (``None``: every core), a local Dask
-    cluster's workers; else 1 (this process, or a running cluster not asked yet)."""
-    name, _, rest = (spec or "processes").strip().removeprefix("dask:").partition(":")
-    if name not in ("processes", "local"):
-        return 1
-    return int(rest) if rest.isdigit() and int(rest) > 0 else cores()
-
-
-def fit(spec: str | None, tasks: int, *, work: int = 0, inline_most: int | None = None) -> str:
-    """The executor a job of ``tasks`` tasks runs on when ``spec`` names where (``None``:
-    the default pool): the one rule of how large a pool is, for the library, the commands
-    and the app. A pool is never larger than the tasks. One task runs in this process (no
-    process is worth starting for it) when the pool was not asked for by size (``spec`` is
-    ``None`` or ``"processes"``), or, with ``inline_most``, when its ``work`` is at most that
-    many bytes (a caller that must stay responsive keeps larger work out of its process,
-    whatever it was asked). Any other spec is returned as given; a spec that names no
-    executor is left for :func:`executor` to refuse."""
-    text = (spec or "processes").strip()
-    name, _, rest = text.partition(":")
-    if name != "processes":
-        return text
-    try:
-        n = int(rest) if rest else cores()
-    except ValueError:
-        return text
-    if n < 1:
-        return text
-    small = not rest if inline_most is None else work <= inline_most
-    if tasks <= 1 and small:
-        return "inline"
-    return f"processes:{min(n, max(1, tasks))}"
 
 
 def start_method() -> str:
@@ -136,6 +90,17 @@ def start_method() -> str:
 
 class WorkerDied(Exception):
     """The outcome of a task whose worker process died every time it ran it."""
+
+
+def worker_died(exc: BaseException) -> bool:
+    """Whether ``exc`` says that the process running a task died: ours
+    (:class:`WorkerDied`), or Dask's ``KilledWorker`` (looked for only when Dask is loaded:
+    it never is for this question alone)."""
+    if isinstance(exc, WorkerDied):
+        return True
+    distributed = sys.modules.get("distributed")
+    killed = getattr(distributed, "KilledWorker", None) if distributed else None
+    return isinstance(killed, type) and isinstance(exc, killed)
 
 
 @dataclass
@@ -811,39 +776,20 @@ def _one_line(exc: BaseException) -> str:
 
 
 def executor(
-    spec: str | None = None,
+    spec: ExecutorSpec | str | None = None,
     *,
     retries: int = DEFAULT_RETRIES,
     timeout: float = CONNECT_TIMEOUT,
 ) -> Executor:
-    """The executor ``spec`` names: ``None`` (or ``"processes"``) a process per core,
-    ``"processes:N"``, ``"inline"``, ``"dask:local[:N]"`` (a LocalCluster started now),
-    ``"dask:tcp://host:port"`` or ``"tcp://host:port"`` (a running scheduler; ``timeout``
-    seconds to reach it). Close it (or use ``with``) when done."""
-    text = (spec or "processes").strip()
-    name, _, rest = text.partition(":")
-    if name == "inline" and not rest:
+    """The executor ``spec`` names (:func:`~codec.jobs.spec.parse_executor`: ``None`` a
+    process per core, ``"processes:N"``, ``"inline"``, ``"dask:local[:N]"`` — a
+    LocalCluster started now —, ``"dask:tcp://host:port"`` — a running scheduler, reached
+    within ``timeout`` seconds). Close it (or use ``with``) when done."""
+    parsed = parse_executor(spec)
+    if parsed.kind == "inline":
         return InlineExecutor(retries)
-    if name == "processes":
-        return ProcessExecutor(_count(text, rest) if rest else None, retries=retries)
-    if name == "dask":
-        where, _, n = rest.partition(":")
-        if where == "local":
-            return DaskExecutor(
-                None, workers=_count(text, n) if n else None, retries=retries, spec=text
-            )
-        if "://" in rest:
-            return DaskExecutor(rest, retries=retries, timeout=timeout, spec=text)
-    elif "://" in text and name in ("tcp", "tls", "ws", "wss", "inproc", "ucx"):
-        return DaskExecutor(text, retries=retries, timeout=timeout, spec=text)
-    raise ExecutorError(f"{text!r} is not an executor: use {SPECS}")
-
-
-def _count(spec: str, text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise ExecutorError(f"{spec!r}: the number of workers must be a whole number from 1")
-    return n
+    if parsed.kind == "processes":
+        return ProcessExecutor(parsed.workers, retries=retries)
+    if parsed.kind == "dask-local":
+        return DaskExecutor(None, workers=parsed.workers, retries=retries, spec=str(parsed))
+    return DaskExecutor(parsed.address, retries=retries, timeout=timeout, spec=str(parsed))

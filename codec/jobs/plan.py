@@ -10,11 +10,24 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from ..dataset import expand_paths
 from ..sources import probe
+from .spec import ExecutorSpec, parse_executor
 
-__all__ = ["DEFAULT_SPLIT", "GROUPS_PER_WORKER", "MIN_SPLIT", "Task", "group", "plan"]
+if TYPE_CHECKING:
+    from ..reader import TFRecordFile
+
+__all__ = [
+    "DEFAULT_SPLIT",
+    "GROUPS_PER_WORKER",
+    "MIN_SPLIT",
+    "Task",
+    "group",
+    "plan",
+    "tasks_of",
+]
 
 DEFAULT_SPLIT = 64 << 20  # bytes per range task of a large file
 MIN_SPLIT = 8 << 20  # bytes: the smallest range made to give every worker a task
@@ -67,18 +80,53 @@ def plan(
     files = expand_paths(paths, anon=anon)
     if sizes is None:
         sizes = [probe(p, anon=anon) for p in files]
+    n = len(files)
+    return _cut(files, sizes, [anon] * n, [max_inflate] * n, split, at_least)
+
+
+def tasks_of(
+    files: Sequence[TFRecordFile],
+    *,
+    executor: ExecutorSpec | str | None = None,
+    compression: str = "auto",
+    split: int = DEFAULT_SPLIT,
+) -> list[Task]:
+    """The tasks of a job over ``files`` (open: their sizes and compressions are known, and
+    nothing is listed or probed again): the one way open files become tasks, for the
+    library, the commands and the app. A worker opens each file again by the URL or path as
+    given (a signed URL's query included, never the shown form), the way it was opened here:
+    anonymously or not, with the inflate limit it was opened with (a raised one too), read as
+    ``compression`` says (``"auto"``: as detected). A large plain file is cut into at least
+    as many ranges as ``executor`` has workers."""
+    paths = [f.url or f.path for f in files]
+    sizes = [(f.file_size, f.compression if compression == "auto" else compression) for f in files]
+    workers = parse_executor(executor).planned_workers
+    anons = [f.anon for f in files]
+    limits = [f.max_inflate for f in files]
+    return _cut(paths, sizes, anons, limits, split, workers)
+
+
+def _cut(
+    files: Sequence[str],
+    sizes: Sequence[tuple[int, str]],
+    anons: Sequence[bool],
+    limits: Sequence[int | None],
+    split: int,
+    at_least: int,
+) -> list[Task]:
     if split > 0 and _count(sizes, split) < at_least:
         plain = sum(size for size, compression in sizes if compression == "none")
         split = min(split, max(MIN_SPLIT, -(-plain // at_least)))
     tasks: list[Task] = []
     for k, (path, (size, compression)) in enumerate(zip(files, sizes)):
+        anon, limit = anons[k], limits[k]
         if compression != "none" or size <= split or split <= 0:
-            tasks.append(Task(k, path, 0, size, whole=True, anon=anon, max_inflate=max_inflate))
+            tasks.append(Task(k, path, 0, size, whole=True, anon=anon, max_inflate=limit))
             continue
         n = -(-size // split)
         edges = [size * i // n for i in range(n + 1)]
         for a, b in itertools.pairwise(edges):
-            tasks.append(Task(k, path, a, b, whole=False, anon=anon, max_inflate=max_inflate))
+            tasks.append(Task(k, path, a, b, whole=False, anon=anon, max_inflate=limit))
     return tasks
 
 

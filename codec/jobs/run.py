@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..errors import JobCancelled
-from .executors import Batch, Executor, Finished, InlineExecutor, executor, fit
+from .executors import Batch, Executor, Finished, InlineExecutor, executor
 from .plan import Task, group
+from .spec import ExecutorSpec, parse_executor
 
 __all__ = ["Job", "Progress", "run"]
 
@@ -85,18 +86,19 @@ class Progress:
 def run(
     job: Job,
     tasks: Sequence[Task],
-    executor: Executor | str | None = None,
+    executor: Executor | ExecutorSpec | str | None = None,
     *,
     progress: Callable[[Progress], None] | None = None,
     cancel: threading.Event | None = None,
 ) -> Any:
-    """Run ``job`` over ``tasks`` on ``executor`` (an :class:`Executor`, a spec for
-    :func:`codec.jobs.executor`, or ``None``: a process per core, at most one per task) and
-    return its merged result. ``progress`` is called once at the start and after each task;
-    it is also called every ``BEAT`` seconds while no task finishes, so a caller that stops
-    a job by raising from the callback (a Streamlit page being rerun) is never kept waiting
-    for a long task. Setting ``cancel`` stops the job (:class:`~codec.errors.JobCancelled`).
-    An executor made here is closed before returning; one passed in is left running."""
+    """Run ``job`` over ``tasks`` on ``executor`` (an :class:`Executor`, an
+    :class:`~codec.jobs.ExecutorSpec` or its text, or ``None``: a process per core, at most
+    one per task) and return its merged result. ``progress`` is called once at the start and
+    after each task; it is also called every ``BEAT`` seconds while no task finishes, so a
+    caller that stops a job by raising from the callback (a Streamlit page being rerun) is
+    never kept waiting for a long task. Setting ``cancel`` stops the job
+    (:class:`~codec.errors.JobCancelled`). An executor made here is closed before returning;
+    one passed in is left running."""
     tasks = list(tasks)
     own = not isinstance(executor, Executor)
     ex = _make(executor, len(tasks)) if own else executor
@@ -113,9 +115,9 @@ def run(
     return result
 
 
-def _make(spec: str | Executor | None, n: int) -> Executor:
-    assert spec is None or isinstance(spec, str)
-    return executor(fit(spec, n))
+def _make(spec: ExecutorSpec | str | Executor | None, n: int) -> Executor:
+    assert not isinstance(spec, Executor)
+    return executor(parse_executor(spec).fit(n))
 
 
 @dataclass(frozen=True)

@@ -17,18 +17,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
 from ..kinds import DATA_CRC
 from ..reader import TFRecordFile
 from ..schema.builder import SchemaBuilder
-from ..schema.infer import _file_kind, _scan_range, feed_spans
+from ..schema.infer import ProgressFn, feed_spans, file_kind, scan_range
 from ..schema.result import Schema, ShardInfo
-from .plan import Task
+from .plan import Task, tasks_of
+from .run import Progress, run
+from .spec import ExecutorSpec
 from .walk import RangeEnds, stitch, walk_task
 
-__all__ = ["SchemaJob", "SchemaMerge", "SchemaPart"]
+__all__ = ["SchemaJob", "SchemaMerge", "SchemaPart", "infer_on_workers"]
 
 
 @dataclass
@@ -82,7 +85,7 @@ class SchemaJob:
             if task.whole:
                 n = len(f)
                 if n:
-                    _scan_range(f, builder, 0, n, 0, _file_kind(f))
+                    scan_range(f, builder, 0, n, 0, file_kind(f))
                 problems = sum(1 for p in f.problems if p.kind != DATA_CRC)
                 return SchemaPart(task, builder, n, problems, f.path)
             walk = walk_task(f, task, check_data=False)  # the feed checks every data CRC
@@ -197,3 +200,31 @@ class SchemaMerge:
         return Schema(
             self.total, total=self.first, files=self.files, shards=shards, problems=self.problems
         )
+
+
+def infer_on_workers(
+    files: list[TFRecordFile],
+    total: int,
+    progress: ProgressFn | None,
+    workers: int,
+    built: dict[str, Any],
+    per_shard: bool,
+) -> Schema:
+    """Every record of ``files`` (open; ``total`` records) as the schema job on ``workers``
+    processes: what :func:`codec.schema.infer_schema` runs with ``workers > 1``. Byte ranges
+    of large files, each worker opening its file again the way it was opened here."""
+    kinds = {f.compression for f in files}
+    job = SchemaJob(
+        **built, per_shard=per_shard, compression=kinds.pop() if len(kinds) == 1 else "auto"
+    )
+    spec = ExecutorSpec("processes", workers)
+    tasks = tasks_of(files, executor=spec)
+
+    def step(p: Progress) -> None:
+        if progress is not None:
+            progress(min(p.records, total), total)
+
+    schema: Schema = run(job, tasks, spec.fit(len(tasks)), progress=step)
+    if progress is not None:
+        progress(total, total)
+    return schema

@@ -13,7 +13,10 @@ from ..framing import Problem
 from ..kinds import UNREADABLE
 from ..locations import redact_text, shown
 from ..reader import TFRecordFile, VerifyReport, data_crc_problem, report_from
-from .plan import Task
+from .executors import worker_died
+from .plan import Task, plan, tasks_of
+from .run import Progress, run
+from .spec import ExecutorSpec, cores
 from .walk import RangeEnds, RangeWalk, stitch, walk_task
 
 __all__ = [
@@ -22,6 +25,7 @@ __all__ = [
     "VerifyPart",
     "merge_verify",
     "unreadable_report",
+    "verify_paths",
     "verify_task",
 ]
 
@@ -202,7 +206,7 @@ class VerifyJob:
 
 def _why(error: BaseException, path: str) -> str:
     """What went wrong, in one line, without credentials."""
-    if type(error).__name__ in ("WorkerDied", "KilledWorker"):  # ours, and Dask's
+    if worker_died(error):
         return "the worker process reading it died every time (killed, or out of memory)"
     if isinstance(error, OSError) and error.strerror:
         text = error.strerror
@@ -211,3 +215,52 @@ def _why(error: BaseException, path: str) -> str:
         if len(text) > 300:
             text = text[:300] + "…"
     return redact_text(f"{text} ({type(error).__name__})", path)
+
+
+def verify_paths(
+    paths: Sequence[str],
+    *,
+    workers: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    readers: Sequence[TFRecordFile] | None = None,
+    anon: bool = False,
+    compression: str = "auto",
+    max_inflate: int | None = None,
+) -> list[VerifyReport]:
+    """Check every CRC of every file. With more than one file, the files are spread over
+    ``workers`` processes (default: every core) as the verify job's whole-file tasks;
+    ``readers`` (the files open already; their own way of opening, inflate limit included,
+    travels with their tasks) are verified here otherwise, and are told of the damage found
+    either way. Files not open are opened with ``anon``, ``compression`` and ``max_inflate``
+    (None: the default limit). ``progress(files done, files)``."""
+    workers = min(workers or cores(), len(paths))
+    if workers > 1:
+        if readers is not None:
+            tasks = tasks_of(readers, compression=compression, split=0)
+        else:
+            tasks = plan(list(paths), split=0, anon=anon, max_inflate=max_inflate)
+
+        def step(p: Progress) -> None:
+            if progress is not None:
+                progress(p.tasks_done, p.tasks_total)
+
+        spec = ExecutorSpec("processes", workers)
+        reports: list[VerifyReport] = run(
+            VerifyJob(compression=compression), tasks, spec, progress=step
+        )
+        if readers is not None:
+            for f, rep in zip(readers, reports):
+                for prob in rep.problems:
+                    f.note_damage(prob)
+        return reports
+    reports = []
+    for n, p in enumerate(paths):
+        if readers is not None:
+            reports.append(readers[n].verify())
+        else:
+            opened = TFRecordFile(p, anon=anon, compression=compression, max_inflate=max_inflate)
+            with opened as f:
+                reports.append(f.verify())
+        if progress:
+            progress(n + 1, len(paths))
+    return reports

@@ -30,7 +30,7 @@ def _bulk(f: Any) -> tuple[Callable[[int, int], bytes], np.ndarray, np.ndarray] 
     return f.read_span, offsets, lengths
 
 
-def _scan_range(
+def scan_range(
     f: Any,
     builder: SchemaBuilder,
     start: int,
@@ -141,7 +141,7 @@ def _scan_slow(
     flush()
 
 
-def _file_kind(f: Any) -> str:
+def file_kind(f: Any) -> str:
     from ..example import detect_file_kind
 
     def firsts() -> Iterator[bytes]:
@@ -221,12 +221,14 @@ def _infer(
             _scan_slow(f, b, local, int(firsts[k]), step)
             builders.append(b)
     elif workers > 1 and total >= _PARALLEL_MIN:
-        return _infer_job(files, total, progress, workers, built, per_shard)
+        from ..jobs.schema import infer_on_workers
+
+        return infer_on_workers(files, total, progress, workers, built, per_shard)
     else:
         for k, f in enumerate(files):
             b = SchemaBuilder(**built)
             if counts[k]:
-                _scan_range(f, b, 0, counts[k], int(firsts[k]), _file_kind(f), step)
+                scan_range(f, b, 0, counts[k], int(firsts[k]), file_kind(f), step)
             builders.append(b)
     shards: dict[str, Schema] = {}
     if per_shard and len(files) > 1:
@@ -245,36 +247,3 @@ def _infer(
         shards=shards,
         problems=problems,
     )
-
-
-def _infer_job(
-    files: list[TFRecordFile],
-    total: int,
-    progress: ProgressFn | None,
-    workers: int,
-    built: dict[str, Any],
-    per_shard: bool,
-) -> Schema:
-    """Every record of ``files`` (open) as the schema job (:mod:`codec.jobs`) on ``workers``
-    processes: byte ranges of large files, each worker opening its file again as given."""
-    from ..jobs import Progress, SchemaJob, plan, run
-
-    kinds = {f.compression for f in files}
-    job = SchemaJob(
-        **built, per_shard=per_shard, compression=kinds.pop() if len(kinds) == 1 else "auto"
-    )
-    tasks = plan(
-        [f.url or f.path for f in files],  # as given: the shown form has no query
-        anon=any(f.anon for f in files),
-        sizes=[(f.file_size, f.compression) for f in files],
-        at_least=workers,
-    )
-
-    def step(p: Progress) -> None:
-        if progress is not None:
-            progress(min(p.records, total), total)
-
-    schema: Schema = run(job, tasks, f"processes:{min(workers, len(tasks))}", progress=step)
-    if progress is not None:
-        progress(total, total)
-    return schema

@@ -15,7 +15,7 @@ from browser_app.ui.source import Source
 from browser_app.ui.widgets import jobs
 from browser_app.view import match_rows, md_text, plural
 from codec.filters import FilterSyntaxError, UnknownFeatureError, compile_filter
-from codec.jobs import FilterJob
+from codec.jobs import FilterJob, tasks_of
 
 EXAMPLES = (
     "label == 3 and width > 100",
@@ -57,7 +57,7 @@ def _run(src: Source, text: str, limit: int, fresh: bool) -> state.FilterSelecti
     try:
         run = jobs.run(
             FilterJob(text, limit=limit + 1),
-            services.job_tasks(src),
+            tasks_of(src.dataset.files, executor=state.executor()),
             key=f"filter:{src.tag}:{text}",
             what="The filter",
             fresh=fresh,

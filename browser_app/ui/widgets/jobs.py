@@ -11,7 +11,7 @@ starts it again (``fresh``). Any other click during a job also stops it, and the
 it again when the page still needs it.
 
 :func:`sidebar_setting` shows where jobs run ("this machine (2 cores)", "the Dask cluster at
-…") and changes it: the session's executor spec (:func:`browser_app.ui.state.executor_spec`).
+…") and changes it: the session's executor (:func:`browser_app.ui.state.executor`).
 A Dask cluster is reached when chosen, so a bad address is said there and then and the
 setting stays as it was; the shared client of the previous setting (and a local cluster
 started for it) is closed.
@@ -30,9 +30,9 @@ import streamlit as st
 import codec.jobs
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
-from browser_app.view import dask_spec, is_dask, md_text, progress_text, where_text
+from browser_app.view import md_text, progress_text, where_text
 from codec.errors import ExecutorError, MissingExtraError
-from codec.jobs.executors import cores
+from codec.jobs.spec import INLINE, ExecutorSpec, cores, dask_address, parse_executor
 
 __all__ = ["Bar", "Stopped", "cancelled", "run", "run_work", "runner", "sidebar_setting", "where"]
 
@@ -56,7 +56,7 @@ def _wkey(name: str, key: str) -> str:
 
 def where() -> str:
     """Where this session's jobs run, in words."""
-    return where_text(state.executor_spec(), cores())
+    return where_text(state.executor(), cores())
 
 
 class Bar:
@@ -98,7 +98,7 @@ def run_work(
         state.set_job_cancelled(key, False)
     if cancelled(key, what):
         raise Stopped(key)
-    spec = state.executor_spec()
+    spec = state.executor()
     try:
         ex, shared = services.job_executor(spec, tasks, state.session_key())
     except (ExecutorError, MissingExtraError) as exc:
@@ -180,7 +180,7 @@ def verify(src: Source) -> list[dict[str, Any]] | None:
     <browser_app.ui.services.verify>`), run here when not made yet, with its progress and
     Cancel button; None when it was cancelled or could not run (said)."""
     try:
-        return services.verify(src, runner(verify_key(src), "The CRC check"))
+        return services.verify(src, state.executor(), runner(verify_key(src), "The CRC check"))
     except Stopped:
         return None
 
@@ -197,21 +197,20 @@ def _failed(what: str, exc: BaseException) -> None:
 # -- the setting ---------------------------------------------------------------------------
 
 
-def _choice(spec: str | None) -> str:
-    if is_dask(spec):
+def _choice(spec: ExecutorSpec) -> str:
+    if spec.is_dask:
         return DASK
-    return THIS_PROCESS if (spec or "").strip() == "inline" else THIS_MACHINE
+    return THIS_PROCESS if spec.kind == "inline" else THIS_MACHINE
 
 
-def _use(spec: str | None) -> None:
+def _use(spec: ExecutorSpec) -> None:
     """Make ``spec`` this session's setting, once it works (a Dask cluster is reached now);
     else say why and keep the setting."""
-    before = state.executor_spec()
+    before = state.executor()
     if spec == before:
         state.set_executor_problem(None)
         return
-    if is_dask(spec):
-        assert spec is not None
+    if spec.is_dask:
         try:
             services.shared_executor(spec, state.session_key())
         except (ExecutorError, MissingExtraError) as exc:
@@ -221,16 +220,16 @@ def _use(spec: str | None) -> None:
             log.exception("reaching %s failed", spec)
             state.set_executor_problem(f"{spec}: {type(exc).__name__}: {exc}")
             return
-    state.set_executor_spec(spec)
+    state.set_executor(spec)
     services.release_executor(before, state.session_key())
 
 
 def _on_choice() -> None:
     choice = state.widget_value("jobs:where")
     if choice == THIS_MACHINE:
-        _use(None)
+        _use(ExecutorSpec())
     elif choice == THIS_PROCESS:
-        _use("inline")
+        _use(INLINE)
     else:
         _on_address()
 
@@ -243,12 +242,17 @@ def _on_address() -> None:
             " cluster of N workers on this machine."
         )
         return
-    _use(dask_spec(address))
+    try:
+        spec = parse_executor(dask_address(address))
+    except ExecutorError as exc:
+        state.set_executor_problem(str(exc))
+        return
+    _use(spec)
 
 
 def sidebar_setting() -> None:
     """Where jobs run, in the sidebar, and the controls to change it."""
-    spec = state.executor_spec()
+    spec = state.executor()
     sb = st.sidebar
     sb.caption(f"Jobs run on **{md_text(where_text(spec, cores()))}**")
     with sb.expander("Where jobs run", icon=":material/memory:"):
@@ -265,9 +269,8 @@ def sidebar_setting() -> None:
             " visible to them, remote URLs are read directly)",
         )
         if choice == DASK:
-            if state.widget_value("jobs:dask") is None and is_dask(spec):
-                assert spec is not None
-                state.set_widget_value("jobs:dask", spec.removeprefix("dask:"))
+            if state.widget_value("jobs:dask") is None and spec.is_dask:
+                state.set_widget_value("jobs:dask", str(spec).removeprefix("dask:"))
             st.text_input(
                 "Dask scheduler",
                 key=state.widget_key("jobs:dask"),

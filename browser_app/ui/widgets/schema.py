@@ -11,12 +11,12 @@ from urllib.parse import quote
 
 import streamlit as st
 
-from browser_app.ui import services, state
+from browser_app.ui import state
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import jobs
 from browser_app.view import SchemaResult, md_text, plural, schema_result
 from codec.errors import DecodeError
-from codec.jobs import SchemaJob
+from codec.jobs import SchemaJob, tasks_of
 from codec.labelmap import (
     MAX_LABEL_MAP_BYTES,
     find_label_map,
@@ -52,7 +52,7 @@ def infer(src: Source, sample: int | None, *, fresh: bool = False) -> SchemaResu
         try:
             result = jobs.run(
                 job,
-                services.job_tasks(src),
+                tasks_of(src.dataset.files, executor=state.executor()),
                 key=_job_key(src),
                 what=INFERRING,
                 fresh=fresh,
