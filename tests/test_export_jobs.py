@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 import codec
 from browser_app import export as E
 from browser_app.cli import main
-from browser_app.cli.export import executor_spec
+from browser_app.cli.export import export_executor
 from browser_app.cli.main import build_parser
 from browser_app.edits import Journal
 from browser_app.errors import ExportError
@@ -430,7 +430,7 @@ def test_an_s3_destination_gets_every_shard_at_once(s3: Any, tmp_path: Path) -> 
 )
 def test_where_the_command_line_writes_the_shards(argv: list[str], spec: str | None) -> None:
     args = build_parser().parse_args(["export", "a.tfrecord", "b.tfrecord", *argv])
-    got = executor_spec(args)
+    got = str(export_executor(args))
     if spec is None:
         assert got.startswith("processes:") and 1 <= int(got.split(":")[1]) <= 4
     else:
