@@ -1,6 +1,6 @@
-"""How a feature's values are written in one cell of the record editor's table (the form is
-:mod:`browser_app.edits.cells`', which reads a cell's text back into an edit), and why a cell's
-text was not saved.
+"""How a feature's values are written in one cell of the record editor's table, and why a
+cell's text was not saved. The form of a cell's text is described, and read back into an edit,
+in :mod:`browser_app.edits.cells`.
 """
 
 from __future__ import annotations
