@@ -1,5 +1,18 @@
 """What the end-to-end tests share: Debian's Chromium, and the real server started the way a
-person starts it (``python -m browser_app view …``)."""
+person starts it (``python -m browser_app view …``); and how a test acts on a page that
+Streamlit redraws.
+
+A rerun can replace any element of the page between two actions of a test: an element
+resolved once (an ``ElementHandle``, a ``query_selector`` result, the element behind a
+Locator's ``bounding_box`` / ``scroll_into_view_if_needed`` / ``evaluate`` / ``screenshot``,
+the coordinates read from it) may be detached or moved by the next step. So a test never
+keeps one: it acts through Locators, which find their element again at every action, waits
+with ``expect(locator)``, and where an action needs a resolved element (geometry, a mouse
+click at a place, a value computed in the page) it runs the lookup and the action together
+in :func:`until`, which runs them again, from the lookup on, until they succeed or the
+deadline passes. Nothing waits a fixed time for the app: :func:`settled` waits until the
+app has been idle for a moment, with a deadline.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +24,15 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO / "artifacts"
+CACHE_ENV = "TFRECORD_BROWSER_CACHE"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
@@ -143,3 +157,183 @@ def wait_for_picture(page: Any, selector: str, *, least: int = 1, timeout: int =
     it loads, so a handle taken once may hold a picture that is no longer shown (loaded,
     while the one shown is not yet)."""
     page.wait_for_function(_PICTURE_LOADED, arg=[selector, least], timeout=timeout)
+
+
+@contextlib.contextmanager
+def app_server(
+    base: Path, args: Sequence[str], *, cache: Path | bool = True, env: dict[str, str] | None = None
+) -> Iterator[str]:
+    """The app on ``args`` (Chromium needed: skipped without it, as the tests are), with its
+    log in ``base`` and, unless ``cache`` says otherwise, a cache folder of its own there
+    (where edit journals and indexes go): ``cache`` may name the folder, or be ``False`` for
+    the environment's."""
+    need_chromium()
+    full_env = dict(env or {})
+    if cache is True:
+        full_env[CACHE_ENV] = str(base / "cache")
+    elif cache:
+        full_env[CACHE_ENV] = str(cache)
+    with running_server(args, base, full_env) as url:
+        yield url
+
+
+def serve(
+    tmp_path_factory: pytest.TempPathFactory, args: Sequence[str], *, cache: Path | bool = True
+) -> Iterator[str]:
+    """A test module's ``server`` fixture: ``yield from serve(tmp_path_factory, ARGS)`` gives
+    the URL of :func:`app_server` on ``ARGS`` in a folder of its own."""
+    with app_server(tmp_path_factory.mktemp("server"), args, cache=cache) as url:
+        yield url
+
+
+def browser_fixture() -> Any:
+    """A test module's ``browser`` fixture, one Chromium for the module:
+    ``browser = browser_fixture()``."""
+
+    @pytest.fixture(scope="module")
+    def browser() -> Iterator[Any]:
+        with chromium() as b:
+            yield b
+
+    return browser
+
+
+T = TypeVar("T")
+
+
+def until(attempt: Callable[[], T], *, timeout: float = 30, what: str = "") -> T:
+    """``attempt()``, run again until it returns or ``timeout`` seconds have passed (then its
+    last error is raised, with ``what`` it was for).
+
+    An attempt finds its elements itself and acts on them at once, so every try starts from
+    a fresh lookup: a rerun that replaced an element between the lookup and the action (a
+    Playwright error: not attached, timed out) or made the page not yet what the attempt
+    checks (an ``AssertionError`` of ``assert`` or ``expect``) costs a try, not the test. The
+    waits inside an attempt are short, so that a stale one leaves time for more tries."""
+    from playwright.sync_api import Error
+
+    deadline = time.monotonic() + timeout
+    tries = 0
+    while True:
+        tries += 1
+        try:
+            return attempt()
+        except (Error, AssertionError) as exc:
+            if time.monotonic() >= deadline:
+                raise AssertionError(
+                    f"{what or 'an action on the page'}: still failing after {tries} tries"
+                    f" in {timeout:g} s: {exc}"
+                ) from exc
+        time.sleep(0.1)  # between tries: the next one looks again
+
+
+# Whether the app has been idle (its script not running, no element left stale from the
+# run before) for ``quiet`` milliseconds. Any change of either restarts the count, even a
+# run too short for two looks to see it (a mutation observer notes every change).
+_IDLE = """(quiet) => {
+  const now = performance.now();
+  let t = window.__tfbIdle;
+  if (!t) {
+    t = window.__tfbIdle = { since: now };
+    new MutationObserver(() => { t.since = performance.now(); }).observe(document, {
+      subtree: true, attributes: true,
+      attributeFilter: ["data-test-script-state", "data-stale"],
+    });
+  }
+  const app = document.querySelector('[data-testid="stApp"]');
+  const idle = !!app && app.getAttribute("data-test-script-state") === "notRunning"
+    && !document.querySelector('[data-testid="stElementContainer"][data-stale="true"]');
+  if (!idle) { t.since = now; return false; }
+  return now - t.since >= quiet;
+}"""
+
+
+def settled(page: Any, *, quiet_ms: int = 400, timeout_ms: int = 60_000) -> None:
+    """Wait until the app has finished its runs: idle for ``quiet_ms`` without a break (a
+    key or click made during a run may be lost, and a rerun redraws the elements a test is
+    about to use). Up to ``timeout_ms``."""
+    page.wait_for_function(_IDLE, arg=quiet_ms, polling=50, timeout=timeout_ms)
+
+
+def no_errors(page: Any) -> None:
+    """No exception box and no part of the page that says it could not be shown."""
+    assert page.get_by_test_id("stException").count() == 0
+    assert page.get_by_text("could not be shown").count() == 0
+
+
+def shot(page: Any, name: str, *, target: Any = None, full_page: bool = False) -> None:
+    """A screenshot into ``artifacts/`` once the app has settled: the page, or the element
+    of the Locator ``target`` (found again if a rerun replaces it meanwhile)."""
+    ARTIFACTS.mkdir(exist_ok=True)
+    settled(page)
+    path = str(ARTIFACTS / name)
+    if target is None:
+        page.screenshot(path=path, full_page=full_page)
+    else:
+        until(lambda: target.screenshot(path=path, timeout=5_000), what=f"screenshot {name}")
+
+
+# Streamlit's tables (glide-data-grid) are drawn on a canvas: a header row, then rows, 35 px
+# each. The accessibility table inside the canvas names every cell on screen
+# (glide-cell-COL-ROW) and marks the selected one (aria-selected), which tells where a click
+# landed; it has no geometry of its own.
+ROW_PX = 35
+GRID_EDITOR = "textarea.gdg-input, input.gdg-input"
+
+
+def _selected_cell(grid: Any) -> tuple[int, int] | None:
+    cells = grid.locator("td[aria-selected='true']")
+    if cells.count() != 1:
+        return None
+    col, row = (cells.first.get_attribute("data-testid", timeout=1_000) or "").split("-")[-2:]
+    return int(col), int(row)
+
+
+def click_cell(page: Any, grid: Any, row: int, col: int) -> tuple[float, float]:
+    """Click cell (``col``, ``row``) of the table ``grid`` (a Locator) and return the point,
+    once the table says that cell is the selected one. Rows are found by their height;
+    columns, whose widths the page does not tell, by where a click lands (from the middle,
+    halving the gap each time). Meant to run inside :func:`until`: the geometry is read and
+    used at once, and any miss fails the attempt."""
+    from playwright.sync_api import expect
+
+    grid.scroll_into_view_if_needed(timeout=5_000)
+    box = grid.bounding_box(timeout=5_000)
+    assert box is not None, "the table is not on screen"
+    y = box["y"] + ROW_PX * (row + 1) + ROW_PX / 2
+    left, right = box["x"], box["x"] + box["width"]
+    target = grid.get_by_test_id(f"glide-cell-{col}-{row}")
+    for _ in range(8):
+        x = (left + right) / 2
+        page.mouse.click(x, y)
+        try:
+            expect(target).to_have_attribute("aria-selected", "true", timeout=1_500)
+            return x, y
+        except AssertionError:
+            landed = _selected_cell(grid)
+            assert landed is not None and landed[1] == row, f"a click for row {row}: {landed}"
+            if landed[0] < col:
+                left = x
+            else:
+                right = x
+    raise AssertionError(f"no click selects cell ({col}, {row})")
+
+
+def open_cell_editor(page: Any, grid: Callable[[], Any], row: int, col: int) -> Any:
+    """Select cell (``col``, ``row``) of the table ``grid()`` finds, double-click it, and
+    return its editor (a Locator) once it has the focus; again from the lookup on, until it
+    does (an editor left open by a failed try is closed first)."""
+    from playwright.sync_api import expect
+
+    editor = page.locator(GRID_EDITOR).first
+
+    def attempt() -> Any:
+        if editor.count():
+            editor.press("Escape", timeout=2_000)
+        settled(page)
+        x, y = click_cell(page, grid(), row, col)
+        page.mouse.dblclick(x, y)
+        expect(editor).to_be_focused(timeout=3_000)
+        return editor
+
+    return until(attempt, what=f"the editor of cell ({col}, {row})")

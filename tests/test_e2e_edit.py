@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import ARTIFACTS, chromium, need_chromium, running_server
+from browser_support import browser_fixture, no_errors, open_cell_editor, serve, settled, shot
 
 import codec
 from browser_app.sample_data import write_sample
@@ -35,60 +35,19 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def server(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Iterator[str]:
     """``python -m browser_app view --root ROOT`` as a person starts it, with its own cache
     folder (where the edit journal lives)."""
-    need_chromium()
-    base = tmp_path_factory.mktemp("server")
-    args = [str(root / "detection.tfrecord"), "--root", str(root)]
-    with running_server(args, base, {"TFRECORD_BROWSER_CACHE": str(base / "cache")}) as url:
-        yield url
+    yield from serve(tmp_path_factory, [str(root / "detection.tfrecord"), "--root", str(root)])
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
-
-
-def _no_errors(page: Any) -> None:
-    assert page.get_by_test_id("stException").count() == 0
-    assert page.get_by_text("could not be shown").count() == 0
-
-
-def _shot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.wait_for_timeout(400)
-    page.screenshot(path=str(ARTIFACTS / name))
+browser = browser_fixture()
 
 
 def _editor_grid(page: Any) -> Any:
     return page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
 
 
-def _type_into_cell(page: Any, grid: Any, row: int, col: int, text: str) -> None:
-    """Double-click cell (col, row) of a data editor and type ``text`` + Enter.
-
-    Glide's cells are drawn on a canvas; the accessibility table gives each cell's place."""
-    from playwright.sync_api import expect
-
-    target = grid.get_by_test_id(f"glide-cell-{col}-{row}")
-    expect(target).to_have_count(1)
-    grid.scroll_into_view_if_needed()
-    page.wait_for_timeout(300)
-    box = grid.bounding_box()
-    assert box is not None
-    # Header and rows are 35 px high; the column's x from the header cell's geometry.
-    header = grid.locator(f"th[aria-colindex='{col + 1}']").first
-    hbox = header.bounding_box() if header.count() else None
-    x = (
-        (hbox["x"] + hbox["width"] / 2)
-        if hbox and hbox["width"] > 0
-        else box["x"] + box["width"] * 0.5
-    )
-    y = box["y"] + 35 + 35 * row + 17
-    page.mouse.click(x, y)
-    page.wait_for_timeout(250)
-    page.mouse.dblclick(x, y)
-    editor = page.locator("textarea.gdg-input, input.gdg-input").first
-    expect(editor).to_be_focused(timeout=5000)
+def _type_into_cell(page: Any, row: int, col: int, text: str) -> None:
+    """Open cell (col, row) of the record's editor table, type ``text`` and press Enter."""
+    editor = open_cell_editor(page, lambda: _editor_grid(page), row, col)
     editor.fill(text)
     editor.press("Enter")
 
@@ -127,15 +86,14 @@ def test_edit_replace_delete_export_and_reopen(
     expect(grid.get_by_test_id(f"glide-cell-0-{label_row}")).to_have_text(
         "image/object/class/label"
     )
-    _type_into_cell(page, grid, label_row, 3, "3")
+    _type_into_cell(page, label_row, 3, "3")
     expect(page.get_by_text("1 pending change").first).to_be_visible(timeout=15_000)
-    grid = _editor_grid(page)
     expect(grid.get_by_test_id(f"glide-cell-3-{label_row}")).to_have_text("3", timeout=15_000)
     # A value that does not fit is refused, with the reason beside it.
-    _type_into_cell(page, _editor_grid(page), label_row - 1, 3, "hex:zz")
+    _type_into_cell(page, label_row - 1, 3, "hex:zz")
     expect(page.get_by_text("bad hex").first).to_be_visible(timeout=15_000)
-    _no_errors(page)
-    _shot(page, "e2e-edit-table.png")
+    no_errors(page)
+    shot(page, "e2e-edit-table.png")
 
     # Replace the picture by uploading one.
     picture = tmp_path / "red.png"
@@ -150,14 +108,14 @@ def test_edit_replace_delete_export_and_reopen(
     )
     # The uploader is drawn again for the new picture.
     expect(page.get_by_text("Replace image/encoded[0] (PNG").first).to_be_visible(timeout=15_000)
-    page.wait_for_timeout(500)
+    settled(page)
     # A file that is not a picture: a message, nothing changed.
     junk = tmp_path / "notes.png"
     junk.write_text("not a picture")
     page.locator(".st-key-tfb-editor-pictures input[type='file']").first.set_input_files(str(junk))
     expect(page.get_by_text("not a decodable image").first).to_be_visible(timeout=15_000)
-    _no_errors(page)
-    _shot(page, "e2e-edit-picture.png")
+    no_errors(page)
+    shot(page, "e2e-edit-picture.png")
 
     # Delete record 1.
     box = page.get_by_label("Go to record", exact=True)
@@ -172,19 +130,21 @@ def test_edit_replace_delete_export_and_reopen(
     table = page.get_by_test_id("stDataFrame").first
     expect(table.get_by_test_id("glide-cell-2-0")).to_contain_text("edited", timeout=15_000)
     expect(table.get_by_test_id("glide-cell-2-1")).to_contain_text("deleted")
-    # Keys typed into a text box are text; elsewhere F is the Flagged button's shortcut.
+    # Keys typed into a text box are text; elsewhere F is the Flagged button's shortcut (a
+    # key pressed while the page runs may be lost).
+    settled(page)
     page.get_by_role("heading", name="Record 1").click()
     page.keyboard.press("f")
     expect(page.get_by_text("1 review mark").first).to_be_visible(timeout=15_000)
     expect(page.get_by_text("Review · ⚑ Flagged").first).to_be_visible()
-    _no_errors(page)
-    _shot(page, "e2e-edit-records.png")
+    no_errors(page)
+    shot(page, "e2e-edit-records.png")
 
     # The Changes panel lists them, with before and after.
     page.get_by_role("link", name="Changes", exact=True).click()
     expect(page.get_by_text("3 pending changes").first).to_be_visible(timeout=15_000)
-    _no_errors(page)
-    _shot(page, "e2e-edit-changes.png")
+    no_errors(page)
+    shot(page, "e2e-edit-changes.png")
 
     # Export.
     page.get_by_role("link", name="Export", exact=True).click()
@@ -193,8 +153,8 @@ def test_edit_replace_delete_export_and_reopen(
     page.get_by_role("button", name="Export", exact=True).click()
     expect(page.get_by_text("Export done").first).to_be_visible(timeout=30_000)
     expect(page.get_by_text("verified").first).to_be_visible()
-    _no_errors(page)
-    _shot(page, "e2e-edit-export.png")
+    no_errors(page)
+    shot(page, "e2e-edit-export.png")
     out = root / "exports" / "detection-edited.tfrecord"
     with codec.TFRecordFile(str(out)) as f:
         assert len(f) == 59
@@ -211,6 +171,6 @@ def test_edit_replace_delete_export_and_reopen(
     expect(table.get_by_test_id("glide-cell-2-0")).to_have_text("✓ intact", timeout=15_000)
     expect(page.get_by_text("59 records").first).to_be_visible()
     expect(page.get_by_role("heading", name="Record 0")).to_be_visible()
-    _no_errors(page)
-    _shot(page, "e2e-edit-reopened.png")
+    no_errors(page)
+    shot(page, "e2e-edit-reopened.png")
     page.close()

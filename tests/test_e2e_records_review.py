@@ -14,7 +14,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import ARTIFACTS, chromium, need_chromium, running_server
+from browser_support import (
+    browser_fixture,
+    click_cell,
+    no_errors,
+    open_cell_editor,
+    serve,
+    settled,
+    shot,
+    until,
+)
 
 from browser_app.sample_data import write_sample
 
@@ -32,17 +41,10 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Iterator[str]:
-    need_chromium()
-    base = tmp_path_factory.mktemp("server")
-    args = [str(root / "detection.tfrecord"), "--root", str(root)]
-    with running_server(args, base, {"TFRECORD_BROWSER_CACHE": str(base / "cache")}) as url:
-        yield url
+    yield from serve(tmp_path_factory, [str(root / "detection.tfrecord"), "--root", str(root)])
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
+browser = browser_fixture()
 
 
 def _open(browser: Any, server: str, record: int, viewport: dict[str, int] = WIDE) -> Any:
@@ -54,27 +56,16 @@ def _open(browser: Any, server: str, record: int, viewport: dict[str, int] = WID
     return page
 
 
-def _no_errors(page: Any) -> None:
-    assert page.get_by_test_id("stException").count() == 0
-    assert page.get_by_text("could not be shown").count() == 0
-
-
-def _settled(page: Any) -> None:
-    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']")
-
-
-def _shot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.wait_for_timeout(400)
-    page.screenshot(path=str(ARTIFACTS / name))
-
-
 def _table(page: Any) -> Any:
     return page.locator(".st-key-tfb-records-table [data-testid='stDataFrame']").first
 
 
 def _picture(page: Any) -> Any:
     return page.locator(".st-key-tfb-pictures img").first
+
+
+def _editor_grid(page: Any) -> Any:
+    return page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
 
 
 def test_quick_cell_edits_are_saved_and_escape_drops_one(server: str, browser: Any) -> None:
@@ -88,35 +79,28 @@ def test_quick_cell_edits_are_saved_and_escape_drops_one(server: str, browser: A
         has_text=re.compile("Edit$")
     ).first.click()
     expect(page.get_by_text("Editing Record 0")).to_be_visible(timeout=15_000)
-    grid = page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
+    grid = _editor_grid(page)
     expect(grid.get_by_test_id("glide-cell-0-10")).to_have_text("image/object/class/label")
-    grid.scroll_into_view_if_needed()
-    box = grid.bounding_box()
-    assert box is not None
-    # Columns: feature, type, n, values (edit here), check: "values" starts past 40 %.
-    x, y = box["x"] + box["width"] * 0.5, box["y"] + 35 + 35 * 10 + 17
-    page.mouse.dblclick(x, y)
-    cell = page.locator("textarea.gdg-input, input.gdg-input").first
-    expect(cell).to_be_focused(timeout=5000)
+    # Columns: feature, type, n, values (edit here), check.
+    open_cell_editor(page, lambda: _editor_grid(page), 10, 3)
     page.keyboard.press("Control+A")
     page.keyboard.type("7")
     page.keyboard.press("Enter")
     expect(page.get_by_text("1 pending change").first).to_be_visible(timeout=15_000)
-    grid = page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
     expect(grid.get_by_test_id("glide-cell-3-10")).to_have_text("7", timeout=15_000)
 
     # More cells, typed as quickly: height with Enter is saved, the class text left with
     # Escape is not, as Escape asks.
     def quick(row: int, text: str, key: str) -> None:
-        _settled(page)
-        grid.scroll_into_view_if_needed()
-        box = grid.bounding_box()
-        assert box is not None
-        x, y = box["x"] + box["width"] * 0.5, box["y"] + 35 + 35 * row + 17
-        page.mouse.click(x, y)  # a double-click at a hand's pace (Playwright's has no gap)
-        page.wait_for_timeout(120)
-        page.mouse.click(x, y, click_count=2)
-        expect(page.locator(".gdg-input:focus")).to_have_count(1, timeout=5000)
+        def attempt() -> None:
+            settled(page)
+            x, y = click_cell(page, _editor_grid(page), row, 3)
+            # The second click of a double-click, at a hand's pace: the first one has
+            # selected the cell (Playwright's own double-click has no gap).
+            page.mouse.click(x, y, click_count=2)
+            expect(page.locator(".gdg-input:focus")).to_have_count(1, timeout=3_000)
+
+        until(attempt, what=f"the editor of row {row}")
         page.keyboard.press("Control+A")
         page.keyboard.type(text)
         page.keyboard.press(key)
@@ -126,37 +110,48 @@ def test_quick_cell_edits_are_saved_and_escape_drops_one(server: str, browser: A
     expect(grid.get_by_test_id("glide-cell-3-3")).to_have_text("113", timeout=15_000)
     quick(9, "square", "Escape")
     expect(page.locator(".gdg-input:focus")).to_have_count(0)
-    page.wait_for_timeout(1500)
+    # Had Escape saved the text, the page would run again: once it has been idle a while,
+    # the cell and the count are as before.
+    settled(page, quiet_ms=1_500)
     expect(grid.get_by_test_id("glide-cell-3-9")).to_have_text("circle")
     expect(page.get_by_text("2 pending changes").first).to_be_visible()
-    _no_errors(page)
-    _shot(page, "e2e-records-first-edit.png")
+    no_errors(page)
+    shot(page, "e2e-records-first-edit.png")
     page.close()
 
 
 def test_record_and_picture_beside_the_table_without_scrolling(server: str, browser: Any) -> None:
     from playwright.sync_api import expect
 
+    def boxes(page: Any) -> tuple[dict[str, float], dict[str, float]]:
+        """The table's and the picture's places, read together once the page has settled."""
+        settled(page)
+        table = _table(page).bounding_box(timeout=5_000)
+        pic = _picture(page).bounding_box(timeout=5_000)
+        assert table is not None and pic is not None
+        return table, pic
+
+    def beside(page: Any) -> None:
+        table, pic = boxes(page)
+        assert pic["x"] >= table["x"] + table["width"]  # beside the table
+        assert pic["y"] >= 0 and pic["y"] + pic["height"] <= WIDE["height"]  # unscrolled
+
     page = _open(browser, server, 3)
-    picture = _picture(page)
-    expect(picture).to_be_visible(timeout=15_000)
-    page.wait_for_timeout(500)
-    table, pic = _table(page).bounding_box(), picture.bounding_box()
-    assert table is not None and pic is not None
-    assert pic["x"] >= table["x"] + table["width"]  # beside the table
-    assert pic["y"] >= 0 and pic["y"] + pic["height"] <= WIDE["height"]  # in view, unscrolled
-    _no_errors(page)
-    _shot(page, "e2e-records-side-by-side.png")
+    expect(_picture(page)).to_be_visible(timeout=15_000)
+    until(lambda: beside(page), what="the picture beside the table")
+    no_errors(page)
+    shot(page, "e2e-records-side-by-side.png")
     page.close()
 
     # A narrow window keeps the record under the table.
+    def under(page: Any) -> None:
+        table, pic = boxes(page)
+        assert pic["y"] >= table["y"] + table["height"]
+
     page = _open(browser, server, 3, {"width": 1000, "height": 900})
     expect(_picture(page)).to_be_attached(timeout=15_000)
-    page.wait_for_timeout(500)
-    table, pic = _table(page).bounding_box(), _picture(page).bounding_box()
-    assert table is not None and pic is not None
-    assert pic["y"] >= table["y"] + table["height"]
-    _shot(page, "e2e-records-stacked.png")
+    until(lambda: under(page), what="the picture under the table")
+    shot(page, "e2e-records-stacked.png")
     page.close()
 
 
@@ -171,10 +166,14 @@ def test_go_to_record_scrolls_the_table_to_its_row(server: str, browser: Any) ->
     table = _table(page)
     # Row 22 of the page (records 25–49): drawn only once scrolled into view.
     expect(table.get_by_test_id("glide-cell-1-22")).to_have_text("47", timeout=15_000)
-    scrolled = table.locator(".dvn-scroller").first.evaluate("s => s.scrollTop")
-    assert scrolled > 0
-    _no_errors(page)
-    _shot(page, "e2e-records-go-to.png")
+    scroller = table.locator(".dvn-scroller").first
+
+    def scrolled() -> None:
+        assert scroller.evaluate("s => s.scrollTop", timeout=5_000) > 0
+
+    until(scrolled, what="the table scrolled to the row")
+    no_errors(page)
+    shot(page, "e2e-records-go-to.png")
     page.close()
 
 
@@ -183,18 +182,22 @@ def test_review_step_by_keyboard(server: str, browser: Any) -> None:
 
     page = _open(browser, server, 5)
     expect(_picture(page)).to_be_visible(timeout=15_000)
-    # Keys typed into a text box are text; elsewhere P, F, J, K are the review bar's.
+    # Keys typed into a text box are text; elsewhere P, F, J, K are the review bar's (a key
+    # pressed while the page runs may be lost).
+    settled(page)
     page.get_by_role("heading", name="Records", exact=True).click()
     page.keyboard.press("p")
     expect(page.get_by_text("Review · ✓ Passed").first).to_be_visible(timeout=15_000)
+    settled(page)
     page.keyboard.press("j")
     expect(page.get_by_role("heading", name="Record 6")).to_be_visible(timeout=15_000)
     expect(page.get_by_text("Review · not reviewed yet").first).to_be_visible()
     # Record 5's row says so (column 3: "review", after the row marker, # and status).
     expect(_table(page).get_by_test_id("glide-cell-3-5")).to_have_text("✓ passed")
+    settled(page)
     page.keyboard.press("f")
     expect(page.get_by_text("Review · ⚑ Flagged").first).to_be_visible(timeout=15_000)
     expect(_table(page).get_by_test_id("glide-cell-3-6")).to_have_text("⚑ flagged")
-    _no_errors(page)
-    _shot(page, "e2e-records-review.png")
+    no_errors(page)
+    shot(page, "e2e-records-review.png")
     page.close()
