@@ -26,10 +26,10 @@ from .kinds import BYTES, FLOAT, INT64
 __all__ = [
     "BBOX",
     "CLASS_COLORS",
-    "Box",
     "ClassKey",
     "Layout",
     "RecordBoxes",
+    "StoredBox",
     "class_caption",
     "class_color",
     "coordinates",
@@ -161,7 +161,7 @@ def class_color(key: ClassKey) -> str:
 
 
 @dataclass(frozen=True)
-class Box:
+class StoredBox:
     """One box as stored (``xmin``... may be anything, NaN included), with its class text and
     label when the record has them, and ``problems``: what is wrong with it, in words."""
 
@@ -201,7 +201,7 @@ class RecordBoxes:
     (parallel lists of different lengths)."""
 
     layout: Layout
-    boxes: list[Box] = field(default_factory=list)
+    boxes: list[StoredBox] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
     @property
@@ -265,7 +265,7 @@ def record_boxes(
         if label_map is not None and label is not None and label not in label_map:
             bad.append(f"label {label} is not in the label map")
         boxes.append(
-            Box(
+            StoredBox(
                 i,
                 x0,
                 y0,

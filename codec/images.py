@@ -43,8 +43,8 @@ from codec.values import IMAGE_MAGIC, image_magic, image_size, sniff_image
 __all__ = [
     "BAD_BOX_COLOR",
     "IMAGE_MAGIC",
-    "Box",
     "ImageRef",
+    "PixelBox",
     "box_color",
     "box_problems",
     "caption_place",
@@ -392,7 +392,7 @@ def find_images(record: Record) -> list[ImageRef]:
 
 
 @dataclass(frozen=True)
-class Box:
+class PixelBox:
     """One bounding box in pixels of the picture (ordered and clipped to it), with the class
     text and label when the record has them; ``normalized`` tells whether the coordinates were
     read as normalised; ``problems`` says what is wrong with the box as stored (see
@@ -452,7 +452,7 @@ def find_boxes(
     *,
     normalized: bool | None = None,
     label_map: Mapping[int, str] | None = None,
-) -> list[Box]:
+) -> list[PixelBox]:
     """Boxes of the first detection layout of ``record`` (``image/object/bbox/*`` in the
     Object Detection API's own layout), in pixels of an image of the given size.
 
@@ -470,7 +470,9 @@ def find_boxes(
         px = b.pixels(image_width, image_height, normalized)
         x0, y0, x1, y1 = px if px is not None else (0.0, 0.0, 0.0, 0.0)
         out.append(
-            Box(x0, y0, x1, y1, b.text, b.label, normalized, b.index, b.problems, px is not None)
+            PixelBox(
+                x0, y0, x1, y1, b.text, b.label, normalized, b.index, b.problems, px is not None
+            )
         )
     return out
 
@@ -502,7 +504,7 @@ BAD_BOX_COLOR = "#ff00ff"  # boxes with a problem: dashed in this colour, whatev
 _EDGE = "#000000"  # the thin edge around each line and caption: readable on light pictures
 
 
-def box_color(box: Box) -> str:
+def box_color(box: PixelBox) -> str:
     """The colour a box is drawn in: its class's (:func:`codec.detection.class_color`), or
     :data:`BAD_BOX_COLOR` when it has a problem."""
     return BAD_BOX_COLOR if box.problems else class_color(box.key)
@@ -571,7 +573,7 @@ def _ink(color: str) -> str:
 
 def draw_boxes(
     img: Image.Image,
-    boxes: Sequence[Box],
+    boxes: Sequence[PixelBox],
     captions: bool = True,
     *,
     line_width: int | None = None,

@@ -378,7 +378,7 @@ def test_thumbnail_boxes_keep_their_class_colour_and_tiny_ones_have_no_caption()
     from browser_app.view import pictures
 
     img = Image.new("RGB", (60, 60), "black")
-    box = codec.images.Box(10, 20, 40, 50, text="cat", label=1, index=0)
+    box = codec.images.PixelBox(10, 20, 40, 50, text="cat", label=1, index=0)
     plain = pictures._thumb_boxes(img, [box], 1.0, 1.0, captions=False)
     tiny = pictures._thumb_boxes(img, [box], 1.0, 1.0, captions=True)
     colour = ImageColor.getrgb(codec.detection.class_color(("cat", 1)))

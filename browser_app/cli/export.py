@@ -175,7 +175,7 @@ def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             "selection": records_option(args.records, len(dataset)) if args.records else None,
             "index_map": not args.no_index_map,
             "anon": anon(args),
-            "executor": str(export_executor(args)),
+            "executor": export_executor(args),
         }
         if fmt == TFRECORD:
             options.update(compression=args.compression, shards=args.shards)

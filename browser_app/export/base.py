@@ -21,7 +21,7 @@ from codec.values import format_bytes, plural
 
 if TYPE_CHECKING:
     from codec import jobs
-    from codec.jobs import Executor
+    from codec.jobs import Executor, ExecutorSpec
 
 __all__ = [
     "CSV",
@@ -63,11 +63,11 @@ class ExportOptions(TypedDict, total=False):
     ``anon``: read and write ``s3://``, ``gs://``, ``az://`` URLs without credentials.
 
     Where the work runs (see :func:`browser_app.export.registry.export`): ``executor``, a
-    :class:`codec.jobs.Executor` or a spec for :func:`codec.jobs.executor` (``"inline"``,
-    ``"processes[:N]"``, ``"dask:local[:N]"``, ``"dask:tcp://host:port"``; default
-    ``"inline"``, this process); ``job_progress``, called with a :class:`codec.jobs.Progress`
-    as the output pieces are written; ``cancel``, an event that stops the export (raising
-    :class:`codec.errors.JobCancelled`, nothing written)."""
+    :class:`codec.jobs.Executor`, or a :class:`codec.jobs.ExecutorSpec` or its text
+    (``"inline"``, ``"processes[:N]"``, ``"dask:local[:N]"``, ``"dask:tcp://host:port"``;
+    default ``"inline"``, this process); ``job_progress``, called with a
+    :class:`codec.jobs.Progress` as the output pieces are written; ``cancel``, an event that
+    stops the export (raising :class:`codec.errors.JobCancelled`, nothing written)."""
 
     selection: Iterable[RecordRef] | None
     include_added: bool
@@ -75,7 +75,7 @@ class ExportOptions(TypedDict, total=False):
     progress: ExportProgress | None
     index_map: bool
     anon: bool
-    executor: Executor | str | None
+    executor: Executor | ExecutorSpec | str | None
     job_progress: Callable[[jobs.Progress], None] | None
     cancel: threading.Event | None
 

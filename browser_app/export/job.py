@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -38,7 +37,7 @@ from browser_app.export.staging import (
 )
 from codec import jobs
 from codec.errors import JobCancelled
-from codec.jobs.executors import WorkerDied
+from codec.jobs.executors import worker_died
 from codec.locations import shown
 
 if TYPE_CHECKING:
@@ -138,7 +137,7 @@ class ExportJob:
 def run_pieces(
     exporter: Exporter,
     job: ExportRun,
-    executor: jobs.Executor | str | None,
+    executor: jobs.Executor | jobs.ExecutorSpec | str | None,
     *,
     job_progress: JobProgress | None = None,
     cancel: threading.Event | None = None,
@@ -172,7 +171,7 @@ def run_pieces(
             done = hooks.last.tasks_done if hooks.last is not None else 0
             raise JobCancelled(ejob.name, done, len(tasks)) from None
         except Exception as exc:
-            if _worker_died(exc):
+            if worker_died(exc):
                 raise ExportError(
                     "the export failed, nothing written: a worker process writing it died"
                     " every time (killed, or out of memory)"
@@ -181,14 +180,3 @@ def run_pieces(
     if any(part.abandoned for part in parts):  # only if the run was given up meanwhile
         raise JobCancelled(ejob.name, len(parts), len(tasks))
     return parts
-
-
-def _worker_died(exc: BaseException) -> bool:
-    """Whether ``exc`` says a worker process died every time it ran a task: a pool's
-    :class:`~codec.jobs.executors.WorkerDied`, or Dask's ``KilledWorker`` (looked for only
-    when Dask is loaded already: an export on a pool never loads it)."""
-    if isinstance(exc, WorkerDied):
-        return True
-    distributed = sys.modules.get("distributed")
-    killed = getattr(distributed, "KilledWorker", None)
-    return isinstance(killed, type) and isinstance(exc, killed)

@@ -80,13 +80,13 @@ _IN_PROCESS = frozenset({"memory"})  # fsspec file systems that exist only in th
 
 
 def _executor(
-    executor: jobs.Executor | str | None, plan: Plan, job: ExportRun
-) -> jobs.Executor | str | None:
+    executor: jobs.Executor | jobs.ExecutorSpec | str | None, plan: Plan, job: ExportRun
+) -> jobs.Executor | jobs.ExecutorSpec | str | None:
     """The executor to run on: ``executor``, or this process when a source or destination
     is a file system that only this process has (``memory://``)."""
     places = [f.path for f in plan.files] + [d for p in job.pieces for d in p.dsts]
     local_only = any(protocol(p) in _IN_PROCESS for p in places)
-    if executor is None or isinstance(executor, str):
+    if executor is None or isinstance(executor, (str, jobs.ExecutorSpec)):
         return "inline" if local_only or executor is None else executor
     if local_only and not isinstance(executor, jobs.InlineExecutor):
         raise ExportError(

@@ -23,7 +23,7 @@ import os
 import sys
 import uuid
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypedDict, cast
 
@@ -738,3 +738,22 @@ def job_cancelled(key: str) -> bool:
 def set_job_cancelled(key: str, value: bool = True) -> None:
     """Mark the job ``key`` cancelled (from its Cancel button's callback), or clear the mark."""
     put(f"job:cancelled:{key}", True if value else None)
+
+
+# -- the pages of this session's router ---------------------------------------------------
+
+__all__ += ["page_table", "set_page_table"]
+
+_PAGE_TABLE = "tfb:pages"
+
+
+def page_table() -> dict[str, Any]:
+    """The pages this session's router made in its last run (``url_path -> st.Page``): the
+    targets of links between pages. Empty where no router runs (a page drawn alone)."""
+    value = st.session_state.get(_PAGE_TABLE)
+    return dict(value) if isinstance(value, dict) else {}
+
+
+def set_page_table(pages: Mapping[str, Any]) -> None:
+    """Called by the router each run: this session's pages, never another session's."""
+    st.session_state[_PAGE_TABLE] = dict(pages)

@@ -72,7 +72,7 @@ def _class_order(key: ClassKey) -> tuple[bool, int, bool, str]:
     return (label is None, label or 0, text is None, text or "")
 
 
-def legend(boxes: Sequence[im.Box], hidden: Iterable[ClassKey] = ()) -> list[LegendEntry]:
+def legend(boxes: Sequence[im.PixelBox], hidden: Iterable[ClassKey] = ()) -> list[LegendEntry]:
     """The classes of ``boxes``, by label then text, each with its colour and how many of its
     boxes are drawn (boxes with no place to be drawn, a coordinate not a number, are left
     out: they are named in the picture's box problems)."""
@@ -96,7 +96,7 @@ def legend(boxes: Sequence[im.Box], hidden: Iterable[ClassKey] = ()) -> list[Leg
     ]
 
 
-def shown_boxes(boxes: Sequence[im.Box], hidden: Iterable[ClassKey] = ()) -> list[im.Box]:
+def shown_boxes(boxes: Sequence[im.PixelBox], hidden: Iterable[ClassKey] = ()) -> list[im.PixelBox]:
     """The boxes drawn: those of the classes not ``hidden``."""
     off = set(hidden)
     return [b for b in boxes if b.key not in off] if off else list(boxes)
@@ -375,8 +375,8 @@ def _thumb_image(ref: im.ImageRef, size: int) -> tuple[Image.Image, tuple[int, i
 
 
 def _moved(
-    boxes: Sequence[im.Box], scale: tuple[float, float], origin: tuple[float, float] = (0, 0)
-) -> list[im.Box]:
+    boxes: Sequence[im.PixelBox], scale: tuple[float, float], origin: tuple[float, float] = (0, 0)
+) -> list[im.PixelBox]:
     """``boxes`` in the pixels of a picture drawn at ``scale`` (x, y) from ``origin`` (a
     point of the full picture)."""
     (sx, sy), (ox, oy) = scale, origin
@@ -393,7 +393,7 @@ def _moved(
 
 
 def _thumb_boxes(
-    img: Image.Image, boxes: Sequence[im.Box], sx: float, sy: float, captions: bool
+    img: Image.Image, boxes: Sequence[im.PixelBox], sx: float, sy: float, captions: bool
 ) -> Image.Image:
     """Boxes on a small picture, scaled to it: thin outlines in their class colours, class
     text only when asked and when the picture has room for it
