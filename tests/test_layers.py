@@ -170,6 +170,115 @@ def test_pages_never_import_pages():
     assert not bad, _report(bad)
 
 
+def _module_level(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """The statements run when a module is imported: its body and what ``if`` (``if
+    TYPE_CHECKING:`` too), ``try`` and ``with`` blocks at that level hold; not functions."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.If):
+            yield from _module_level(node.body)
+            yield from _module_level(node.orelse)
+        elif isinstance(node, ast.Try):
+            for block in (node.body, node.orelse, node.finalbody):
+                yield from _module_level(block)
+            for handler in node.handlers:
+                yield from _module_level(handler.body)
+        elif isinstance(node, ast.With):
+            yield from _module_level(node.body)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Our modules and the ones of ours each imports at module level (``TYPE_CHECKING``
+    imports included: a checker reads them, and a cycle among them is a cycle of ideas)."""
+    ours = _ours()
+    graph: dict[str, set[str]] = {m.name: set() for m in modules()}
+    for m in modules():
+        graph[m.name] = _targets(m, ours)
+    return graph
+
+
+def _targets(m: Module, ours: set[str]) -> set[str]:
+    """The modules of ``ours`` that ``m`` imports at module level. ``from pkg import sub``
+    names the submodule alone when every name it takes is a submodule (the package's own
+    ``__init__`` runs for any of its modules: that is no import of its names)."""
+    top = {id(node) for node in _module_level(m.tree.body)}
+    by_node: dict[int, list[str]] = {}
+    nodes: dict[int, ast.AST] = {}
+    for node, target in imports(m):
+        if id(node) in top:
+            by_node.setdefault(id(node), []).append(target)
+            nodes[id(node)] = node
+    found = set()
+    for key, targets in by_node.items():
+        node = nodes[key]
+        if isinstance(node, ast.ImportFrom) and len(targets) == len(node.names) + 1:
+            targets = targets[1:]  # every name is a submodule
+        found |= {t for t in targets if t in ours and t != m.name}
+    return found
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.append(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_no_import_cycles():
+    """No module of ours reaches itself through module-level imports. A cycle is listed
+    with the imports that close it."""
+    graph = import_graph()
+    bad = []
+    for group in cycles(graph):
+        members = set(group)
+        edges = [f"{a} -> {b}" for a in group for b in sorted(graph[a] & members)]
+        bad.append(f"cycle of {len(group)}: " + "; ".join(edges))
+    assert not bad, _report(bad)
+
+
+def test_the_cycle_check_sees_a_cycle():
+    """The same walk finds a cycle made of a plain import and a TYPE_CHECKING one, and
+    leaves out an import inside a function."""
+    a = ast.parse("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .b import B\n")
+    b = ast.parse("from .a import A\ndef f():\n    from .c import C\n")
+    c = ast.parse("from .b import B\n")
+    fakes = {
+        name: Module(f"codec.{name}", REPO / f"codec/{name}.py", tree)
+        for name, tree in (("a", a), ("b", b), ("c", c))
+    }
+    names = {m.name for m in fakes.values()}
+    graph = {m.name: _targets(m, names) for m in fakes.values()}
+    assert cycles(graph) == [["codec.a", "codec.b"]]
+
+
 def _streamlit_uses(mod: Module, attrs: tuple[str, ...]) -> Iterator[tuple[ast.AST, str]]:
     """Uses of ``streamlit.<attr>`` (any alias of streamlit, or imported by name) in ``mod``,
     for attributes starting with one of ``attrs``."""
