@@ -559,7 +559,7 @@ def jump(link: Link, rows: list[Row], runs: int = 3) -> None:
 def full_index(link: Link, rows: list[Row], verify: bool) -> None:
     env = {"TFRECORD_BROWSER_REMOTE_CACHE_CAP": INDEX_CAP}
     r = measure(link, "index", link.url(), verify, env=env)
-    from codec.cache import parse_size
+    from codec.settings import parse_size
 
     cap = parse_size(INDEX_CAP)
     what = "verify" if verify else "index"

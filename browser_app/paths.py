@@ -32,7 +32,6 @@ from dataclasses import dataclass
 
 import codec
 from browser_app.errors import PathRefused
-from codec.cache import default_cache_dir
 from codec.locations import (
     filesystem,
     is_url,
@@ -44,6 +43,7 @@ from codec.locations import (
     shown,
     url_inside,
 )
+from codec.settings import default_cache_dir
 
 __all__ = [
     "PathRefused",

@@ -381,7 +381,7 @@ def sample_dir() -> Path:
     bundled = bundled_sample_dir()
     if _complete(bundled):
         return bundled
-    from codec.cache import default_cache_dir
+    from codec.settings import default_cache_dir
 
     target = default_cache_dir() / "sample"
     stamp = target / ".version"

@@ -16,7 +16,6 @@ from .lazy import lazy_names
 
 if TYPE_CHECKING:
     from . import example, images, kinds, tensor
-    from .cache import FileIdentity, default_cache_dir
     from .dataset import (
         DatasetLanding,
         Slot,
@@ -38,9 +37,12 @@ if TYPE_CHECKING:
     )
     from .example import Feature, Record, decode, detect_kind, encode, encode_example, make_feature
     from .framing import Problem, encode_record, masked_crc32c, read_at
+    from .identity import FileIdentity
     from .jobs.verify import verify_paths
     from .kinds import PROBLEM_KINDS
-    from .reader import Landing, RecordInfo, TFRecordFile, VerifyReport
+    from .landing import Landing
+    from .reader import RecordInfo, TFRecordFile, VerifyReport
+    from .settings import default_cache_dir
     from .sources import sniff_compression
     from .tensor import describe_tensor, parse_tensor, serialize_tensor
     from .writer import TFRecordWriter, atomic_output, write_records
@@ -53,9 +55,9 @@ _WHERE = {
     "DecodeError": "errors",
     "EncodeError": "errors",
     "Feature": "example",
-    "FileIdentity": "cache",
+    "FileIdentity": "identity",
     "ImageError": "errors",
-    "Landing": "reader",
+    "Landing": "landing",
     "PROBLEM_KINDS": "kinds",
     "Problem": "framing",
     "ReaderClosedError": "errors",
@@ -72,7 +74,7 @@ _WHERE = {
     "WriteError": "errors",
     "atomic_output": "writer",
     "decode": "example",
-    "default_cache_dir": "cache",
+    "default_cache_dir": "settings",
     "describe_tensor": "tensor",
     "detect_kind": "example",
     "encode": "example",

@@ -3,11 +3,12 @@ whole object.
 
 :class:`InflatingSource` inflates in a background thread into the same cache copy that
 :func:`codec.cache.inflate_to_cache` makes (same name, same problems note, same cap), and is a
-:class:`~codec.sources.ByteSource` whose ``size`` grows as bytes arrive: :meth:`need` waits
+:class:`~codec.byte_source.ByteSource` whose ``size`` grows as bytes arrive: :meth:`need` waits
 until the inflated stream reaches the end asked for (or ends). ``complete`` says whether the
-stream has ended; until then the reader treats the end of what has been inflated as "more to
-come", never as the end of the file (see ``TFRecordFile.index_more``). The inflate cap holds as
-for a local file: past it, :class:`~codec.errors.LimitError` reaches the next ``need``.
+stream has ended; until then the reader's index takes the end of what has been inflated for
+"more to come", never for the end of the file (see :mod:`codec.record_index`). The inflate cap
+holds as for a local file: past it, :class:`~codec.errors.LimitError` reaches the next
+``need``.
 """
 
 from __future__ import annotations
@@ -20,27 +21,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .cache import (
-    FileIdentity,
-    _abandon_copy,
-    _begin_copy,
-    _commit_copy,
-    cached_copy,
-    inflate_limit,
-)
+from .byte_source import ByteSource, drop_pages
+from .cache import abandon_copy, begin_copy, cached_copy, commit_copy, inflate_limit
 from .framing import Problem
+from .identity import FileIdentity
 from .inflate import inflate
 from .kinds import Compression
-
-try:
-    import fcntl as _fcntl
-except ImportError:  # pragma: no cover - not on this platform
-    _fcntl = None  # type: ignore[assignment]
+from .locks import share
 
 __all__ = ["InflatingSource"]
 
 
-class InflatingSource:
+class InflatingSource(ByteSource):
     """The inflated stream of a compressed object, growing as a background thread inflates
     it. ``problems`` are those inflation met, known once ``complete``."""
 
@@ -58,7 +50,7 @@ class InflatingSource:
         max_inflate: int | None = None,
         use_cache: bool = True,
         on_done: Callable[[], None] | None = None,
-        origin: Any = None,
+        origin: ByteSource | None = None,
     ) -> None:
         self.compressed_size = ident.size
         self._origin = origin  # what ``read`` reads from: its requests and bytes read, if told
@@ -80,7 +72,7 @@ class InflatingSource:
             if on_done is not None:
                 on_done()
             return
-        self._copy = _begin_copy(ident, compression, cache_dir)
+        self._copy = begin_copy(ident, compression, cache_dir)
         self._fd = os.dup(self._copy.fd)
         limit, why = inflate_limit(ident.size, cache_dir, max_inflate)
         self._thread = threading.Thread(
@@ -94,12 +86,12 @@ class InflatingSource:
     @property
     def requests(self) -> int:
         """Requests made for the compressed bytes (0 when the origin does not count them)."""
-        return int(getattr(self._origin, "requests", 0))
+        return self._origin.requests if self._origin is not None else 0
 
     @property
     def bytes_read(self) -> int:
         """Compressed bytes read from the origin so far."""
-        return int(getattr(self._origin, "bytes_read", 0))
+        return self._origin.bytes_read if self._origin is not None else 0
 
     def _run(
         self,
@@ -127,14 +119,12 @@ class InflatingSource:
             result = inflate(
                 read, self.compressed_size, compression, write, path=shown, limit=limit, why=why
             )
-            if _fcntl is not None:  # finished: in use (shared), as any open copy is
-                with contextlib.suppress(OSError):
-                    _fcntl.flock(self._fd, _fcntl.LOCK_SH)
-            os.close(_commit_copy(self._copy, result.problems, cache_dir))
+            share(self._fd)  # finished: in use (shared), as any open copy is
+            os.close(commit_copy(self._copy, result.problems, cache_dir))
             problems = result.problems
             error: BaseException | None = None
         except BaseException as exc:  # handed to the reader at its next need()
-            _abandon_copy(self._copy)
+            abandon_copy(self._copy)
             problems, error = [], (None if isinstance(exc, _Stopped) else exc)
         with self._cond:
             self.problems = problems
@@ -184,8 +174,6 @@ class InflatingSource:
         return bytes(self.buffer[start:end])
 
     def release(self, start: int, end: int) -> None:
-        from .sources import drop_pages
-
         if not isinstance(self._map, bytes):
             drop_pages(self._map, start, end, self._mapped)
 

@@ -25,6 +25,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from .errors import MissingExtraError, ObjectChangedError, RemoteError
+from .settings import remote_timeout
 
 __all__ = [
     "RemoteStat",
@@ -149,7 +150,7 @@ def _norm(url: str) -> str:
 def storage_options(proto: str, *, anon: bool = False) -> dict[str, Any]:
     """The fsspec options for ``proto``: anonymous access when asked; timeouts that make a
     stalled connection an error (retried) rather than a wait of minutes."""
-    timeout = _timeout()
+    timeout = remote_timeout()
     opts: dict[str, Any] = {}
     if proto in ("s3", "s3a"):
         opts["config_kwargs"] = {
@@ -175,15 +176,6 @@ def storage_options(proto: str, *, anon: bool = False) -> dict[str, Any]:
                 "timeout": aiohttp.ClientTimeout(total=None, connect=timeout, sock_read=timeout)
             }
     return opts
-
-
-def _timeout() -> float:
-    import os
-
-    try:
-        return max(0.1, float(os.environ.get("TFRECORD_BROWSER_REMOTE_TIMEOUT", "30")))
-    except ValueError:
-        return 30.0
 
 
 _FS_LOCK = threading.Lock()

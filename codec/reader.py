@@ -23,7 +23,7 @@ from typing import Any, overload
 
 import crc32c as _crc32c
 
-from .cache import IndexCache, SavedIndex, default_cache_dir, given_inflate_limit
+from .byte_source import ByteSource
 from .errors import CorruptRecordError, ReaderClosedError
 from .framing import (
     FOOTER_SIZE,
@@ -38,8 +38,11 @@ from .framing import (
     scan,
 )
 from .kinds import COMPRESSION, DATA_CRC, NO_COMPRESSION, Compression
+from .landing import Landing
 from .locations import shown
-from .sources import ByteSource, open_stream, sniff_compression
+from .saved_index import IndexCache, SavedIndex
+from .settings import default_cache_dir, given_inflate_limit
+from .sources import open_stream, sniff_compression
 from .values import plural
 
 _U32 = struct.Struct("<I")
@@ -80,27 +83,6 @@ class VerifyReport:
             "bytes": self.bytes,
             "problems": [p.to_json() for p in self.problems],
         }
-
-
-@dataclass(frozen=True)
-class Landing:
-    """Where a jump to byte ``target`` landed (see :meth:`TFRecordFile.land`).
-
-    ``offset`` is the header offset of the first record found at or after ``target`` (``None``
-    when no record follows), ``spans`` the ``(offset, length)`` of the records from there,
-    ``first`` the exact number of the first (``None`` until the index reaches it) and
-    ``estimate`` its estimated number; ``problems`` is damage met while walking."""
-
-    target: int
-    offset: int | None
-    spans: list[tuple[int, int]]
-    first: int | None
-    estimate: int | None
-    problems: list[Problem]
-
-    @property
-    def exact(self) -> bool:
-        return self.first is not None
 
 
 @dataclass(frozen=True)
@@ -167,7 +149,7 @@ class TFRecordFile(Sequence[bytes]):
         self.remote = self._source.remote
         # How far one step of the header scan reads: a remote object in a few blocks, so the
         # first page waits for megabytes, not for the 128 MiB a memory map takes at once.
-        self._step_bytes = 2 * getattr(self._source, "block", 0) or _SCAN_BYTES
+        self._step_bytes = 2 * self._source.block or _SCAN_BYTES
         self._offsets = array("Q")
         self._lengths = array("Q")
         self._problems: list[Problem] = list(self.stream_problems)
@@ -188,7 +170,7 @@ class TFRecordFile(Sequence[bytes]):
     @property
     def _complete(self) -> bool:
         """Whether the stream's size is final (only a remote object being inflated grows)."""
-        return bool(getattr(self._source, "complete", True))
+        return self._source.complete
 
     @property
     def _buf(self) -> Any:
@@ -270,7 +252,10 @@ class TFRecordFile(Sequence[bytes]):
             return self._done
 
     def _source_problems(self) -> list[Problem]:
-        return getattr(self._source, "problems", self.stream_problems)
+        """What the source found itself (a stream inflated in the background), else the
+        problems of opening it."""
+        found = self._source.problems
+        return self.stream_problems if found is None else found
 
     def _adopt_stream_problems(self) -> None:
         """Take in what inflating found, now that a stream inflated in the background is

@@ -32,6 +32,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from .byte_source import ByteSource, drop_pages
 from .errors import ObjectChangedError, RemoteError
 from .locations import (
     RemoteStat,
@@ -44,50 +45,17 @@ from .locations import (
     shown,
     version_of,
 )
+from .locks import LOCKING, share, unless_open, unused
+from .settings import block_size, remote_cache_cap
 
-try:
-    import fcntl as _fcntl
-except ImportError:  # pragma: no cover - not on this platform
-    _fcntl = None  # type: ignore[assignment]
+__all__ = ["RemoteObject", "RemoteSource", "object_reader", "read_range", "remote_usage"]
 
-__all__ = ["RemoteObject", "RemoteSource", "block_size", "remote_cache_cap", "remote_usage"]
-
-BLOCK_ENV = "TFRECORD_BROWSER_REMOTE_BLOCK"
-CAP_ENV = "TFRECORD_BROWSER_REMOTE_CACHE_CAP"
-# 4 MiB, measured (python -m benchmarks.bench_remote --sweep: 50 ms a request, 100 MB/s):
-# 1-2 MiB blocks reach only 66-75 % of the link, 8 MiB double the first page's bytes and a
-# jump's time for a few % more, 16 MiB read 80 MiB for the first page and jump in > 1 s.
-DEFAULT_BLOCK = 4 << 20
-DEFAULT_CAP = 4 << 30
 FETCHERS = 8  # parallel ranged requests per object
 READ_AHEAD = 8  # blocks fetched ahead of a sequential reader, at most
 FIRST_AHEAD = 1  # ... at first, doubled as reading goes on: the first page or a jump does
 # not share the link with megabytes nobody asked for yet
 TRIES = 6  # 0.25 + 0.5 + 1 + 2 + 4 s of backoff: throttling gets time to pass
 BACKOFF = 0.25  # seconds before the second try; doubled after each
-
-
-def _env_size(name: str, default: int) -> int:
-    from .cache import parse_size
-
-    text = os.environ.get(name)
-    if not text:
-        return default
-    try:
-        return max(1, parse_size(text))
-    except ValueError:
-        return default
-
-
-def block_size() -> int:
-    """The block size of remote reads: ``$TFRECORD_BROWSER_REMOTE_BLOCK`` or 4 MiB."""
-    return _env_size(BLOCK_ENV, DEFAULT_BLOCK)
-
-
-def remote_cache_cap() -> int:
-    """The size the remote block cache is kept under (``$TFRECORD_BROWSER_REMOTE_CACHE_CAP``,
-    a size such as ``20G``; default 4 GiB)."""
-    return _env_size(CAP_ENV, DEFAULT_CAP)
 
 
 # --------------------------------------------------------------------------------------------
@@ -288,8 +256,6 @@ def remote_usage(cache_dir: Path) -> tuple[int, int]:
 def _evict_objects(folder: Path, keep: Path, over: int) -> int:
     """Remove whole cached objects, least recently used first, never ``keep`` nor one open
     elsewhere, until ``over`` bytes are freed; the bytes freed."""
-    from .cache import _unless_open
-
     entries = []
     with contextlib.suppress(OSError), os.scandir(folder) as it:
         for e in it:
@@ -307,7 +273,7 @@ def _evict_objects(folder: Path, keep: Path, over: int) -> int:
             p.unlink()
             p.with_suffix(".map").unlink(missing_ok=True)
 
-        if _unless_open(p, remove):
+        if unless_open(p, remove):
             freed += size
     return freed
 
@@ -337,9 +303,7 @@ class _Blocks:
             os.unlink(name)
             os.unlink(map_name)
         self.fd = fd
-        if _fcntl is not None:  # in use: never removed by another process's eviction
-            with contextlib.suppress(OSError):
-                _fcntl.flock(fd, _fcntl.LOCK_SH)
+        share(fd)  # in use: never removed by another process's eviction
         if os.fstat(fd).st_size != size:
             os.ftruncate(fd, size)
         if os.fstat(map_fd).st_size != max(1, self.count):
@@ -376,14 +340,11 @@ class _Blocks:
 
     def alone(self) -> bool:
         """Whether no other process has this object's blocks open."""
-        if _fcntl is None or self.path is None:
+        if not LOCKING or self.path is None:
             return self.path is None
-        try:
-            _fcntl.flock(self.fd, _fcntl.LOCK_EX | _fcntl.LOCK_NB)
-        except OSError:
+        if not unused(self.fd):
             return False
-        with contextlib.suppress(OSError):
-            _fcntl.flock(self.fd, _fcntl.LOCK_SH)
+        share(self.fd)  # back to in use, as any open object is
         return True
 
     def drop_oldest(self, over: int, keep: set[int]) -> int:
@@ -430,8 +391,8 @@ def _pool() -> ThreadPoolExecutor:
         return _POOL
 
 
-class RemoteSource:
-    """A remote object as a :class:`~codec.sources.ByteSource`.
+class RemoteSource(ByteSource):
+    """A remote object as a :class:`~codec.byte_source.ByteSource`.
 
     ``buffer`` is the memory map of the object's block file; a range must be asked for with
     :meth:`need` before its bytes are looked at (the reader and the framing code do).
@@ -452,7 +413,7 @@ class RemoteSource:
         self.object = RemoteObject(url, anon=anon)
         self.url = url
         self.shown = self.object.shown
-        self.size = self.object.size
+        self._size = self.object.size
         self.stat = self.object.stat
         self.block = block or block_size()
         self.cap = cap if cap is not None else remote_cache_cap()
@@ -478,6 +439,10 @@ class RemoteSource:
     # -- the ByteSource interface ----------------------------------------------------------
 
     @property
+    def size(self) -> int:
+        return self._size
+
+    @property
     def buffer(self) -> Any:
         return self._blocks.data
 
@@ -486,8 +451,6 @@ class RemoteSource:
         return bytes(self._blocks.data[start:end])
 
     def release(self, start: int, end: int) -> None:
-        from .sources import drop_pages
-
         data = self._blocks.data
         if not isinstance(data, bytes):
             drop_pages(data, start, end, self.size)

@@ -1,9 +1,11 @@
-"""Byte sources: where a reader's (decompressed) stream comes from, behind one small interface.
+"""Byte sources: where a reader's (decompressed) stream comes from, behind one small interface
+(:class:`~codec.byte_source.ByteSource`).
 
-The reader never touches a file itself; it asks its :class:`ByteSource` for bytes. There are
-two kinds: :class:`MmapSource`, a read-only memory map of a local file (the file itself, or the
+The reader never touches a file itself; it asks its byte source for bytes. There are two
+kinds: :class:`MmapSource`, a read-only memory map of a local file (the file itself, or the
 inflated copy of a GZIP/ZLIB file in the cache), and :class:`codec.remote.RemoteSource`, a
-remote object read in blocks into an on-disk block cache. :func:`open_stream` opens either
+remote object read in blocks into an on-disk block cache (a compressed one inflated in the
+background by :class:`codec.inflating.InflatingSource`). :func:`open_stream` opens either
 from a path or URL, and inflates a compressed one into the cache.
 """
 
@@ -16,58 +18,36 @@ import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from .cache import FileIdentity, inflate_to_cache
+from .byte_source import ByteSource, drop_pages
+from .cache import inflate_to_cache
 from .errors import NotAFileError
 from .framing import HEADER_SIZE, Problem, header_ok
+from .identity import FileIdentity
 from .kinds import COMPRESSIONS, NO_COMPRESSION, Compression
-from .locations import is_url, local_path
+from .locations import is_url, local_path, remote_stat
 
-__all__ = ["ByteSource", "MmapSource", "Opened", "open_stream", "probe", "sniff_compression"]
+__all__ = ["MmapSource", "Opened", "open_stream", "probe", "sniff_compression"]
 
 _ZLIB_HEADERS = {b"\x78\x01", b"\x78\x5e", b"\x78\x9c", b"\x78\xda"}
 
 
-class ByteSource(Protocol):
-    """A read-only stream of ``size`` bytes.
-
-    ``buffer`` supports the buffer protocol over the whole stream (slicing, ``memoryview``,
-    ``numpy.frombuffer``, ``struct.unpack_from``); ``read`` copies a range out; ``release``
-    tells the source a range will not be needed soon (so its pages can leave memory);
-    ``need`` is called before a range of ``buffer`` is looked at (a remote source fetches it
-    then; a memory map has every byte already)."""
-
-    remote: bool
-
-    @property
-    def size(self) -> int: ...
-
-    @property
-    def buffer(self) -> Any: ...
-
-    def read(self, start: int, end: int) -> bytes: ...
-
-    def need(self, start: int, end: int) -> None: ...
-
-    def release(self, start: int, end: int) -> None: ...
-
-    def close(self) -> None: ...
-
-
-class MmapSource:
+class MmapSource(ByteSource):
     """A read-only memory map of an open file descriptor (which it then owns and closes).
 
     An empty file has no map (``mmap`` refuses length 0): its buffer is ``b""``."""
 
-    remote = False
-
     def __init__(self, fd: int) -> None:
         self._fd = fd
-        self.size = os.fstat(fd).st_size
+        self._size = os.fstat(fd).st_size
         self._mm: mmap.mmap | None = None
-        if self.size:
+        if self._size:
             self._mm = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+
+    @property
+    def size(self) -> int:
+        return self._size
 
     @property
     def buffer(self) -> Any:
@@ -75,9 +55,6 @@ class MmapSource:
 
     def read(self, start: int, end: int) -> bytes:
         return bytes(self.buffer[start:end])
-
-    def need(self, start: int, end: int) -> None:
-        """Every byte of a memory map is there."""
 
     def release(self, start: int, end: int) -> None:
         """Let the kernel drop the pages of ``[start, end)``: clean file pages, nothing is
@@ -95,22 +72,6 @@ class MmapSource:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
-
-
-def drop_pages(m: mmap.mmap, start: int, end: int, mapped: int) -> None:
-    """Let the kernel drop the whole pages of ``[start, end)`` of the map ``m`` (``mapped``
-    bytes long): for every byte source mapped from a file, whose pages come back from the
-    file when read again."""
-    if end <= start:
-        return
-    page = mmap.PAGESIZE
-    start -= start % page
-    end = min(end - end % page, mapped - mapped % page)
-    if end > start and hasattr(mmap, "MADV_DONTNEED"):
-        try:
-            m.madvise(mmap.MADV_DONTNEED, start, end - start)
-        except (OSError, ValueError):
-            pass
 
 
 def sniff_compression(head: bytes) -> Compression:
@@ -206,6 +167,7 @@ def _open_remote(
     max_inflate: int | None,
     anon: bool,
 ) -> Opened:
+    # Imported here: reading local files (a verify on a worker, say) loads no remote code.
     from .inflating import InflatingSource
     from .remote import RemoteSource
 
@@ -244,8 +206,7 @@ def probe(path: str, *, anon: bool = False) -> tuple[int, Compression]:
     """A file's (or object's) size in bytes and its compression, from its first bytes only:
     nothing is inflated or indexed (for planning work over many files)."""
     if is_url(path):
-        from .locations import remote_stat
-        from .remote import read_range
+        from .remote import read_range  # as in _open_remote: local files need none of it
 
         st = remote_stat(path, anon=anon)
         return st.size, sniff_compression(read_range(path, 0, HEADER_SIZE, anon=anon))

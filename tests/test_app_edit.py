@@ -28,7 +28,7 @@ from browser_app.edits.cells import parse_bytes_cell
 from browser_app.sample_data import write_sample
 from browser_app.view import cell_reason, cell_text
 from codec import example as ex
-from codec.cache import FileIdentity
+from codec.identity import FileIdentity
 
 
 def _harness() -> None:

@@ -17,11 +17,11 @@ from app_support import no_crash as app_no_crash
 from streamlit.testing.v1 import AppTest
 from test_app import app, texts
 
-import codec.cache as cache_mod
+import codec.settings as cache_mod
 from browser_app.cli import launch, run
 from browser_app.ui import opening
 from browser_app.view import md_text
-from codec.cache import MAX_INFLATE_ENV
+from codec.settings import MAX_INFLATE_ENV
 from codec.writer import write_records
 
 MiB = 1 << 20

@@ -28,7 +28,7 @@ from streamlit.testing.v1 import AppTest
 import codec
 from browser_app.sample_data import write_sample
 from browser_app.ui.widgets import header
-from codec import locations, remote
+from codec import locations, remote, settings
 from codec.framing import OVERHEAD, encode_record
 from codec.values import format_bytes
 
@@ -41,7 +41,7 @@ def _remote_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Small blocks and quick retries; usage statistics off, as the launcher runs the server
     (AppTest otherwise measures every cached value, taking the length of a dataset: its whole
     index)."""
-    monkeypatch.setenv(remote.BLOCK_ENV, str(BLOCK))
+    monkeypatch.setenv(settings.BLOCK_ENV, str(BLOCK))
     monkeypatch.setattr(remote, "BACKOFF", 0.01)
     locations.forget()
     before = config.get_option("browser.gatherUsageStats")

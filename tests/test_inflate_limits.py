@@ -19,22 +19,25 @@ from hypothesis import given
 from hypothesis import strategies as hs
 
 import codec.cache as cache_mod
+import codec.settings as settings_mod
 from browser_app.cli import main
 from browser_app.cli import run as run_command
 from browser_app.cli.inputs import max_inflate
 from codec import TFRecordFile
 from codec.cache import (
+    evict_inflated,
+    inflate_limit,
+    inflated_copies,
+    inflated_usage,
+)
+from codec.errors import LimitError
+from codec.settings import (
     INFLATED_CAP,
     INFLATED_CAP_ENV,
     MAX_INFLATE_ENV,
-    evict_inflated,
-    inflate_limit,
     inflated_cap,
-    inflated_copies,
-    inflated_usage,
     parse_size,
 )
-from codec.errors import LimitError
 from codec.writer import write_records
 
 MiB = 1 << 20
@@ -100,7 +103,7 @@ def test_a_bomb_is_refused_naming_the_file_the_limit_and_the_way_out(
 
 
 def test_the_default_limit_follows_the_compressed_size(tmp_path, _isolated_cache, monkeypatch):
-    monkeypatch.setattr(cache_mod, "INFLATE_RATIO", 2)
+    monkeypatch.setattr(settings_mod, "INFLATE_RATIO", 2)
     bomb = zeros(tmp_path / "bomb.gz", 3 * MiB, "gzip")  # a few KiB: the 1 MiB floor applies
     assert inflate_limit(bomb.stat().st_size, _isolated_cache)[0] == 2 * MiB
     with pytest.raises(LimitError, match="2 times its compressed size"):

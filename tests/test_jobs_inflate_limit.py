@@ -15,9 +15,9 @@ import codec
 from browser_app.cli.inputs import max_inflate
 from browser_app.cli.jobs import executor_of
 from browser_app.export.plan import SourceFile
-from codec.cache import MAX_INFLATE_ENV
 from codec.errors import LimitError
 from codec.jobs import ExecutorSpec, SchemaJob, VerifyJob, plan, run, tasks_of
+from codec.settings import MAX_INFLATE_ENV
 
 RECORDS = 48
 RAISED = 8 << 20  # the limit the file is opened with here

@@ -51,8 +51,8 @@ from browser_app.errors import (
     ValueParseError,
 )
 from codec import example as ex
-from codec.cache import FileIdentity
 from codec.example import Feature
+from codec.identity import FileIdentity
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 from netservers import FaultProxy, MotoS3, RangeHTTPServer
 
 import codec
-from codec import locations, remote
+from codec import locations, remote, settings
 from codec.errors import ObjectChangedError, RemoteError
 from codec.framing import OVERHEAD, encode_record
 
@@ -24,7 +24,7 @@ BLOCK = 64 << 10
 
 @pytest.fixture(autouse=True)
 def _small_blocks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv(remote.BLOCK_ENV, str(BLOCK))
+    monkeypatch.setenv(settings.BLOCK_ENV, str(BLOCK))
     monkeypatch.setattr(remote, "BACKOFF", 0.01)
     locations.forget()
 
@@ -106,7 +106,7 @@ def test_blocks_are_cached_on_disk_and_shared_by_the_next_open(s3: MotoS3):
 
 def test_the_block_cache_stays_under_its_cap(s3: MotoS3, _isolated_cache, monkeypatch):
     cap = 6 * BLOCK
-    monkeypatch.setenv(remote.CAP_ENV, str(cap))
+    monkeypatch.setenv(settings.REMOTE_CAP_ENV, str(cap))
     rng = random.Random(3)
     for k in range(3):
         payloads, raw = _stream(rng, 400, 1000, 3000)  # ~0.8 MB each, far over the cap

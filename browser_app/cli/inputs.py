@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING, TextIO
 
 import codec
 from browser_app.errors import InputError, SpecError, UsageError, message, os_error_message
-from codec.cache import MAX_INFLATE_ENV, parse_size
 from codec.errors import LimitError, RemoteError
 from codec.kinds import COMPRESSIONS
 from codec.locations import shown
+from codec.settings import MAX_INFLATE_ENV, parse_size
 from codec.text_index import Listings, use_text_index
 
 if TYPE_CHECKING:

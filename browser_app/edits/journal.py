@@ -35,8 +35,8 @@ from browser_app.edits.journal_file import (
 from browser_app.edits.model import Change, EditedSlot, FeatureDiff, Mark, RecordRef, mark_status
 from browser_app.edits.values import Value
 from browser_app.errors import EditError
-from codec.cache import FileIdentity
 from codec.example import Record
+from codec.identity import FileIdentity
 
 __all__ = ["Journal"]
 

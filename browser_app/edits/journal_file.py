@@ -58,8 +58,9 @@ from browser_app.edits.model import (
 from browser_app.edits.values import feature_from_json, feature_to_json
 from browser_app.errors import JournalError, JournalMismatchError
 from codec import example as ex
-from codec.cache import FileIdentity, default_cache_dir
 from codec.example import Feature
+from codec.identity import FileIdentity
+from codec.settings import default_cache_dir
 
 try:  # POSIX advisory locks keep two processes appending to one journal in order
     import fcntl as _fcntl

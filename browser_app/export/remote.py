@@ -38,7 +38,6 @@ from typing import IO, Any
 import crc32c as _crc32c
 
 from browser_app.errors import ExportError, UploadError
-from codec.cache import default_cache_dir
 from codec.errors import RemoteError
 from codec.locations import (
     describe,
@@ -50,6 +49,7 @@ from codec.locations import (
     remote_errors,
     shown,
 )
+from codec.settings import default_cache_dir
 
 __all__ = [
     "READ_ONLY_PROTOCOLS",

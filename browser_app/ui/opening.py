@@ -42,9 +42,10 @@ from browser_app.errors import InputError, PathRefused, os_error_message
 from browser_app.paths import expand_inside, is_url_root, relative_to_root
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
-from codec.cache import cache_room, default_cache_dir, inflate_limit
+from codec.cache import cache_room, inflate_limit
 from codec.errors import LimitError, MissingExtraError, ObjectChangedError, RemoteError
 from codec.locations import is_url
+from codec.settings import default_cache_dir
 from codec.values import format_bytes
 
 __all__ = [

@@ -43,9 +43,9 @@ from browser_app.selection import (
     resolve,
 )
 from browser_app.ui import state
-from codec.cache import FileIdentity
 from codec.errors import CodecError, RemoteError
 from codec.filters import run_filter
+from codec.identity import FileIdentity
 from codec.kinds import DATA_CRC
 from codec.locations import filesystem, is_url, remote_stat
 from codec.schema.drift import findings

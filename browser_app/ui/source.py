@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import codec
 from browser_app.paths import relative_to_root
 from browser_app.ui import state
-from codec.cache import FileIdentity
+from codec.identity import FileIdentity
 from codec.locations import is_url
 
 __all__ = ["Source"]

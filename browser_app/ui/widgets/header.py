@@ -14,9 +14,10 @@ from browser_app.ui import opening, state
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import remote
 from browser_app.view import md_text, plural
-from codec.cache import default_cache_dir, inflated_usage
+from codec.cache import inflated_usage
 from codec.errors import RemoteError
 from codec.kinds import NO_COMPRESSION
+from codec.settings import default_cache_dir
 from codec.values import format_bytes
 
 __all__ = ["index_progress", "inflated_copies", "source_header"]

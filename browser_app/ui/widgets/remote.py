@@ -17,10 +17,10 @@ import streamlit as st
 from browser_app.ui import opening, services, state
 from browser_app.ui.source import Source
 from browser_app.view import md_text, plural
-from codec.cache import default_cache_dir
 from codec.errors import RemoteError
 from codec.locations import protocol
-from codec.remote import remote_cache_cap, remote_usage
+from codec.remote import remote_usage
+from codec.settings import default_cache_dir, remote_cache_cap
 from codec.values import format_bytes
 
 __all__ = ["block_cache", "changes", "guard", "status", "trouble"]
