@@ -70,11 +70,14 @@ class FileIdentity:
         )
 
     @classmethod
-    def of(cls, path: str | os.PathLike[str], *, content: bool = False) -> FileIdentity:
-        """The identity of ``path`` now (``content=True`` reads the CRCs of both ends).
-        Raises ``OSError`` when the file cannot be read."""
+    def of(
+        cls, path: str | os.PathLike[str], *, content: bool = False, anon: bool = False
+    ) -> FileIdentity:
+        """The identity of ``path`` now (``content=True`` reads the CRCs of both ends; a
+        remote object is asked for anonymously with ``anon``). Raises ``OSError`` when the
+        file cannot be read."""
         if is_url(os.fspath(path)):
-            return cls._of_remote(os.fspath(path), content)
+            return cls._of_remote(os.fspath(path), content, anon)
         if not content:
             return cls.from_stat(path, os.stat(path))
         real = os.path.realpath(os.fspath(path))
@@ -91,14 +94,14 @@ class FileIdentity:
         )
 
     @classmethod
-    def _of_remote(cls, url: str, content: bool) -> FileIdentity:
-        st = remote_stat(url)
+    def _of_remote(cls, url: str, content: bool, anon: bool) -> FileIdentity:
+        st = remote_stat(url, anon=anon)
         ident = cls.from_remote(url, st)
         if not content:
             return ident
         from .remote import RemoteObject  # here: local files load no remote code
 
-        obj = RemoteObject(url, stat=st)
+        obj = RemoteObject(url, anon=anon, stat=st)
         try:
             head = obj.read(0, CONTENT_WINDOW)
             tail = obj.read(max(0, st.size - CONTENT_WINDOW), st.size)
@@ -107,22 +110,25 @@ class FileIdentity:
         return replace(ident, head_crc=_crc32c.crc32c(head), tail_crc=_crc32c.crc32c(tail))
 
     @classmethod
-    def of_paths(cls, paths: Sequence[str | os.PathLike[str]]) -> tuple[FileIdentity, ...]:
+    def of_paths(
+        cls, paths: Sequence[str | os.PathLike[str]], *, anon: bool = False
+    ) -> tuple[FileIdentity, ...]:
         """Identities of several files; a file that cannot be read gets size and mtime -1."""
         out = []
         for p in paths:
             try:
-                out.append(cls.of(p))
+                out.append(cls.of(p, anon=anon))
             except OSError:
                 out.append(cls(_real(os.fspath(p)), -1, -1))
         return tuple(out)
 
-    def unchanged(self) -> bool:
+    def unchanged(self, *, anon: bool = False) -> bool:
         """Whether the file still has this size and modification time (a remote object:
-        this size and version, asked of the server at most every few seconds)."""
+        this size and version, asked of the server at most every few seconds, anonymously
+        with ``anon``)."""
         if self.remote:
             try:
-                now = remote_stat(self.path)
+                now = remote_stat(self.path, anon=anon)
             except OSError:
                 return False
             return (now.size, now.version) == (self.size, self.version)

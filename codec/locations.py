@@ -179,14 +179,6 @@ def storage_options(proto: str, *, anon: bool = False) -> dict[str, Any]:
 
 
 _FS_LOCK = threading.Lock()
-_ANON_BUCKETS: set[str] = set()
-
-
-def _bucket(url: str) -> str:
-    """``proto://bucket`` of a URL (its host, for http)."""
-    proto = protocol(url) or ""
-    rest = url[len(proto) + 3 :]
-    return f"{proto}://{rest.split('/', 1)[0].split('?', 1)[0]}"
 
 
 def filesystem(url: str, *, anon: bool = False) -> tuple[Any, str]:
@@ -194,16 +186,11 @@ def filesystem(url: str, *, anon: bool = False) -> tuple[Any, str]:
 
     Raises :class:`~codec.errors.MissingExtraError` naming the extra to install when the
     protocol's library is missing, and :class:`~codec.errors.RemoteError` for a protocol
-    fsspec does not know. Once a bucket was read anonymously, every later call for an object
-    in it is anonymous too (a journal or an identity check asks without knowing how the
-    object was opened)."""
+    fsspec does not know. Access is anonymous only when this call says ``anon``: a bucket
+    one caller reads anonymously is read with credentials by another that does not."""
     proto = protocol(url)
     if proto is None:
         raise ValueError(f"{url}: not a URL")
-    bucket = _bucket(url)
-    if anon:
-        _ANON_BUCKETS.add(bucket)
-    anon = anon or bucket in _ANON_BUCKETS
     try:
         import fsspec
     except ImportError as exc:
@@ -352,10 +339,8 @@ _stat_cache: dict[tuple[str, bool], tuple[float, RemoteStat]] = {}
 
 
 def forget() -> None:
-    """Forget every object's size and version kept from a listing or a recent request, and
-    which buckets were read anonymously."""
+    """Forget every object's size and version kept from a listing or a recent request."""
     _stat_cache.clear()
-    _ANON_BUCKETS.clear()
 
 
 def _remember(url: str, anon: bool, info: dict[str, Any]) -> None:
@@ -370,8 +355,8 @@ def _remember(url: str, anon: bool, info: dict[str, Any]) -> None:
 def remote_stat(url: str, *, anon: bool = False, fresh: bool = False) -> RemoteStat:
     """Size and version of the object at ``url`` (one request; answers younger than a few
     seconds are reused unless ``fresh``). A folder or a missing object raises
-    ``FileNotFoundError`` / ``IsADirectoryError`` with the URL as shown."""
-    anon = anon or _bucket(url) in _ANON_BUCKETS
+    ``FileNotFoundError`` / ``IsADirectoryError`` with the URL as shown (asked anonymously
+    with ``anon``; the answer is kept apart from one asked with credentials)."""
     key = (url, anon)
     now = time.monotonic()
     hit = _stat_cache.get(key)

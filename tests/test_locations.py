@@ -118,3 +118,28 @@ def test_anonymous_access_reaches_each_library():
     assert locations.storage_options("gs", anon=True)["token"] == "anon"
     assert locations.storage_options("az", anon=True)["anon"] is True
     assert "anon" not in locations.storage_options("s3")
+
+
+def test_anonymous_access_is_each_callers_own(monkeypatch):
+    """A bucket one caller reads anonymously is read with credentials by the next caller that
+    does not ask for anonymous access: nothing the first caller chose stays in the process."""
+    pytest.importorskip("s3fs")
+    first, _ = locations.filesystem("s3://public/a.tfrecord", anon=True)
+    second, _ = locations.filesystem("s3://public/b.tfrecord")
+    assert first.anon is True and second.anon is False
+
+    asked = []
+
+    class Store:
+        def info(self, path):
+            return {"size": 10, "ETag": "v1"}
+
+    def filesystem(url, *, anon=False):
+        asked.append(anon)
+        return Store(), url
+
+    monkeypatch.setattr(locations, "filesystem", filesystem)
+    locations.remote_stat("s3://public/a.tfrecord", anon=True)
+    locations.remote_stat("s3://public/a.tfrecord")  # not the anonymous answer, kept
+    locations.remote_stat("s3://public/b.tfrecord")
+    assert asked == [True, False, False]
