@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import ARTIFACTS, chromium, need_chromium, running_server
+from browser_support import browser_fixture, no_errors, serve, settled, shot
 
 import codec
 from browser_app.edits import Journal
@@ -53,33 +53,10 @@ def cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory, root: Path, cache: Path) -> Iterator[str]:
-    need_chromium()
-    args = [str(root / "pics"), "--root", str(root)]
-    base = tmp_path_factory.mktemp("server")
-    with running_server(args, base, {"TFRECORD_BROWSER_CACHE": str(cache)}) as url:
-        yield url
+    yield from serve(tmp_path_factory, [str(root / "pics"), "--root", str(root)], cache=cache)
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    with chromium() as b:
-        yield b
-
-
-def _ok(page: Any) -> None:
-    assert page.get_by_test_id("stException").count() == 0
-    assert page.get_by_text("could not be shown").count() == 0
-
-
-def _shot(page: Any, name: str) -> None:
-    ARTIFACTS.mkdir(exist_ok=True)
-    page.wait_for_timeout(300)
-    page.screenshot(path=str(ARTIFACTS / name))
-
-
-def _settled(page: Any) -> None:
-    """Wait until the app has finished its run (a key pressed during a run may be lost)."""
-    page.wait_for_selector("[data-testid='stApp'][data-test-script-state='notRunning']")
+browser = browser_fixture()
 
 
 def _focused(page: Any, n: int) -> None:
@@ -88,7 +65,7 @@ def _focused(page: Any, n: int) -> None:
 
     expect(page).to_have_url(re.compile(rf"record={n}(&|$)"), timeout=15_000)
     expect(page.get_by_text(f"#{n}", exact=True).first).to_be_visible(timeout=15_000)
-    _settled(page)
+    settled(page)
 
 
 def _marked(page: Any, status: str) -> None:
@@ -97,7 +74,7 @@ def _marked(page: Any, status: str) -> None:
 
     button = page.locator(f".st-key-tfb-w-gallery-mark-{status} button")
     expect(button).to_have_attribute("kind", "primary", timeout=15_000)
-    _settled(page)
+    settled(page)
 
 
 def _visible_pictures(page: Any) -> int:
@@ -124,14 +101,9 @@ def test_keyboard_review_of_20_tiles(
     _focused(page, first)
     expect(page.locator(f".st-key-tfb-tile-{first}")).to_be_visible()
     # The focus ring is drawn on the focused tile only.
-    ring = page.locator(f".st-key-tfb-tile-{first}").evaluate(
-        "e => getComputedStyle(e).outlineStyle"
-    )
-    other = page.locator(f".st-key-tfb-tile-{first + 1}").evaluate(
-        "e => getComputedStyle(e).outlineStyle"
-    )
-    assert (ring, other) == ("solid", "none")
-    _shot(page, "e2e-gallery-review-start.png")
+    expect(page.locator(f".st-key-tfb-tile-{first}")).to_have_css("outline-style", "solid")
+    expect(page.locator(f".st-key-tfb-tile-{first + 1}")).to_have_css("outline-style", "none")
+    shot(page, "e2e-gallery-review-start.png")
 
     # Every third record flagged, the others passed; the arrow keys move on.
     want: dict[int, str] = {}
@@ -145,8 +117,8 @@ def test_keyboard_review_of_20_tiles(
         _focused(page, n + 1)
     # The focused tile is kept on screen as the focus moves down the page.
     expect(page.locator(f".st-key-tfb-tile-{first + 20}")).to_be_in_viewport(timeout=15_000)
-    _ok(page)
-    _shot(page, "e2e-gallery-review-marked.png")
+    no_errors(page)
+    shot(page, "e2e-gallery-review-marked.png")
 
     # Saved in the journal, on disk.
     monkeypatch.setenv("TFRECORD_BROWSER_CACHE", str(cache))
@@ -176,8 +148,8 @@ def test_keyboard_review_of_20_tiles(
         # ...and the feature that identifies it after an export renumbers the records.
         assert r["id_feature"] == "image/filename"
         assert r["id"].startswith(f"scene_{n:05d}.")
-    _ok(page)
-    _shot(page, "e2e-gallery-review-report.png")
+    no_errors(page)
+    shot(page, "e2e-gallery-review-report.png")
     page.close()
 
 
@@ -196,15 +168,15 @@ def test_dense_tiles_fill_the_screen(server: str, browser: Any) -> None:
         ".every(i => i.complete && i.naturalWidth > 0)",
         timeout=30_000,
     )
-    page.wait_for_timeout(300)
+    settled(page)
     assert _visible_pictures(page) >= 48
     # Tiles of a row line up: their captions sit at the same height.
     tops = page.locator(".st-key-tfb-gallery .stButton").evaluate_all(
         "els => els.slice(0, 12).map(e => Math.round(e.getBoundingClientRect().top))"
     )
     assert len(set(tops)) == 1, tops
-    _ok(page)
-    _shot(page, "e2e-gallery-dense.png")
+    no_errors(page)
+    shot(page, "e2e-gallery-dense.png")
     page.close()
 
 
@@ -215,15 +187,12 @@ def test_a_click_on_a_picture_opens_its_record(server: str, browser: Any) -> Non
     page.goto(f"{server}/gallery?file=pics&record=0&size=25")
     picture = page.locator(".st-key-tfb-tile-7 img")
     expect(picture).to_be_visible(timeout=30_000)
-    _settled(page)
-    page.wait_for_timeout(300)
-    # The caption's button lies over the picture: a click where the picture is opens it.
-    box = picture.bounding_box()
-    assert box is not None
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    _shot(page, "e2e-gallery-click.png")
+    settled(page)
+    # The caption's button lies over the picture: a click where the picture is opens it (a
+    # forced click goes to the middle of the picture, whatever lies on top there).
+    picture.click(force=True)
     expect(page.get_by_role("heading", name="Record 7")).to_be_visible(timeout=30_000)
     expect(page).to_have_url(re.compile(r"record=7(&|$)"))
-    _ok(page)
-    _shot(page, "e2e-gallery-opened.png")
+    no_errors(page)
+    shot(page, "e2e-gallery-opened.png")
     page.close()
