@@ -242,6 +242,24 @@ def _u32_at(buf: Any, positions: np.ndarray) -> np.ndarray:
     return u32[positions]
 
 
+def _u64_at(buf: Any, positions: np.ndarray) -> np.ndarray:
+    """Little-endian uint64 values at arbitrary byte positions of ``buf`` (as :func:`_u32_at`)."""
+    data = np.frombuffer(buf, dtype=np.uint8)
+    u64 = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
+    return np.asarray(u64[positions], dtype=np.uint64)
+
+
+def headers_hold(buf: Any, offsets: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Whether the header at each of ``offsets`` holds the payload length in ``lengths`` and
+    its length CRC checks out, vectorised (the headers must lie inside ``buf``): for checking
+    an index made elsewhere against the stream's own headers."""
+    if not len(offsets):
+        return np.zeros(0, bool)
+    stored = _u64_at(buf, offsets.astype(np.intp))
+    crcs = np.asarray(_u32_at(buf, (offsets + 8).astype(np.intp)), dtype=np.uint32)
+    return (stored == lengths.astype(np.uint64)) & (_masked_crc_of_u64(stored) == crcs)
+
+
 def data_crcs(buf: Any, offsets: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The stored (masked) data CRC of every record whose header is at ``offsets`` with the
     payload ``lengths``, gathered without copying the payloads."""

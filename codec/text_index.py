@@ -9,8 +9,11 @@ from byte 0 to the last byte and a few headers spread over the object must check
 (:func:`sampled_ok`); every record's data CRC is still checked when it is read.
 
 :func:`find_text_index` finds the index of a file or object (``<name>.idx``, ``<stem>.idx``,
-``<name>.index``, beside it: one listing per remote folder) and :func:`use_text_index` adopts it
-into an open :class:`~codec.reader.TFRecordFile` whose own index is not known yet.
+``<name>.index``, beside it: one listing per remote folder), :func:`checked_index` keeps the
+entries of an index that check out against a stream (what
+:meth:`~codec.reader.TFRecordFile.load_text_index` adopts) and :func:`use_text_index` adopts
+the index beside an open file whose own index is not known yet. :func:`write_text_index`
+writes one.
 """
 
 from __future__ import annotations
@@ -18,25 +21,28 @@ from __future__ import annotations
 import os
 import posixpath
 import warnings
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from array import array
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 import numpy as np
 
-from .framing import HEADER_SIZE, OVERHEAD, _masked_crc_of_u64, _u32_at
-from .locations import is_url, join_url, parent_url, shown
-
-if TYPE_CHECKING:
-    from .reader import TFRecordFile
+from .framing import HEADER_SIZE, OVERHEAD, headers_hold
+from .locations import RemoteStat, filesystem, is_url, join_url, parent_url, remote_errors, shown
 
 __all__ = [
     "INDEX_SUFFIXES",
+    "Checked",
+    "IndexedFile",
+    "checked_index",
     "checked_prefix",
     "find_text_index",
     "index_names",
     "parse_text_index",
     "sampled_ok",
     "use_text_index",
+    "write_text_index",
 ]
 
 INDEX_SUFFIXES = (".idx", ".index")  # DALI's and the tfrecord package's usual names
@@ -66,23 +72,10 @@ def parse_text_index(data: bytes, name: str = "") -> tuple[np.ndarray, np.ndarra
     return pairs[:, 0].copy(), pairs[:, 1].copy()
 
 
-def _lengths_at(buf: Any, offsets: np.ndarray) -> np.ndarray:
-    """The little-endian u64 length of the header at each of ``offsets``."""
-    data = np.frombuffer(buf, dtype=np.uint8)
-    u64 = np.ndarray(shape=(len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
-    return np.asarray(u64[offsets.astype(np.intp)], dtype=np.uint64)
-
-
 def _headers_match(buf: Any, offsets: np.ndarray, sizes: np.ndarray) -> np.ndarray:
     """Whether each header at ``offsets`` holds the length ``size - 16`` and its length CRC
     checks out (the headers must lie inside ``buf``)."""
-    if not len(offsets):
-        return np.zeros(0, bool)
-    lengths = _lengths_at(buf, offsets)
-    stored = np.asarray(_u32_at(buf, (offsets + 8).astype(np.intp)), dtype=np.uint32)
-    return (lengths == (sizes - OVERHEAD).astype(np.uint64)) & (
-        _masked_crc_of_u64(lengths) == stored
-    )
+    return headers_hold(buf, offsets, sizes - OVERHEAD)
 
 
 def _contiguous(offsets: np.ndarray, sizes: np.ndarray, size: int) -> int:
@@ -126,6 +119,68 @@ def sampled_ok(
     for off in offsets[picks].tolist():
         need(off, off + HEADER_SIZE)
     return bool(_headers_match(buf, offsets[picks], sizes[picks]).all())
+
+
+@dataclass(frozen=True)
+class Checked:
+    """The entries of a text index that check out: the records' header ``offsets`` and payload
+    ``lengths`` (``array("Q")``, as a reader keeps them) and ``end``, the byte after the last."""
+
+    offsets: array
+    lengths: array
+    end: int
+
+
+def checked_index(
+    source: str | os.PathLike[str] | bytes,
+    buf: Any,
+    size: int,
+    need: Need | None,
+    *,
+    path: str,
+    sample: int | None = None,
+) -> Checked | None:
+    """The entries of the text index ``source`` (a file, or its bytes) that may stand for the
+    index of the stream ``buf`` of ``size`` bytes (named ``path``), or None when none may.
+
+    By default every entry is checked against its header (:func:`checked_prefix`: each
+    header asked for with ``need`` first; ``None``: every byte is there) and the entries are
+    kept up to the first that does not match or does not follow the one before. ``sample=N``
+    keeps all of them or none (:func:`sampled_ok`). Raises ``OSError`` / ``ValueError`` for an
+    index that cannot be read or parsed."""
+    if isinstance(source, bytes):
+        data, name = source, path + " (text index)"
+    else:
+        with open(source, "rb") as fh:
+            data, name = fh.read(), os.fspath(source)
+    offsets, sizes = parse_text_index(data, name)
+    if sample is None:
+        n = checked_prefix(buf, size, need, offsets, sizes)
+    else:
+        every = need if need is not None else _all_there
+        n = len(offsets) if sampled_ok(buf, size, every, offsets, sizes, sample) else 0
+    if not n:
+        return None
+    return Checked(
+        array("Q", offsets[:n].astype(np.uint64).tobytes()),
+        array("Q", (sizes[:n] - OVERHEAD).astype(np.uint64).tobytes()),
+        int(offsets[n - 1] + sizes[n - 1]),
+    )
+
+
+def _all_there(start: int, end: int) -> None:
+    """The ``need`` of a stream whose every byte is there."""
+
+
+def write_text_index(
+    target: str | os.PathLike[str], offsets: Sequence[int], lengths: Sequence[int]
+) -> None:
+    """Write ``"<offset> <total size>"`` per record (total = payload + 16), atomically."""
+    from .writer import atomic_output  # here: reading loads no writing code
+
+    with atomic_output(target, "w") as f:
+        for off, n in zip(offsets, lengths):
+            f.write(f"{off} {n + OVERHEAD}\n")
 
 
 # --------------------------------------------------------------------------------------------
@@ -174,8 +229,6 @@ def find_text_index(
 
 
 def _listing(folder: str, anon: bool) -> dict[str, dict[str, Any]]:
-    from .locations import filesystem
-
     try:
         fs, path = filesystem(folder, anon=anon)
         entries = fs.ls(path, detail=True)
@@ -188,8 +241,7 @@ def _read_index(where: str, size: int, anon: bool) -> bytes:
     if not is_url(where):
         with open(where, "rb") as f:
             return f.read()
-    from .locations import RemoteStat, remote_errors
-    from .remote import RemoteObject
+    from .remote import RemoteObject  # here: a reader of local files loads no remote code
 
     with remote_errors(where, "reading the index"):
         obj = RemoteObject(where, anon=anon, stat=RemoteStat(size, ""))
@@ -199,8 +251,34 @@ def _read_index(where: str, size: int, anon: bool) -> bytes:
             obj.close()
 
 
+class IndexedFile(Protocol):
+    """What :func:`use_text_index` asks of an open file (a :class:`~codec.reader.TFRecordFile`)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def url(self) -> str | None: ...
+
+    @property
+    def compression(self) -> str: ...
+
+    @property
+    def remote(self) -> bool: ...
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def index_complete(self) -> bool: ...
+
+    def load_text_index(
+        self, source: str | os.PathLike[str] | bytes, *, sample: int | None = None
+    ) -> int: ...
+
+
 def use_text_index(
-    f: TFRecordFile,
+    f: IndexedFile,
     *,
     anon: bool = False,
     listings: Listings | None = None,

@@ -222,7 +222,7 @@ def test_index_cache_makes_reopen_scan_free(tmp_path, monkeypatch):
     def no_scan(*a, **k):
         raise AssertionError("scanned although the index was cached")
 
-    monkeypatch.setattr("codec.reader.scan", no_scan)
+    monkeypatch.setattr("codec.record_index.scan", no_scan)
     with TFRecordFile(path) as f:
         assert f.index_complete and len(f) == 100 and f[99] == b"x" * 99
     # A changed file is scanned again.

@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from ..framing import Problem
 from ..kinds import UNREADABLE
 from ..locations import redact_text, shown
-from ..reader import TFRecordFile, VerifyReport, data_crc_problem, report_from
+from ..reader import TFRecordFile, VerifyReport, report_from
+from ..record_index import data_crc_problem
 from .executors import worker_died
 from .plan import Task, plan, tasks_of
 from .run import Progress, run
