@@ -6,10 +6,11 @@ scan at all. GZIP and ZLIB files are inflated once into a cache file that is the
 Every record read checks its data CRC; damage becomes :class:`~codec.framing.Problem` values
 and the reader keeps going past it.
 
-The reader keeps the index and reads records; beside it are what it delegates: the byte
-source (:mod:`codec.sources`), the saved index (:mod:`codec.saved_index`), which records are
-recovered (:mod:`codec.recovered`), jumps into the bytes (:mod:`codec.landing`), text indexes
-(:mod:`codec.text_index`) and the records' digest (:mod:`codec.identity`).
+The reader reads records; beside it are what it delegates: the byte source
+(:mod:`codec.sources`), the index (:mod:`codec.record_index`, saved by
+:mod:`codec.saved_index`), which records are recovered (:mod:`codec.recovered`), jumps into
+the bytes (:mod:`codec.landing`), text indexes (:mod:`codec.text_index`) and the records'
+digest (:mod:`codec.identity`).
 """
 
 from __future__ import annotations
@@ -162,7 +163,7 @@ class TFRecordFile(Sequence[bytes]):
     @property
     def size(self) -> int:
         """The size of the (decompressed) stream; of a compressed remote object still being
-        inflated, the part inflated so far (see :attr:`_complete`)."""
+        inflated, the part inflated so far (see :attr:`codec.byte_source.ByteSource.complete`)."""
         return self._source.size
 
     @property
