@@ -20,8 +20,6 @@ if TYPE_CHECKING:
         DatasetLanding,
         Slot,
         TFRecordDataset,
-        expand_paths,
-        looks_like_tfrecord,
     )
     from .errors import (
         CodecError,
@@ -36,6 +34,7 @@ if TYPE_CHECKING:
         WriteError,
     )
     from .example import Feature, Record, decode, detect_kind, encode, encode_example, make_feature
+    from .expand import expand_paths, looks_like_tfrecord
     from .framing import Problem, encode_record, masked_crc32c, read_at
     from .identity import FileIdentity
     from .jobs.verify import verify_paths
@@ -80,8 +79,8 @@ _WHERE = {
     "encode": "example",
     "encode_example": "example",
     "encode_record": "framing",
-    "expand_paths": "dataset",
-    "looks_like_tfrecord": "dataset",
+    "expand_paths": "expand",
+    "looks_like_tfrecord": "expand",
     "make_feature": "example",
     "masked_crc32c": "framing",
     "parse_tensor": "tensor",

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 import codec
 import codec.schema.counters as counters
 import codec.schema.detection as detection
-import codec.schema.infer as infer
+import codec.schema.scan as scan
 import codec.schema.stats as stats
 from codec.example import encode_example, encode_sequence_example
 from codec.framing import encode_record
@@ -224,8 +224,8 @@ def small_bounds(monkeypatch):
     monkeypatch.setattr(stats, "_IMAGE_SIZES_CAP", 2)
     monkeypatch.setattr(detection, "_PAIRS_CAP", 2)
     monkeypatch.setattr(RecordList.__init__, "__defaults__", (5,))
-    monkeypatch.setattr(infer, "_CHUNK", 7)
-    monkeypatch.setattr(infer._scan_slow, "__defaults__", (None, 3))
+    monkeypatch.setattr(scan, "_CHUNK", 7)
+    monkeypatch.setattr(scan.scan_slow, "__defaults__", (None, 3))
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=_SLOW_OK)

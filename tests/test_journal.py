@@ -900,3 +900,27 @@ def test_the_public_surface_is_sorted_and_complete() -> None:
     assert J.__all__ == sorted(J.__all__, key=key)
     assert all(hasattr(J, name) for name in J.__all__)
     assert not hasattr(Journal, "delete_value") and not hasattr(Journal, "rename_feature")
+
+
+def test_a_source_read_anonymously_is_asked_about_anonymously(tmp_path, monkeypatch):
+    """A journal's identity checks ask about the source's files the way the source was
+    opened: a public bucket read with --anon is asked without credentials too."""
+    from browser_app.edits import journal_file
+
+    path = tmp_path / "a.tfrecord"
+    codec.write_records(path, [b"x", b"y"])
+    asked: list[bool] = []
+    real = journal_file.FileIdentity.of
+
+    def of(p, *, content=False, anon=False):  # type: ignore[no-untyped-def]
+        asked.append(anon)
+        return real(p, content=content, anon=anon)
+
+    monkeypatch.setattr(journal_file.FileIdentity, "of", staticmethod(of))
+    for anon in (True, False):
+        asked.clear()
+        with codec.TFRecordDataset([str(path)], anon=anon) as ds:
+            j = Journal(ds, path=tmp_path / f"j-{anon}.jsonl")
+            j.identity()
+            j.close()
+        assert asked and set(asked) == {anon}

@@ -18,6 +18,7 @@ from PIL import Image
 
 import codec
 import codec.schema.infer
+import codec.schema.scan
 from codec import example, schema
 from codec.example import encode_example, encode_sequence_example
 from codec.schema import (
@@ -239,7 +240,7 @@ def test_drift_detection_with_record_numbers(tmp_path):
 
 
 def test_missing_features_across_chunks_and_processes(tmp_path, monkeypatch):
-    monkeypatch.setattr(schema.infer, "_CHUNK", 64)
+    monkeypatch.setattr(schema.scan, "_CHUNK", 64)
     monkeypatch.setattr(schema.infer, "_PARALLEL_MIN", 0)
     payloads = []
     for k in range(1000):
@@ -509,7 +510,7 @@ def test_detection_checks_do_not_depend_on_the_split(tmp_path, monkeypatch):
     path = tmp_path / "od.tfrecord"
     write_detection(path, 300)
     one = infer_schema(path).to_json()
-    monkeypatch.setattr(codec.schema.infer, "_CHUNK", 17)
+    monkeypatch.setattr(codec.schema.scan, "_CHUNK", 17)
     monkeypatch.setattr(codec.schema.infer, "_PARALLEL_MIN", 0)
     two = infer_schema(path, workers=2).to_json()
     assert one["findings"] == two["findings"] and one["detection"] == two["detection"]

@@ -88,6 +88,7 @@ class Journal:
             on_line=self._changes.apply,
             on_restart=self._changes.reset,
             digests=lambda k: self.source.files[k].index_digest(),
+            anon=self._anon(),
         )
         self._lock = self._file.lock
         try:
@@ -105,7 +106,11 @@ class Journal:
 
     def identity(self) -> list[FileIdentity]:
         """The identity of the source files now."""
-        return source_identity(self.paths)
+        return source_identity(self.paths, anon=self._anon())
+
+    def _anon(self) -> bool:
+        """Whether the source's remote objects are read anonymously (and so asked about)."""
+        return any(f.anon for f in self.source.files)
 
     @property
     def damaged(self) -> str | None:

@@ -132,13 +132,17 @@ data CRCs; :meth:`codec.TFRecordFile.index_digest`)."""
 
 
 def source_identity(
-    paths: Sequence[str | os.PathLike[str]], digests: Digests | None = None
+    paths: Sequence[str | os.PathLike[str]],
+    digests: Digests | None = None,
+    *,
+    anon: bool = False,
 ) -> list[FileIdentity]:
     """The identity of each source file, in order, with the CRC32C of both ends and, when
-    ``digests`` is given, the digest of its index."""
+    ``digests`` is given, the digest of its index; remote objects asked about anonymously
+    when ``anon`` (a public bucket the source was opened from so)."""
     out = []
     for k, p in enumerate(paths):
-        ident = FileIdentity.of(p, content=True)
+        ident = FileIdentity.of(p, content=True, anon=anon)
         if digests is not None:
             ident = dataclasses.replace(ident, index_digest=digests(k))
         out.append(ident)
@@ -335,10 +339,12 @@ class JournalFile:
         on_line: Callable[[Line], None],
         on_restart: Callable[[], None],
         digests: Digests | None = None,
+        anon: bool = False,
     ) -> None:
         self.path = path
         self.sources = list(sources)
         self.digests = digests
+        self.anon = anon  # how the sources' remote objects are asked about
         self.torn: Path | None = None  # where a cut-off last line was put, once healed
         self.damaged: str | None = None  # why a line of the file cannot be read, once seen
         self.fsync = fsync
@@ -476,7 +482,7 @@ class JournalFile:
         self.offset += end
 
     def _check_identity(self, remembered: list[FileIdentity]) -> None:
-        now = source_identity(self.sources)
+        now = source_identity(self.sources, anon=self.anon)
         problems: list[str] = []
         old_paths = [r.path for r in remembered]
         new_paths = [n.path for n in now]
@@ -514,7 +520,7 @@ class JournalFile:
             self._heal()
             self.catch_up()
             if self.offset == 0:
-                ident = source_identity(self.sources, self.digests)
+                ident = source_identity(self.sources, self.digests, anon=self.anon)
                 self._write(
                     {
                         "type": "header",

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from ..dataset import expand_paths
+from ..expand import expand_paths
 from ..sources import probe
 from .spec import ExecutorSpec, parse_executor
 

@@ -24,8 +24,8 @@ import numpy as np
 from ..kinds import DATA_CRC
 from ..reader import TFRecordFile
 from ..schema.builder import SchemaBuilder
-from ..schema.infer import ProgressFn, feed_spans, file_kind, scan_range
 from ..schema.result import Schema, ShardInfo
+from ..schema.scan import ProgressFn, feed_spans, file_kind, scan_range
 from .plan import Task, tasks_of
 from .run import Progress, run
 from .spec import ExecutorSpec
