@@ -47,7 +47,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import ExecutorError, MissingExtraError, SchedulerError
 from ..values import plural
@@ -72,6 +72,7 @@ DEFAULT_RETRIES = 2  # more tries of a task that raised, before its error is its
 MAX_KILLS = 3  # a task whose worker process died this often (alone) is reported, not retried
 CONNECT_TIMEOUT = 10.0  # seconds to reach a Dask scheduler
 FETCH_EVERY = 0.25  # seconds between fetches of finished tasks' answers from Dask workers
+GATHER_TIMEOUT = 120.0  # seconds to fetch finished tasks' (small) answers before giving up
 
 
 def start_method() -> str:
@@ -586,11 +587,15 @@ class DaskExecutor(Executor):
             self.name = f"a local Dask cluster of {plural(n, 'worker')} ({self.address})"
         else:
             self.name = f"the Dask scheduler at {address}"
+        self.timeout = timeout
+        target = self._cluster if self._cluster is not None else address
         try:
-            self.client = distributed.Client(
-                self._cluster if self._cluster is not None else address,
-                timeout=timeout,
-                set_as_default=False,
+            # Client's own timeout covers the connection, not a scheduler that accepts it and
+            # never answers: the whole start has a deadline of its own.
+            self.client = within(
+                timeout,
+                lambda: distributed.Client(target, timeout=timeout, set_as_default=False),
+                late=lambda client: client.close(timeout=timeout),
             )
         except (OSError, TimeoutError) as exc:
             self.close()
@@ -622,7 +627,8 @@ class DaskExecutor(Executor):
         client = getattr(self, "client", None)
         if client is not None:
             try:
-                client.close()
+                seconds = getattr(self, "timeout", CONNECT_TIMEOUT)
+                within(seconds, lambda: client.close(timeout=seconds))
             except Exception:
                 pass
         if self._cluster is not None:
@@ -719,7 +725,8 @@ class _DaskBatch(Batch):
             # the answers of the tasks that finished, fetched at once (one round trip each
             # is slow)
             ok = [(key, fut) for key, fut in ended.items() if fut.status != "error"]
-            values = self.ex.client.gather([fut for _, fut in ok]) if ok else []
+            futures = [fut for _, fut in ok]
+            values = within(GATHER_TIMEOUT, lambda: self.ex.client.gather(futures)) if ok else []
             out = [Finished(key, value) for (key, _), value in zip(ok, values)]
             out += [
                 Finished(key, error=fut.exception())
@@ -727,7 +734,7 @@ class _DaskBatch(Batch):
                 if fut.status == "error"
             ]
         except Exception as exc:
-            if not self.ex.connected() or _is_cancelled(exc):
+            if isinstance(exc, TimeoutError) or not self.ex.connected() or _is_cancelled(exc):
                 raise self.ex.lost(_one_line(exc)) from None
             raise
         return out
@@ -741,6 +748,46 @@ class _DaskBatch(Batch):
                 self.ex.client.cancel(futures)
             except Exception:
                 pass
+
+
+T = TypeVar("T")
+
+
+def within(
+    seconds: float, fn: Callable[[], T], *, late: Callable[[T], object] | None = None
+) -> T:
+    """``fn()``'s answer, or :class:`TimeoutError` after ``seconds``: a wait on a Dask
+    scheduler that a library call would let last forever (a server that accepts a connection
+    and never answers). ``fn`` runs on a thread of its own, left behind on a time-out; what it
+    gives back after that is handed to ``late`` (to close it)."""
+    box: dict[str, Any] = {}
+    lock = threading.Lock()
+    done = threading.Event()
+
+    def go() -> None:
+        try:
+            value = fn()
+        except BaseException as exc:
+            box["error"] = exc
+        else:
+            with lock:
+                gave_up = box.get("gave_up", False)
+                box["value"] = value
+            if gave_up and late is not None:
+                with contextlib.suppress(Exception):
+                    late(value)
+        finally:
+            done.set()
+
+    threading.Thread(target=go, name="tfrecord-browser-dask-wait", daemon=True).start()
+    if not done.wait(seconds):
+        with lock:
+            if "value" not in box:
+                box["gave_up"] = True
+                raise TimeoutError(f"no answer within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
 
 
 def _distributed(spec: str) -> Any:
