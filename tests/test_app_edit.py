@@ -37,7 +37,7 @@ def _harness() -> None:
 
     from browser_app.ui import navigation, opening, services, state
     from browser_app.ui.pages import changes, export
-    from browser_app.ui.widgets import editor, journal, messages, review
+    from browser_app.ui.widgets import editor, journal, messages, review, schema
 
     navigation.register({})  # no router here: no page links
     state.init()
@@ -47,11 +47,12 @@ def _harness() -> None:
         changes.render()
     elif page == "overlay":
         src = opening.current_source()
-        view = services.page_view(src, 0, 10)
+        sel, inferred = state.selection(), schema.stored(src)
+        view = services.page_view(src, 0, 10, sel=sel, schema=inferred)
         st.dataframe(view.rows)
         st.text(repr(view.records))
         st.text(repr(view.status))
-        tiles = services.gallery_items(src, 0, 10)
+        tiles = services.gallery_items(src, 0, 10, sel=sel, schema=inferred)
         st.text(repr([(t.index, t.caption) for t in tiles]))
     elif page == "export":
         export.render()

@@ -91,8 +91,8 @@ def used(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     used: list[str] = []
     pick = services.job_executor
 
-    def job_executor(spec, tasks=None, session=None):  # type: ignore[no-untyped-def]
-        ex, shared = pick(spec, tasks, session)
+    def job_executor(spec, tasks=None, session=None, timeout=None):  # type: ignore[no-untyped-def]
+        ex, shared = pick(spec, tasks, session, timeout)
         used.append(f"{type(ex).__name__}:{ex.workers}")
         return ex, shared
 

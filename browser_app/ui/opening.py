@@ -31,7 +31,6 @@ import os
 import stat
 import tempfile
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -42,6 +41,7 @@ from browser_app.errors import InputError, PathRefused, os_error_message
 from browser_app.paths import expand_inside, is_url_root, relative_to_root
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
+from browser_app.ui.state import InflateOffer, RemoteTrouble
 from codec.cache import cache_room, inflate_limit
 from codec.errors import LimitError, MissingExtraError, ObjectChangedError, RemoteError
 from codec.locations import is_url
@@ -75,11 +75,6 @@ UPLOAD_MAX_AGE = 24 * 3600  # seconds after which an upload is swept
 UPLOAD_NAME_MAX = 120  # characters of an upload's name that are kept
 _RAISE_FACTOR = 4  # each offer allows this many times the limit that refused the source
 
-_OFFER = "inflate:offer"
-_CAPS = "inflate:caps"
-_NOTED = "open:noted"
-_TROUBLE = "open:trouble"
-
 
 def _upload_name(spec: str) -> str:
     return spec[len(state.UPLOAD_PREFIX) :]
@@ -100,8 +95,8 @@ def _relative_message(root: str, exc: BaseException) -> str:
 
 def _note_once(spec: str, note: str) -> None:
     """Show ``note`` about opening ``spec`` once, not at every run that reopens it."""
-    if state.get(_NOTED) != (spec, note):
-        state.put(_NOTED, (spec, note))
+    if state.open_note() != (spec, note):
+        state.set_open_note(spec, note)
         state.flash(note, "warning")
 
 
@@ -165,37 +160,18 @@ def _resolve(spec: str, root: str, anon: bool = False) -> tuple[list[str], str]:
 # -- the inflate limit --------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class InflateOffer:
-    """A source refused because a file of it would inflate past ``limit`` bytes, and the
-    higher limit this session may allow for it (``raise_to``; None when the cache disk has
-    no room for more)."""
-
-    spec: str
-    label: str
-    name: str
-    limit: int
-    raise_to: int | None
-
-
-def _caps() -> dict[str, int]:
-    value = state.get(_CAPS)
-    return value if isinstance(value, dict) else {}
-
-
 def inflate_offer() -> InflateOffer | None:
     """The higher inflate limit offered for the last source refused by it, if any."""
-    value = state.get(_OFFER)
-    return value if isinstance(value, InflateOffer) else None
+    return state.inflate_offer()
 
 
 def accept_inflate_offer() -> None:
     """Allow the offered limit for its source in this session, and open it again."""
     offer = inflate_offer()
-    state.put(_OFFER, None)
+    state.set_inflate_offer(None)
     if offer is None or offer.raise_to is None:
         return
-    state.put(_CAPS, {**_caps(), offer.spec: offer.raise_to})
+    state.set_inflate_cap(offer.spec, offer.raise_to)
     try:
         open_source(offer.spec)
     except InputError as exc:
@@ -205,7 +181,7 @@ def accept_inflate_offer() -> None:
 
 
 def dismiss_inflate_offer() -> None:
-    state.put(_OFFER, None)
+    state.set_inflate_offer(None)
 
 
 def _refused(spec: str, label: str, root: str, files: list[str], exc: LimitError) -> InputError:
@@ -220,12 +196,12 @@ def _refused(spec: str, label: str, root: str, files: list[str], exc: LimitError
     for f in files:
         with contextlib.suppress(OSError):
             sizes[f] = os.stat(f).st_size
-    limit = _caps().get(spec) or inflate_limit(sizes.get(failing, 0), cache)[0]
+    limit = state.inflate_caps().get(spec) or inflate_limit(sizes.get(failing, 0), cache)[0]
     floor = max((inflate_limit(n, cache)[0] for n in sizes.values()), default=limit)
     room = cache_room(cache)
     wanted = max(limit * _RAISE_FACTOR, floor)
     raise_to = None if room is not None and room <= limit else min(wanted, room or wanted)
-    state.put(_OFFER, InflateOffer(spec, label, name, limit, raise_to))
+    state.set_inflate_offer(InflateOffer(spec, label, name, limit, raise_to))
     then = (
         f" Allow up to {format_bytes(raise_to)} with the button in the sidebar if you trust"
         " this file."
@@ -248,7 +224,7 @@ def open_source(spec: str, root: str | None = None) -> Source:
         if not is_url(p) and os.path.isdir(p):
             raise InputError(f"{relative_to_root(root, p)} is a folder, not a file.")
     try:
-        ds = services.open_dataset(tuple(files), _caps().get(spec), anon)
+        ds = services.open_dataset(tuple(files), state.inflate_caps().get(spec), anon)
     except MissingExtraError as exc:
         raise InputError(f"{exc}.") from exc
     except RemoteError:
@@ -275,21 +251,10 @@ def open_source(spec: str, root: str | None = None) -> Source:
     return Source(spec=spec, label=label, root=root, paths=tuple(files), dataset=ds, anon=anon)
 
 
-@dataclass(frozen=True)
-class RemoteTrouble:
-    """Why the session's remote source could not be opened or read: the message (URLs as
-    shown), and whether the object was replaced on the server (``changed``: it must be
-    opened again) or could not be reached (the same read may be tried again)."""
-
-    spec: str
-    message: str
-    changed: bool
-
-
 def trouble() -> RemoteTrouble | None:
     """The trouble met by the session's source, while it is still the one open."""
-    value = state.get(_TROUBLE)
-    if isinstance(value, RemoteTrouble) and value.spec == state.source_spec():
+    value = state.remote_trouble()
+    if value is not None and value.spec == state.source_spec():
         return value
     return None
 
@@ -303,20 +268,20 @@ def note_trouble(spec: str, exc: RemoteError) -> RemoteTrouble:
     """Keep ``exc``, met opening ``spec``: the source is not tried again, and the trouble is
     shown (with what to do), until the person tries again or reopens."""
     found = as_trouble(spec, exc)
-    state.put(_TROUBLE, found)
+    state.set_remote_trouble(found)
     return found
 
 
 def try_again() -> None:
     """Forget the trouble: the next run opens and reads the source again."""
-    state.put(_TROUBLE, None)
+    state.set_remote_trouble(None)
 
 
 def reopen(src: Source | None = None) -> None:
     """Open the session's source again as it is now on the server: the shared reader and
     everything cached about the old version dropped (:func:`services.forget_source`)."""
     spec = state.source_spec()
-    state.put(_TROUBLE, None)
+    state.set_remote_trouble(None)
     if spec is None:
         return
     root, anon = state.app_args().root, state.anon()
@@ -328,7 +293,7 @@ def reopen(src: Source | None = None) -> None:
         except (InputError, RemoteError):
             services.remote_files.clear()  # opening again lists again, and says what is wrong
             return
-    services.forget_source(root, spec, tuple(files), anon, _caps().get(spec))
+    services.forget_source(root, spec, tuple(files), anon, state.inflate_caps().get(spec))
     state.set_source(spec, state.record())
     state.flash(f"{label}: opened again as it is now on the server.", "info")
 

@@ -12,7 +12,7 @@ import streamlit as st
 from browser_app.selection import Selection
 from browser_app.ui import frame, navigation, services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import jobs
+from browser_app.ui.widgets import jobs, schema
 from browser_app.view import match_rows, md_text, plural
 from codec.filters import FilterSyntaxError, UnknownFeatureError, compile_filter
 from codec.jobs import FilterJob, tasks_of
@@ -169,7 +169,17 @@ def _show(src: Source, result: state.FilterSelection) -> None:
 def _thumbnails(src: Source, chunk: list[int]) -> None:
     """The page's matches as small pictures (when the records have any), each captioned with
     its record number."""
-    tiles = [t for t in services.gallery_items(src, 0, 0, size=96, records=chunk) if t.data]
+    tiles = services.gallery_items(
+        src,
+        0,
+        0,
+        sel=state.selection(),
+        schema=schema.stored(src),
+        hidden=state.hidden_classes(src.spec),
+        size=96,
+        records=chunk,
+    )
+    tiles = [t for t in tiles if t.data]
     if not tiles:
         return
     per_row = 12

@@ -11,7 +11,7 @@ import streamlit as st
 
 from browser_app.ui import frame, services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import detail, gallery_grid, landing, pager, remote
+from browser_app.ui.widgets import detail, gallery_grid, landing, pager, remote, schema
 
 
 def render() -> None:
@@ -37,7 +37,16 @@ def _tiles(src: Source) -> None:
     with bar:
         boxes = detail.boxes_toggle("gallery")
         _name, size = gallery_grid.tile_size()
-    items = services.gallery_items(src, start, stop, size=size.thumb, boxes=boxes)  # edits applied
+    items = services.gallery_items(  # edits applied
+        src,
+        start,
+        stop,
+        sel=state.selection(),
+        schema=schema.stored(src),
+        hidden=state.hidden_classes(src.spec),
+        size=size.thumb,
+        boxes=boxes,
+    )
     if not items:
         st.info(f"No records from {start:,} on.")
         return

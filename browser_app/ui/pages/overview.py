@@ -24,9 +24,8 @@ def render() -> None:
         return
     ds = src.dataset
     summary = services.feature_summary(src)
-    verify_key = f"verified:{src.spec}"
     reports = services.verified(src)
-    if reports is None and (services.should_auto_verify(src) or state.get(verify_key)):
+    if reports is None and (services.should_auto_verify(src) or state.verify_asked(src.spec)):
         reports = jobs.verify(src)
 
     records = ds.indexed if ds.index_complete else None
@@ -69,7 +68,7 @@ def render() -> None:
         )
         st.caption(f"Jobs run on {md_text(jobs.where())} (see the sidebar).")
         if st.button("Check every CRC", key=state.widget_key("verify"), icon=":material/search:"):
-            state.put(verify_key, True)
+            state.ask_verify(src.spec)
             state.set_job_cancelled(jobs.verify_key(src), False)  # asked again: run it
             st.rerun()
         problems = [problem_dict(p) for p in ds.problems]

@@ -17,7 +17,7 @@ import streamlit as st
 from browser_app.errors import AppError
 from browser_app.ui import frame, services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import detail, editor, landing, pager, records_table, remote
+from browser_app.ui.widgets import detail, editor, landing, pager, records_table, remote, schema
 from browser_app.view import PageView, plural
 from codec.errors import CodecError
 
@@ -42,13 +42,10 @@ def render() -> None:
     if src is None:
         return
     st.html(CSS)
-    state.put(_SIDEBAR_SHOWS, _sidebar_facts(src))
+    state.set_sidebar_counts(_sidebar_facts(src))
     if landing.view(src, "records"):  # after "Go to %": the records found there
         return
     _body(src)
-
-
-_SIDEBAR_SHOWS = "records:sidebar-facts"
 
 
 def _sidebar_facts(src: Source) -> tuple[int, int] | None:
@@ -64,7 +61,7 @@ def _sidebar_facts(src: Source) -> tuple[int, int] | None:
 
 @st.fragment
 def _body(src: Source) -> None:
-    if state.get(_SIDEBAR_SHOWS) != _sidebar_facts(src):
+    if state.sidebar_counts() != _sidebar_facts(src):
         st.rerun(scope="app")  # an edit or a mark: the sidebar's counts change too
     if state.landing() is not None:
         st.rerun(scope="app")  # "Go to %": the page shows the records found there
@@ -74,7 +71,14 @@ def _body(src: Source) -> None:
 
 def _page(src: Source) -> None:
     start, stop, _total = pager.pager(src, "records")
-    view = services.page_view(src, start, stop, boxes=state.show_boxes())  # edits applied
+    view = services.page_view(
+        src,
+        start,
+        stop,
+        sel=state.selection(),
+        schema=schema.stored(src),
+        boxes=state.show_boxes(),
+    )  # edits applied
     if not view.rows:
         st.info(f"No records from {start:,} on: {src.label} ends before that.")
         return
@@ -115,7 +119,7 @@ def _notes(view: PageView) -> None:
 
 def _problems_in_place(src: Source) -> None:
     """A source without records: its first unreadable region in place, when there is one."""
-    view = services.page_view(src, 0, 1)
+    view = services.page_view(src, 0, 1, sel=state.selection(), schema=schema.stored(src))
     if view.rows:
         records_table.records_table(src, view, 0)
 

@@ -2,7 +2,8 @@
 Object Detection data; and the drift — each finding with links to the records involved.
 
 The schema is inferred over every record (or a sample when the person asks for one, labelled
-as such) and kept in the session for this source; the Statistics page draws the same result.
+as such) and kept for the files and the label map it was inferred with, for every session;
+the Statistics page draws the same result.
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from browser_app import view
 from browser_app.edits import FEATURE_LISTS
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import picture_view
+from browser_app.ui.widgets import picture_view, schema
 from codec import example as ex
 from codec.kinds import BYTES, RAW, SEQUENCE_EXAMPLE
 from codec.tensor import MAX_BYTES
@@ -185,7 +185,7 @@ def _bytes_value(name: str, i: int, v: bytes, key: str) -> None:
 def _tensor(label: str, v: bytes, key: str) -> None:
     """A serialized tensor: dtype and shape always; its values when they decode within the
     preview's byte cap, or on request up to :data:`codec.tensor.MAX_BYTES`."""
-    full = state.get(f"tensor:full:{key}") is True
+    full = state.tensor_in_full(key)
     t = view.tensor_view(v, max_bytes=MAX_TENSOR_BYTES if full else TENSOR_PREVIEW_BYTES)
     dims = "×".join(str(d) for d in t.shape) or "scalar"
     st.caption(f"{label} · serialized tensor · {t.dtype} · shape {dims} · {len(v):,} bytes")
@@ -198,7 +198,7 @@ def _tensor(label: str, v: bytes, key: str) -> None:
                 icon=":material/memory:",
             )
             if st.button("Decode it in full", key=state.widget_key(f"tensorfull:{key}")):
-                state.put(f"tensor:full:{key}", True)
+                state.show_tensor_in_full(key)
                 st.rerun()
         else:
             st.warning(
@@ -375,7 +375,7 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
     chosen = state.label_map(src.spec)
     how = picture_view.BoxSettings(
         src.spec,
-        services.box_scale(src).normalized,
+        services.box_scale(src, schema.stored(src)).normalized,
         chosen[1].names if chosen else None,
         boxes,
     )

@@ -171,7 +171,7 @@ def _existing_outputs(dst: str) -> list[str]:
 def _confirmed(existing: list[str]) -> bool:
     """Whether "replace" is ticked for exactly these existing outputs."""
     ticked = bool(state.widget_value("export:overwrite"))
-    return ticked and state.get("export:overwrite_for") == tuple(existing)
+    return ticked and state.overwrite_confirmed_for() == tuple(existing)
 
 
 def _run(src: Source, j: Journal | None) -> None:
@@ -247,7 +247,7 @@ def _replace_source(src: Source, j: Journal) -> None:
     )
     if done is None:
         return
-    state.put("export:reset_confirm", True)
+    state.set_replace_confirm_reset(True)
     state.bump_edit_revision()
     st.rerun()
 
@@ -353,9 +353,9 @@ def _destination_input(src: Source) -> None:
             existing = _existing_outputs(resolve_inside(src.root, dest_text.strip()))
     except PathRefused as exc:
         st.error(f"Refused: {md_text(str(exc))}.", icon=":material/block:")
-    if tuple(existing) != state.get("export:overwrite_for"):
+    if tuple(existing) != state.overwrite_confirmed_for():
         # Other files than those confirmed: ask again.
-        state.put("export:overwrite_for", tuple(existing))
+        state.set_overwrite_confirmed_for(tuple(existing))
         state.set_widget_value("export:overwrite", False)
     if not existing:
         return
@@ -422,7 +422,7 @@ def _damage_preview(src: Source, j: Journal | None) -> None:
     if err is not None:
         return
     # The Overview page's full CRC check, under the same session key.
-    checked = services.should_auto_verify(src) or bool(state.get(f"verified:{src.spec}"))
+    checked = services.should_auto_verify(src) or state.verify_asked(src.spec)
     try:
         reports = jobs.verify(src) if checked else None
         checked = reports is not None  # else cancelled (said): what the reader found so far
@@ -540,8 +540,8 @@ def replace_section(src: Source, j: Journal | None) -> None:
     if len(src.paths) != 1 or state.is_upload(src.spec):
         return
     rel = src.rel(src.paths[0])
-    if state.get("export:reset_confirm"):
-        state.put("export:reset_confirm", False)
+    if state.replace_confirm_reset():
+        state.set_replace_confirm_reset(False)
         state.set_widget_value("export:confirm_replace", False)
     with st.expander("Write the edits into the source file"):
         st.markdown(

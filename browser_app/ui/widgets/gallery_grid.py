@@ -23,7 +23,7 @@ from browser_app import view
 from browser_app.edits import FLAGGED, PASSED, Journal, Mark
 from browser_app.ui import navigation, services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import review
+from browser_app.ui.widgets import review, schema
 from browser_app.view import GalleryItem
 from codec.dataset import DAMAGED
 
@@ -105,13 +105,13 @@ def tile_size() -> tuple[str, TileSize]:
     name = st.segmented_control(
         "Tile size",
         list(TILE_SIZES),
-        default=state.get("tile", DEFAULT_SIZE),
+        default=state.tile_size_name() or DEFAULT_SIZE,
         key=state.widget_key("tile"),
         label_visibility="collapsed",
         help="Dense: twelve a row, at least four rows of them on a laptop screen",
     )
     name = name if name in TILE_SIZES else DEFAULT_SIZE
-    state.put("tile", name)
+    state.set_tile_size_name(name)
     return name, TILE_SIZES[name]
 
 
@@ -148,10 +148,10 @@ def _move(
     pos, overflow = move_target(records, current, step)
     if overflow > 0:
         if not last:
-            state.set_record(services.record_at(src, start + len(records)))
+            state.set_record(_record_at(src, start + len(records)))
     elif overflow < 0:
         if start > 0:
-            state.set_record(services.record_at(src, start - 1))
+            state.set_record(_record_at(src, start - 1))
     elif pos is not None:
         target = records[pos]
         if target is not None:
@@ -163,8 +163,12 @@ def _mark(src: Source, record: int | None, status: str) -> None:
         review.set_mark(src, record, status)
 
 
+def _record_at(src: Source, position: int) -> int:
+    return services.record_at(src, position, state.selection(), schema.stored(src))
+
+
 def _page(src: Source, start: int) -> None:
-    state.set_record(services.record_at(src, start))
+    state.set_record(_record_at(src, start))
 
 
 def _focused(items: Sequence[GalleryItem]) -> int | None:

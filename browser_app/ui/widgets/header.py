@@ -24,11 +24,10 @@ __all__ = ["index_progress", "inflated_copies", "source_header"]
 
 _INDEX_STEP = 1 << 16  # records indexed per step
 _STEP_SECONDS = 0.25  # indexing time per tick, so the page stays responsive
-_PAUSED = "index:paused"  # the trouble that paused indexing a remote source
 
 
 def _resume() -> None:
-    state.put(_PAUSED, None)
+    state.set_indexing_paused(None)
 
 
 def source_header(src: Source, title: str) -> None:
@@ -71,8 +70,8 @@ def index_progress(src: Source) -> None:
     ds = src.dataset
     if ds.index_complete:
         return
-    paused = state.get(_PAUSED)
-    if isinstance(paused, opening.RemoteTrouble) and paused.spec == src.spec:
+    paused = state.indexing_paused()
+    if paused is not None and paused.spec == src.spec:
         remote.trouble(paused, src, "index", on_retry=_resume)
         return
 
@@ -87,7 +86,7 @@ def index_progress(src: Source) -> None:
         except RemoteError as exc:
             found = opening.as_trouble(src.spec, exc)
             message = f"Indexing paused: {found.message}"
-            state.put(_PAUSED, opening.RemoteTrouble(found.spec, message, found.changed))
+            state.set_indexing_paused(state.RemoteTrouble(found.spec, message, found.changed))
             st.rerun(scope="app")
         if ds.index_complete:
             st.rerun(scope="app")

@@ -100,7 +100,9 @@ def run_work(
         raise Stopped(key)
     spec = state.executor()
     try:
-        ex, shared = services.job_executor(spec, tasks, state.session_key())
+        ex, shared = services.job_executor(
+            spec, tasks, state.session_key(), timeout=state.dask_timeout()
+        )
     except (ExecutorError, MissingExtraError) as exc:
         _failed(what, exc)
         raise Stopped(key) from None
@@ -212,7 +214,7 @@ def _use(spec: ExecutorSpec) -> None:
         return
     if spec.is_dask:
         try:
-            services.shared_executor(spec, state.session_key())
+            services.shared_executor(spec, state.session_key(), state.dask_timeout())
         except (ExecutorError, MissingExtraError) as exc:
             state.set_executor_problem(str(exc))
             return
@@ -221,7 +223,7 @@ def _use(spec: ExecutorSpec) -> None:
             state.set_executor_problem(f"{spec}: {type(exc).__name__}: {exc}")
             return
     state.set_executor(spec)
-    services.release_executor(before, state.session_key())
+    services.release_executor(before, state.session_key(), state.dask_timeout())
 
 
 def _on_choice() -> None:

@@ -120,7 +120,7 @@ def _broken(src: Source, message: str, where: str = "page") -> None:
 def _torn_notice(j: Journal) -> None:
     """Say once per journal that a change cut short by a crash could not be read."""
     torn = j.torn
-    if torn is None or state.get(f"torn-seen:{torn}"):
+    if torn is None or state.torn_seen(str(torn)):
         return
     with st.sidebar.container(border=True):
         st.warning(
@@ -131,7 +131,7 @@ def _torn_notice(j: Journal) -> None:
             icon=":material/content_cut:",
         )
         if st.button("OK", key=state.widget_key(f"torn:{torn.name}")):
-            state.put(f"torn-seen:{torn}", True)
+            state.set_torn_seen(str(torn))
             st.rerun()
 
 

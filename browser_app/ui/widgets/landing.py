@@ -22,7 +22,7 @@ import streamlit as st
 import codec
 from browser_app.ui import opening, services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import detail, gallery_grid, remote
+from browser_app.ui.widgets import detail, gallery_grid, remote, schema
 from browser_app.ui.widgets.records_table import column_config
 from browser_app.view import (
     LandedNumber,
@@ -37,7 +37,6 @@ from codec.values import format_bytes
 
 __all__ = ["bar", "current", "percent_input", "view"]
 
-_KEPT = "landing:kept"
 _REFRESH_SECONDS = 2.0  # how often estimated numbers are looked at again
 
 
@@ -73,7 +72,7 @@ def current(src: Source) -> codec.DatasetLanding | None:
     percent = state.landing()
     if percent is None:
         return None
-    if services.order(src) is not None:
+    if services.order(src, state.selection(), schema.stored(src)) is not None:
         state.flash(
             "Go to % jumps into the bytes of the whole dataset: clear the selection in the"
             " sidebar first.",
@@ -82,14 +81,14 @@ def current(src: Source) -> codec.DatasetLanding | None:
         state.set_landing(None)
         return None
     tag = (src.tag, repr(src.key), percent, state.page_size())
-    kept = state.get(_KEPT)
-    if isinstance(kept, tuple) and kept[0] == tag:
-        return kept[1]  # type: ignore[no-any-return]
+    kept = state.kept_landing(tag)
+    if kept is not None:
+        return kept
     got = src.dataset.land(percent / 100.0, state.page_size())
     if got.exact and got.first is not None:
         state.set_record(got.first)  # leaves the jump
         return None
-    state.put(_KEPT, (tag, got))
+    state.keep_landing(tag, got)
     return got
 
 
@@ -165,7 +164,9 @@ def _records(src: Source, got: codec.DatasetLanding, numbers: list[LandedNumber]
     """The landed records as table rows (pictures included, like the records page), with
     their numbers and the caption that says what they are."""
     spans = _spans(got)
-    view = services.landed_page(src, got.file, spans, boxes=state.show_boxes())
+    view = services.landed_page(
+        src, got.file, spans, schema=schema.stored(src), boxes=state.show_boxes()
+    )
     percent = state.landing() or 0.0
     st.caption(md_text(landed_caption(percent, numbers, _where(src, got))))
     rows = landed_rows(view, numbers)
@@ -191,7 +192,15 @@ def _tiles(
     """The landed records as gallery tiles, captioned with their numbers (opening none:
     their numbers are not known yet)."""
     spans = _spans(got)
-    items = services.landed_tiles(src, got.file, spans, size=size, boxes=state.show_boxes())
+    items = services.landed_tiles(
+        src,
+        got.file,
+        spans,
+        schema=schema.stored(src),
+        hidden=state.hidden_classes(src.spec),
+        size=size,
+        boxes=state.show_boxes(),
+    )
     percent = state.landing() or 0.0
     st.caption(md_text(landed_caption(percent, numbers, _where(src, got))))
     shown = landed_tiles(items, numbers)

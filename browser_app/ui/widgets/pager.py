@@ -4,7 +4,8 @@ The current record (in the URL) decides the page shown.
 
 With a selection (:func:`browser_app.ui.state.selection`), pages are positions in its order
 (:func:`browser_app.ui.services.order`): the pager returns positions, which
-``services.page_view`` and ``services.gallery_items`` turn into the records shown."""
+``services.page_view`` and ``services.gallery_items``, given the same selection, turn into
+the records shown."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import streamlit as st
 from browser_app.selection import position
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import landing
+from browser_app.ui.widgets import landing, schema
 from browser_app.view import plural
 
 __all__ = ["pager"]
@@ -56,7 +57,7 @@ def pager(
     size), else record numbers; ``total`` is None while the index is still being built.
     ``compact``: the navigation buttons and the "Records a–b" line only (a second pager
     below a long page)."""
-    got = services.order(src)
+    got = services.order(src, state.selection(), schema.stored(src))
     if got is not None:
         return _selected(got, where, compact)
     ds = src.dataset

@@ -84,16 +84,14 @@ def _on_upload() -> None:
     up = state.widget_value("upload")
     if up is None:
         return
-    seen = state.get("uploaded", {})
-    spec = seen.get(up.file_id)
+    spec = state.uploaded_specs().get(up.file_id)
     if spec is None or not state.upload_path(spec):
         try:
             spec = opening.store_upload(up.name, up)
         except InputError as exc:
             state.flash(str(exc), "error")
             return
-        seen[up.file_id] = spec
-        state.put("uploaded", seen)
+        state.set_uploaded_spec(up.file_id, spec)
     _open(spec)
 
 

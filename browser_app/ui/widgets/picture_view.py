@@ -102,11 +102,8 @@ def _pan(name: str, label: str) -> float:
     return value / 100
 
 
-_OPEN = "fullview:open"  # the picture in the full view: (source, record, feature, index)
-
-
 def _close() -> None:
-    state.put(_OPEN, None)
+    state.set_full_view(None)
 
 
 @st.dialog("Full view", width="large", on_dismiss=_close)
@@ -164,15 +161,15 @@ def full_view_button(record: ex.Record, number: int, pic: view.Picture, how: Box
     (which stays open, across reruns, until it is closed or another record is shown)."""
     if pic.step is not None or pic.data is None:
         return
-    which = (how.spec, number, pic.feature, pic.index)
+    which: state.FullView = (how.spec, number, pic.feature, pic.index)
     st.button(
         "Full view",
         key=state.widget_key(f"fullview:button:{pic.feature}:{pic.index}"),
         icon=":material/zoom_in:",
         type="tertiary",
         help="Open the picture large, with zoom (fit, 100, 200, 400 %) and pan",
-        on_click=state.put,
-        args=(_OPEN, which),
+        on_click=state.set_full_view,
+        args=(which,),
     )
-    if state.get(_OPEN) == which:
+    if state.full_view() == which:
         _full_view(record, pic.feature, pic.index, how)

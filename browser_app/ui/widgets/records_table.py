@@ -206,11 +206,6 @@ def _table_name(src: Source, start: int) -> str:
     return f"table:{src.tag}:{start}:{state.page_size()}"
 
 
-def _shows(src: Source) -> str:
-    """The session value naming the record the table's selection shows."""
-    return f"table:{src.tag}:shows"
-
-
 def _on_select(src: Source, view: PageView, name: str) -> None:
     """A row was selected: its record becomes the current one before the page is drawn
     again (a skipped region is shown from the selection itself)."""
@@ -222,7 +217,7 @@ def _on_select(src: Source, view: PageView, name: str) -> None:
         chosen = view.records[rows[0]]
         if chosen is not None and chosen != state.record():
             state.set_record(chosen)
-            state.put(_shows(src), chosen)
+            state.set_table_shows(src.tag, chosen)
 
 
 def records_table(src: Source, view: PageView, start: int) -> int | None:
@@ -238,13 +233,12 @@ def records_table(src: Source, view: PageView, start: int) -> int | None:
     # The widget keeps its key while rows are selected in it; the current record chosen
     # elsewhere gives it a new one, with that record's row selected and scrolled into view.
     base = _table_name(src, start)
-    shows = _shows(src)
-    generation = int(state.get(f"{base}:gen", 0))
-    moved = state.get(shows) != current
+    generation = state.table_generation(base)
+    moved = state.table_shows(src.tag) != current
     if moved:
         generation += 1
-        state.put(f"{base}:gen", generation)
-        state.put(shows, current)
+        state.set_table_generation(base, generation)
+        state.set_table_shows(src.tag, current)
     name = f"{base}:{generation}"
     row_height = 52 if view.has_images else 35
     height = min(len(df), ROWS_SHOWN) * row_height + HEADER_PX if len(df) else "auto"
@@ -277,6 +271,6 @@ def records_table(src: Source, view: PageView, start: int) -> int | None:
             return rows[0]  # a skipped region: the caller shows it
         if chosen != current:  # selected without the callback (a script driving the app)
             state.set_record(chosen)
-            state.put(shows, chosen)
+            state.set_table_shows(src.tag, chosen)
             st.rerun()
     return None

@@ -24,6 +24,7 @@ from browser_app.errors import AppError
 from browser_app.export.csv import neutralized, runs_as_formula
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
+from browser_app.ui.widgets import schema
 from browser_app.view import label_text, md_text
 from codec.errors import CodecError
 
@@ -140,7 +141,7 @@ def render_marks(src: Source, ref: RecordRef) -> None:
             width=220,
         )
         if isinstance(ref, int):
-            before, after = services.neighbours(src, ref)
+            before, after = services.neighbours(src, ref, state.selection(), schema.stored(src))
             row.button(
                 "Previous record",
                 key=state.widget_key(f"{base}:prev"),

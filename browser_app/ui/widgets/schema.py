@@ -1,6 +1,8 @@
 """What the Schema and Statistics pages share: the schema inferred over every record (or a
-sample when the person asks for one, labelled as such) with a progress bar, kept in the
-session for the source; the sample's note; and links from record numbers to the Records page.
+sample when the person asks for one, labelled as such) with a progress bar, kept for the
+files and the label map it was inferred with (:func:`browser_app.ui.services.schema_result`,
+shared by every session); the sample's note; and links from record numbers to the Records
+page.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from urllib.parse import quote
 
 import streamlit as st
 
-from browser_app.ui import state
+from browser_app.ui import services, state
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import jobs
 from browser_app.view import SchemaResult, md_text, plural, schema_result
@@ -33,18 +35,27 @@ __all__ = [
     "label_map_choice",
     "record_link",
     "sample_note",
+    "stored",
 ]
 
 AUTO_RECORDS = 200_000  # below this many records the schema is inferred on opening the page
 INFERRING = "Inferring the schema"
 
 
+def stored(src: Source) -> SchemaResult | None:
+    """The schema inferred over the files of ``src`` with the label map chosen for it in this
+    session, else the last one inferred over them (with another label map), else None: what
+    the views read finding records and how boxes are read from."""
+    chosen = state.label_map(src.spec)
+    return services.schema_result(src, chosen) or services.last_schema_result(src)
+
+
 def infer(src: Source, sample: int | None, *, fresh: bool = False) -> SchemaResult | None:
-    """Infer now and keep the result for this source; None when the job was cancelled (the
-    page has said so; ``fresh``: the person asked again, so it runs). Every record: the
-    schema job on the session's executor (:class:`codec.jobs.SchemaJob`), with its progress
-    and Cancel button; a sample: read here, with a progress bar. The labels are checked
-    against the label map chosen for the source, when there is one."""
+    """Infer now and keep the result for the files and the label map; None when the job was
+    cancelled (the page has said so; ``fresh``: the person asked again, so it runs). Every
+    record: the schema job on the session's executor (:class:`codec.jobs.SchemaJob`), with
+    its progress and Cancel button; a sample: read here, with a progress bar. The labels are
+    checked against the label map chosen for the source, when there is one."""
     chosen = state.label_map(src.spec)
     names = chosen[1].names if chosen else None
     if sample is None:
@@ -62,7 +73,7 @@ def infer(src: Source, sample: int | None, *, fresh: bool = False) -> SchemaResu
     else:
         result = _sample(src, sample, names)
     value = schema_result(result, sample, src.rel, chosen[0] if chosen else None)
-    state.set_schema_result(repr(src.key), value)
+    services.keep_schema_result(src, chosen, value)
     return value
 
 
@@ -116,10 +127,10 @@ def label_map_choice(src: Source, where: str) -> None:
     elif found is not None:
         use = st.toggle(
             f"Check labels against {md_text(src.rel(found))} (found beside the data)",
-            value=state.get(f"label_map_off:{src.spec}") is None,
+            value=not state.label_map_beside_off(src.spec),
             key=state.widget_key(f"{where}:label_map_beside"),
         )
-        state.put(f"label_map_off:{src.spec}", None if use else True)
+        state.set_label_map_beside_off(src.spec, not use)
         if use and (chosen is None or chosen[0] != src.rel(found)):
             try:
                 state.set_label_map(src.spec, src.rel(found), read_label_map(found))
@@ -143,17 +154,19 @@ def ensure(src: Source, where: str) -> SchemaResult | None:
     again when the label map changed)."""
     with st.expander("Label map", expanded=False):
         label_map_choice(src, where)
-    got = state.schema_result(repr(src.key))
+    chosen = state.label_map(src.spec)
+    got = services.schema_result(src, chosen)
+    current = got is not None  # else the last one inferred, with another label map
+    got = got or services.last_schema_result(src)
     ds = src.dataset
     total = ds.indexed if ds.index_complete else None
     small = total is not None and total <= AUTO_RECORDS
     if got is None and small:
         got = infer(src, None)
+        current = True
     elif got is None:
         jobs.cancelled(_job_key(src), INFERRING)
-    chosen = state.label_map(src.spec)
-    wanted = chosen[0] if chosen else None
-    if got is not None and got.label_map != wanted:
+    if got is not None and not current:
         again = infer(src, None) if small and not got.schema.get("sampled") else None
         if again is not None:
             got = again

@@ -14,6 +14,7 @@ import streamlit as st
 from browser_app.selection import BASES, FACET_GROUPS, SORTS, Selection, facet_counts
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
+from browser_app.ui.widgets import schema
 from browser_app.view import label_text, md_text, plural
 from codec.errors import CodecError
 from codec.filters import FilterSyntaxError
@@ -38,7 +39,7 @@ def _choices(src: Source, sel: Selection) -> list[tuple[str, str]]:
     if sel.base == "filter" and sel.arg not in expressions:
         expressions.append(sel.arg)
     out += [("filter", e) for e in expressions]
-    got = state.schema_result(repr(src.key))
+    got = schema.stored(src)
     if got is not None:
         for f in findings(got.schema):
             if f.records:
@@ -135,8 +136,9 @@ def sidebar_selection(src: Source | None) -> None:
         on_change=_on_sort,
         disabled=not sel.sort,
     )
+    inferred = schema.stored(src)
     try:
-        order = services.order(src)
+        order = services.order(src, sel, inferred)
     except FilterSyntaxError as exc:
         side.error(
             f"The selection's filter cannot run: {md_text(exc.message)}. Showing every record.",
@@ -148,7 +150,7 @@ def sidebar_selection(src: Source | None) -> None:
         side.error(f"The selection cannot be read: {md_text(str(exc))}.", icon=":material/error:")
         return
     total = ds.indexed if ds.index_complete else None
-    if sel.base == "finding" and services.finding_records(src, sel.arg) is None:
+    if sel.base == "finding" and services.finding_records(src, sel.arg, inferred) is None:
         side.info(
             "Open the Schema page to infer the schema: the finding's records come from it.",
             icon=":material/schema:",
@@ -156,7 +158,7 @@ def sidebar_selection(src: Source | None) -> None:
     if order is not None:
         count, finding_total = len(order), None
         if sel.base == "finding":
-            got = services.finding_records(src, sel.arg)
+            got = services.finding_records(src, sel.arg, inferred)
             finding_total = got[1] if got is not None else None
         note = f"{count:,} of {plural(total, 'record') if total is not None else '…'} selected"
         if finding_total is not None and finding_total > count:
@@ -180,7 +182,7 @@ def sidebar_facets(src: Source | None) -> None:
         return
     sel = state.selection()
     try:
-        order = services.order(src)
+        order = services.order(src, sel, schema.stored(src))
     except (CodecError, OSError):
         return  # said above the facets already
     ds = src.dataset
@@ -188,7 +190,7 @@ def sidebar_facets(src: Source | None) -> None:
     if not ds.index_complete:
         side.caption("Facets are counted once the index is complete.")
         return
-    asked = state.get(f"facets:{src.spec}", False)
+    asked = state.facets_asked(src.spec)
     # Counted at once for a local dataset of a usual size; a remote one is read whole only
     # when asked (it is downloaded, block by block).
     if (ds.indexed > FACTS_AUTO_RECORDS or src.remote) and not asked:
@@ -198,7 +200,7 @@ def sidebar_facets(src: Source | None) -> None:
             help=f"Reads each of the {plural(ds.indexed, 'record')} once"
             + (" (every byte of the remote objects)" if src.remote else ""),
         ):
-            state.put(f"facets:{src.spec}", True)
+            state.ask_facets(src.spec)
             st.rerun()
         return
     import numpy as np

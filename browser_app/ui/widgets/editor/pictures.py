@@ -29,6 +29,7 @@ from browser_app.ui.widgets.editor.saving import (
     set_rejected,
     sid,
 )
+from browser_app.ui.widgets.schema import stored as stored_schema
 from browser_app.view import md_text, plural
 from codec import detection
 from codec import example as ex
@@ -60,14 +61,9 @@ class Pending:
     new_size: tuple[int, int] | None
 
 
-def _pending_name(src: Source, ref: RecordRef) -> str:
-    return f"edit:replace:{sid(src)}:{ref}"
-
-
 def pending(src: Source, ref: RecordRef) -> Pending | None:
     """The upload of record ``ref`` waiting for the choice about its boxes, if any."""
-    value = state.get(_pending_name(src, ref))
-    return value if isinstance(value, Pending) else None
+    return state.waiting_picture(sid(src), ref, Pending)
 
 
 def _size(data: bytes) -> tuple[int, int] | None:
@@ -103,9 +99,8 @@ def _on_upload(src: Source, ref: RecordRef, widget: str, fname: str, index: int)
     new_size = _size(data)
     if boxed is not None and new_size is not None:
         old = rec.features[fname].values[index] if rec is not None else b""
-        state.put(
-            _pending_name(src, ref),
-            Pending(fname, index, data, label, *boxed, _size(bytes(old)), new_size),
+        state.set_waiting_picture(
+            sid(src), ref, Pending(fname, index, data, label, *boxed, _size(bytes(old)), new_size)
         )
         state.bump_edit_revision()  # clears the uploader
         return
@@ -149,7 +144,7 @@ def _empty(feat: ex.Feature) -> tuple[str, list[Any]]:
 def _on_choice(src: Source, ref: RecordRef, choice: str) -> None:
     """Replace the waiting picture and do ``choice`` to its boxes, as one group of changes."""
     p = pending(src, ref)
-    state.put(_pending_name(src, ref), None)
+    state.set_waiting_picture(sid(src), ref, None)
     if p is None:
         return
 
@@ -177,7 +172,7 @@ def _on_choice(src: Source, ref: RecordRef, choice: str) -> None:
         text += f" Cleared its {plural(p.boxes, 'box', 'boxes')} ({len(done) - 1} object lists)."
     elif choice == EDIT:
         text += " Its boxes are kept: edit them in the table under the picture."
-        state.put(_edit_boxes_name(src, ref), True)
+        state.set_box_editor_open(sid(src), ref, True)
     else:
         text += f" Its {plural(p.boxes, 'box', 'boxes')} are kept as they are."
     notes = [n for ch in done for n in ch.warnings]
@@ -203,7 +198,7 @@ def _size_words(p: Pending, normalized: bool | None) -> str:
 
 def _choice(src: Source, ref: RecordRef, p: Pending) -> None:
     """Ask what becomes of the boxes of the picture being replaced."""
-    normalized = services.box_scale(src).normalized
+    normalized = services.box_scale(src, stored_schema(src)).normalized
     with st.container(key="tfb-replace-choice", border=True):
         st.warning(
             f"**{md_text(p.fname)}[{p.index}] has {plural(p.boxes, 'box', 'boxes')}.** What"
@@ -231,18 +226,14 @@ def _choice(src: Source, ref: RecordRef, p: Pending) -> None:
         c[3].button(
             "Cancel",
             key=state.widget_key(f"edit:replace:cancel:{sid(src)}:{ref}"),
-            on_click=state.put,
-            args=(_pending_name(src, ref), None),
+            on_click=state.set_waiting_picture,
+            args=(sid(src), ref, None),
             width="stretch",
             type="tertiary",
         )
 
 
 # -- the boxes as a table ----------------------------------------------------------------
-
-
-def _edit_boxes_name(src: Source, ref: RecordRef) -> str:
-    return f"edit:boxes:{sid(src)}:{ref}"
 
 
 _NUMBERS = (FLOAT, INT64)
@@ -334,8 +325,8 @@ def _box_table(src: Source, ref: RecordRef, rec: ex.Record, layout: detection.La
         close.button(
             "Close",
             key=state.widget_key(f"edit:boxes:close:{sid(src)}:{ref}"),
-            on_click=state.put,
-            args=(_edit_boxes_name(src, ref), False),
+            on_click=state.set_box_editor_open,
+            args=(sid(src), ref, False),
             type="tertiary",
         )
         frame = _box_frame(rec, columns, layout.prefix)
@@ -407,14 +398,14 @@ def pictures(src: Source, ref: RecordRef, rec: ex.Record) -> None:
         st.caption(f"… and {len(found) - MAX_PICTURES} more pictures")
     boxed = next((b for f, i, _ in found if (b := _boxed_layout(rec, f, i)) is not None), None)
     if boxed is not None:
-        if state.get(_edit_boxes_name(src, ref)):
+        if state.box_editor_open(sid(src), ref):
             _box_table(src, ref, rec, boxed[0])
         else:
             st.button(
                 f"Edit the boxes ({plural(boxed[1], 'box', 'boxes')})",
                 key=state.widget_key(f"edit:boxes:open:{sid(src)}:{ref}"),
                 icon=":material/crop_free:",
-                on_click=state.put,
-                args=(_edit_boxes_name(src, ref), True),
+                on_click=state.set_box_editor_open,
+                args=(sid(src), ref, True),
                 type="tertiary",
             )

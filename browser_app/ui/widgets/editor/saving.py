@@ -67,8 +67,7 @@ def show_target(src: Source, record_no: int, ref: RecordRef) -> None:
 
 def rejected_cells(src: Source, ref: RecordRef) -> dict[Key, tuple[str, str]]:
     """``{row: (text typed, why it was not saved)}`` for record ``ref``."""
-    value = state.get(f"edit:rejected:{sid(src)}:{ref}")
-    return value if isinstance(value, dict) else {}
+    return state.rejected_texts(sid(src), ref)
 
 
 def set_rejected(src: Source, ref: RecordRef, key: Key, item: tuple[str, str] | None) -> None:
@@ -78,13 +77,12 @@ def set_rejected(src: Source, ref: RecordRef, key: Key, item: tuple[str, str] | 
         current.pop(key, None)
     else:
         current[key] = item
-    state.put(f"edit:rejected:{sid(src)}:{ref}", current)
+    state.set_rejected_texts(sid(src), ref, current)
 
 
 def saved_notes(src: Source, ref: RecordRef) -> dict[Key, list[str]]:
     """``{row: warnings}`` of the changes saved from record ``ref``'s rows."""
-    value = state.get(f"edit:notes:{sid(src)}:{ref}")
-    return value if isinstance(value, dict) else {}
+    return state.saved_warnings(sid(src), ref)
 
 
 def set_notes(src: Source, ref: RecordRef, key: Key, notes: list[str]) -> None:
@@ -94,7 +92,7 @@ def set_notes(src: Source, ref: RecordRef, key: Key, notes: list[str]) -> None:
         current[key] = notes
     else:
         current.pop(key, None)
-    state.put(f"edit:notes:{sid(src)}:{ref}", current)
+    state.set_saved_warnings(sid(src), ref, current)
 
 
 # -- messages at the top of the editor ------------------------------------------------------
@@ -103,18 +101,18 @@ def set_notes(src: Source, ref: RecordRef, key: Key, notes: list[str]) -> None:
 def say(src: Source, kind: str, text: str, undo: int | tuple[int, ...] | None = None) -> None:
     """A message for the top of the editor (shown on the next run), with an Undo button for
     the change ``undo`` (or for a group of changes made as one, undone together)."""
-    msgs = list(state.get(f"edit:msgs:{sid(src)}", []))
+    msgs = state.editor_messages(sid(src))
     msgs.append((kind, text, undo))
-    state.put(f"edit:msgs:{sid(src)}", msgs[-_MESSAGES_KEPT:])
+    state.set_editor_messages(sid(src), msgs[-_MESSAGES_KEPT:])
 
 
 def show_messages(src: Source, j: Journal) -> None:
     """The messages said since the last run, each once."""
-    msgs = list(state.get(f"edit:msgs:{sid(src)}", []))
-    state.put(f"edit:msgs:{sid(src)}", [])
+    msgs = state.editor_messages(sid(src))
+    state.set_editor_messages(sid(src), [])
     for n, (kind, text, change_id) in enumerate(msgs):
         group = change_id if isinstance(change_id, tuple) else (change_id,)
-        if change_id is not None and not all(j.is_undone(c) for c in group):
+        if change_id is not None and not all(j.is_undone(c) for c in group if c is not None):
             c = st.columns([6, 1], vertical_alignment="center")
             with c[0]:
                 messages.show(kind, text)

@@ -35,7 +35,6 @@ from codec.kinds import NONE
 
 __all__ = ["features_table", "list_table", "table_name", "type_warnings_of"]
 
-_TABLES = "edit:tables"  # widget name -> (rows drawn, saved already)
 _TABLES_KEPT = 40  # tables of earlier runs remembered
 
 
@@ -58,17 +57,17 @@ def _save_cell(src: Source, ref: RecordRef, key: Key, text: str) -> None:
 
 
 def _remember_rows(name: str, rows: list[tuple[Key, str]]) -> None:
-    tables = dict(state.get(_TABLES, {}))
+    tables = state.editor_tables()
     if name not in tables:
         tables[name] = (rows, False)
     while len(tables) > _TABLES_KEPT:
         tables.pop(next(iter(tables)))
-    state.put(_TABLES, tables)
+    state.set_editor_tables(tables)
 
 
 def _pending_edits(name: str) -> bool:
     """Edits of the table ``name`` that were not saved yet (the callback did not run)."""
-    tables = state.get(_TABLES, {})
+    tables = state.editor_tables()
     value = state.widget_value(name)
     return bool(
         isinstance(value, dict)
@@ -81,12 +80,12 @@ def _pending_edits(name: str) -> bool:
 def _apply_table(src: Source, ref: RecordRef, name: str) -> None:
     """Save the edited cells of the table ``name`` (its ``on_change``; also called when a
     table's edits are found in the session without the callback having run)."""
-    tables = dict(state.get(_TABLES, {}))
+    tables = state.editor_tables()
     if name not in tables or tables[name][1]:
         return
     rows: list[tuple[Key, str]] = tables[name][0]
     tables[name] = (rows, True)
-    state.put(_TABLES, tables)
+    state.set_editor_tables(tables)
     edits = state.widget_value(name) or {}
     edited = edits.get("edited_rows", {}) if isinstance(edits, dict) else {}
     for pos, change in sorted(edited.items(), key=lambda kv: int(kv[0])):
