@@ -19,6 +19,7 @@ import contextlib
 import re
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -128,13 +129,33 @@ def parent_url(url: str) -> str:
 
 def url_inside(url: str, root: str) -> bool:
     """Whether ``url`` lies under the URL prefix ``root`` (same protocol and bucket, and its
-    path under the root's, by whole path components). ``..`` is never inside."""
+    path under the root's, by whole path components). A dot segment (``.`` or ``..``) or a
+    separator (``/``, ``\\``) hidden in a component by percent-encoding, at any depth
+    (``%2e%2e``, ``%252e%252e``, ``..%2f``), is never inside: an HTTP client, a server or a
+    store's library may decode it and resolve it, leaving the root, so the component is
+    refused before any of them sees it."""
     if not (is_url(url) and is_url(root)):
         return False
     a, b = _norm(url), _norm(root)
-    if ".." in a.split("/"):
+    if any(_hides_a_way_out(part) for part in a.split("://", 1)[1].split("/")):
         return False
     return a == b or a.startswith(b.rstrip("/") + "/")
+
+
+_DECODINGS = 8  # percent-decodings a component is followed through (each may be applied)
+
+
+def _hides_a_way_out(part: str) -> bool:
+    """Whether a path component is, or decodes (once or more) into, a dot segment or
+    something holding a separator."""
+    for _ in range(_DECODINGS):
+        if part in (".", "..") or "/" in part or "\\" in part:
+            return True
+        decoded = urllib.parse.unquote(part)
+        if decoded == part:
+            return False
+        part = decoded
+    return True  # still encoded after that many decodings: no name a person means
 
 
 def _norm(url: str) -> str:
