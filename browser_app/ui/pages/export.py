@@ -11,7 +11,7 @@ from __future__ import annotations
 import streamlit as st
 
 from browser_app.ui import frame
-from browser_app.ui.widgets import export_form
+from browser_app.ui.widgets import export_form, export_run
 from browser_app.ui.widgets import journal as shared_journal
 from browser_app.view import plural
 
@@ -31,10 +31,10 @@ def render() -> None:
             if pending
             else "No pending changes: the records are exported as they are."
         )
-    export_form.cancelled(src)
+    export_run.cancelled(src)
     export_form.form(src, j, pending)
-    export_form.report(src)
-    export_form.replace_section(src, j)
+    export_run.report(src)
+    export_run.replace_section(src, j)
 
 
 if __name__ == "__main__":
