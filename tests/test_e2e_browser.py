@@ -13,11 +13,12 @@ from collections.abc import Iterator
 
 import pytest
 from browser_support import (
-    ARTIFACTS,
     REPO,
-    chromium,
-    need_chromium,
-    running_server,
+    browser_fixture,
+    no_errors,
+    serve,
+    settled,
+    shot,
     wait_for_picture,
 )
 
@@ -29,15 +30,10 @@ README_SHOT = REPO / "assets" / "screenshot-records.png"
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """``python -m browser_app view`` with no paths: the bundled sample, as a person runs it."""
-    need_chromium()
-    with running_server([], tmp_path_factory.mktemp("server")) as url:
-        yield url
+    yield from serve(tmp_path_factory, [])
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with chromium() as b:
-        yield b
+browser = browser_fixture()
 
 
 def _cell(grid, col: int, row: int):  # type: ignore[no-untyped-def]
@@ -45,15 +41,9 @@ def _cell(grid, col: int, row: int):  # type: ignore[no-untyped-def]
     return grid.get_by_test_id(f"glide-cell-{col}-{row}").first
 
 
-def _no_errors(page) -> None:  # type: ignore[no-untyped-def]
-    assert page.get_by_test_id("stException").count() == 0
-    assert page.get_by_text("could not be shown").count() == 0
-
-
 def test_browse_the_sample(server: str, browser) -> None:  # type: ignore[no-untyped-def]
     from playwright.sync_api import expect
 
-    ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1440, "height": 1500})
     page.goto(server)
     grid = page.get_by_test_id("stDataFrame").first
@@ -74,18 +64,18 @@ def test_browse_the_sample(server: str, browser) -> None:  # type: ignore[no-unt
     picture = page.locator(".st-key-tfb-pictures img").first
     expect(picture).to_be_visible(timeout=15_000)
     wait_for_picture(page, ".st-key-tfb-pictures img", least=96)
-    _no_errors(page)
-    page.screenshot(path=str(ARTIFACTS / "e2e-records.png"))
+    no_errors(page)
+    shot(page, "e2e-records.png")
 
     # The README's picture: the records page at a record with several boxes.
     if not README_SHOT.exists() or os.environ.get("UPDATE_SCREENSHOTS") == "1":
-        shot = browser.new_page(viewport={"width": 1440, "height": 1300})
-        shot.goto(server + "/?file=detection.tfrecord&record=6&size=10")
-        expect(shot.get_by_role("heading", name="Record 6")).to_be_visible(timeout=30_000)
-        wait_for_picture(shot, ".st-key-tfb-pictures img")
-        shot.wait_for_timeout(800)
-        shot.screenshot(path=str(README_SHOT))
-        shot.close()
+        readme = browser.new_page(viewport={"width": 1440, "height": 1300})
+        readme.goto(server + "/?file=detection.tfrecord&record=6&size=10")
+        expect(readme.get_by_role("heading", name="Record 6")).to_be_visible(timeout=30_000)
+        wait_for_picture(readme, ".st-key-tfb-pictures img")
+        settled(readme)
+        readme.screenshot(path=str(README_SHOT))
+        readme.close()
     page.close()
 
 
@@ -110,15 +100,15 @@ def test_damaged_record_is_flagged(server: str, browser) -> None:  # type: ignor
     expect(page.get_by_text("Record 5 is damaged")).to_be_visible(timeout=30_000)
     grid = page.get_by_test_id("stDataFrame").first
     expect(_cell(grid, 2, 5)).to_have_text("✗ damaged: data CRC fails", timeout=15_000)
-    page.wait_for_timeout(500)
-    _no_errors(page)
-    page.screenshot(path=str(ARTIFACTS / "e2e-damaged.png"))
+    settled(page)
+    no_errors(page)
+    shot(page, "e2e-damaged.png")
 
     # The gallery shows the pictures around it.
     page.get_by_role("link", name="Gallery").click()
     expect(page.get_by_role("heading", name="Gallery")).to_be_visible(timeout=15_000)
     expect(page.locator(".st-key-tfb-gallery img").first).to_be_visible(timeout=15_000)
     expect(page.locator(".st-key-tfb-gallery img")).to_have_count(10, timeout=15_000)
-    _no_errors(page)
-    page.screenshot(path=str(ARTIFACTS / "e2e-gallery.png"))
+    no_errors(page)
+    shot(page, "e2e-gallery.png")
     page.close()

@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urljoin
 
 import pytest
-from browser_support import ARTIFACTS, chromium, need_chromium, running_server, wait_for_picture
+from browser_support import browser_fixture, no_errors, serve, settled, shot, wait_for_picture
 
 from browser_app.sample_data import LABEL_MAP, PLANTS, write_detection_checks
 
@@ -31,38 +32,26 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, l
 def server(
     planted: tuple[Path, dict[str, list[int]]], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[str]:
-    need_chromium()
     root, _ = planted
-    args = [str(root / "od.tfrecord"), "--root", str(root)]
-    with running_server(args, tmp_path_factory.mktemp("server")) as url:
-        yield url
+    yield from serve(tmp_path_factory, [str(root / "od.tfrecord"), "--root", str(root)])
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with chromium() as b:
-        yield b
-
-
-def _ok(page) -> None:  # type: ignore[no-untyped-def]
-    assert page.get_by_test_id("stException").count() == 0
-    assert page.get_by_text("could not be shown").count() == 0
+browser = browser_fixture()
 
 
 def test_schema_findings_link_to_each_planted_record(server, browser, planted) -> None:  # type: ignore[no-untyped-def]
     from playwright.sync_api import expect
 
     _, records = planted
-    ARTIFACTS.mkdir(exist_ok=True)
     page = browser.new_page(viewport={"width": 1440, "height": 2200})
     page.goto(server + "/schema?file=od.tfrecord")
     expect(page.get_by_text("Pictures and boxes")).to_be_visible(timeout=60_000)
     expect(page.get_by_text("is not in the label map")).to_be_visible()
     expect(page.get_by_test_id("stMetric").first).to_be_visible()
     expect(page.get_by_test_id("stDataFrame").first).to_be_visible()
-    page.wait_for_timeout(500)
-    _ok(page)
-    page.screenshot(path=str(ARTIFACTS / "detection-schema.png"), full_page=True)
+    settled(page)
+    no_errors(page)
+    shot(page, "detection-schema.png", full_page=True)
     # Every planted record has a link on the page, and the links are to records only.
     hrefs = page.locator("a[href*='record=']").evaluate_all("els => els.map(e => e.href)")
     linked = {int(re.search(r"record=(\d+)", h).group(1)) for h in hrefs}  # type: ignore[union-attr]
@@ -72,13 +61,13 @@ def test_schema_findings_link_to_each_planted_record(server, browser, planted) -
     first = records["box_range"][0]
     link = page.locator(f"a[href$='record={first}']").first
     assert link.get_attribute("target") == "_blank"
-    page.goto(str(link.evaluate("a => a.href")))
+    page.goto(urljoin(page.url, link.get_attribute("href")))
     expect(page.get_by_role("heading", name=f"Record {first}")).to_be_visible(timeout=30_000)
     expect(page.get_by_text("Boxes with problems")).to_be_visible(timeout=15_000)
     expect(page.get_by_text("a coordinate is outside [0, 1]").first).to_be_visible()
     wait_for_picture(page, ".st-key-tfb-pictures img")
-    _ok(page)
-    page.screenshot(path=str(ARTIFACTS / "detection-bad-box.png"), full_page=True)
+    no_errors(page)
+    shot(page, "detection-bad-box.png", full_page=True)
     page.close()
 
 
@@ -91,7 +80,7 @@ def test_a_nan_box_and_the_gallery(server, browser, planted) -> None:  # type: i
     page.goto(f"{server}/?file=od.tfrecord&record={nan}")
     expect(page.get_by_role("heading", name=f"Record {nan}")).to_be_visible(timeout=60_000)
     expect(page.get_by_text("a coordinate is not a finite number").first).to_be_visible()
-    _ok(page)
+    no_errors(page)
     page.goto(f"{server}/gallery?file=od.tfrecord&size=50")
     expect(page.get_by_text("bad box").first).to_be_visible(timeout=60_000)
     tiles = page.get_by_role("button", name=re.compile(r"^#\d+"))
@@ -102,10 +91,9 @@ def test_a_nan_box_and_the_gallery(server, browser, planted) -> None:  # type: i
     badges = page.locator(".stMarkdownBadge >> visible=true").filter(
         has_text=re.compile(r"\d+ bad box")
     )
-    page.screenshot(path=str(ARTIFACTS / "detection-gallery.png"), full_page=True)
     expect(badges).to_have_count(len(bad & shown))
-    _ok(page)
-    page.screenshot(path=str(ARTIFACTS / "detection-gallery.png"), full_page=True)
+    no_errors(page)
+    shot(page, "detection-gallery.png", full_page=True)
     page.close()
 
 
@@ -124,6 +112,6 @@ def test_filter_finds_the_planted_boxes(server, browser, planted) -> None:  # ty
     box.fill("image/object/class/lable > 5")
     box.press("Enter")
     expect(page.get_by_text("did you mean")).to_be_visible(timeout=30_000)
-    _ok(page)
-    page.screenshot(path=str(ARTIFACTS / "detection-filter.png"), full_page=True)
+    no_errors(page)
+    shot(page, "detection-filter.png", full_page=True)
     page.close()

@@ -8,12 +8,20 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_support import ARTIFACTS, chromium, need_chromium, running_server, servers_of
+from browser_support import (
+    ARTIFACTS,
+    browser_fixture,
+    no_errors,
+    serve,
+    servers_of,
+    settled,
+    shot,
+    until,
+)
 
 from codec.example import encode_example
 from codec.writer import write_records
@@ -46,10 +54,11 @@ def shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(shards: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    need_chromium()
     args = [str(shards / "shard-*.tfrecord"), "--root", str(shards), "--executor", "processes:2"]
-    with running_server(args, tmp_path_factory.mktemp("server")) as url:
-        yield url
+    yield from serve(tmp_path_factory, args)
+
+
+browser = browser_fixture()
 
 
 def _settled(page) -> None:  # type: ignore[no-untyped-def]
@@ -59,10 +68,7 @@ def _settled(page) -> None:  # type: ignore[no-untyped-def]
     expect(page.get_by_test_id("stProgress").filter(has_text="Indexing")).to_have_count(
         0, timeout=60_000
     )
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000
-    )
-    page.wait_for_timeout(300)
+    settled(page)
 
 
 def _children(pid: int) -> dict[int, str]:
@@ -106,7 +112,6 @@ def _workers(pid: int) -> list[str]:
 def test_a_long_job_is_cancelled_and_leaves_no_worker(server, browser) -> None:  # type: ignore[no-untyped-def]
     from playwright.sync_api import expect
 
-    ARTIFACTS.mkdir(exist_ok=True)
     pid = _server_pid(server)
     context = browser.new_context(viewport={"width": 1440, "height": 1000})
     page = context.new_page()
@@ -127,15 +132,17 @@ def test_a_long_job_is_cancelled_and_leaves_no_worker(server, browser) -> None: 
     # Tasks finish on the worker processes while the page runs (a few seconds in all).
     expect(bar).to_contain_text(re.compile(r"[1-7] of 8 tasks"), timeout=60_000)
     assert _workers(pid), "the job runs on no worker process"
-    page.screenshot(path=str(ARTIFACTS / "jobs-running.png"))
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "jobs-running.png"))  # while it runs: not settled
     page.get_by_role("button", name="Cancel").click()
     expect(page.get_by_text(CANCELLED)).to_be_visible(timeout=30_000)
     expect(bar).to_have_count(0)
-    deadline = time.monotonic() + 30
-    while _workers(pid):
-        assert time.monotonic() < deadline, f"worker processes left: {_workers(pid)}"
-        time.sleep(0.2)
-    page.screenshot(path=str(ARTIFACTS / "jobs-cancelled.png"))
+
+    def no_worker_left() -> None:
+        assert not _workers(pid), f"worker processes left: {_workers(pid)}"
+
+    until(no_worker_left, timeout=30, what="the job's workers gone")
+    shot(page, "jobs-cancelled.png")
     # It does not start again by itself: a rerun (another widget) still says cancelled.
     sample = page.get_by_text("Only a sample")
     sample.click()
@@ -145,17 +152,9 @@ def test_a_long_job_is_cancelled_and_leaves_no_worker(server, browser) -> None: 
     expect(page.get_by_text(CANCELLED)).to_be_visible()
     assert bar.count() == 0
     assert not _workers(pid)
-    assert page.get_by_test_id("stException").count() == 0
+    no_errors(page)
     page.set_viewport_size({"width": 1440, "height": 1600})
-    setting = sidebar.get_by_text("Where jobs run")
-    setting.scroll_into_view_if_needed()
-    setting.click()
+    sidebar.get_by_text("Where jobs run").click()  # scrolled into view by the click
     expect(sidebar.get_by_text("Run dataset-wide jobs on")).to_be_visible()
-    sidebar.screenshot(path=str(ARTIFACTS / "jobs-sidebar.png"))
+    shot(page, "jobs-sidebar.png", target=sidebar)
     context.close()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with chromium() as b:
-        yield b

@@ -12,11 +12,19 @@ from __future__ import annotations
 
 import http.server
 import threading
+import time
 from collections.abc import Iterator
 from urllib.parse import quote
 
 import pytest
-from browser_support import ARTIFACTS, chromium, free_port, need_chromium, running_server
+from browser_support import (
+    app_server,
+    browser_fixture,
+    free_port,
+    settled,
+    shot,
+    until,
+)
 from hostile_data import write_hostile_root
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -53,30 +61,51 @@ def bait() -> Iterator[int]:
 def app(
     bait: int, tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[tuple[str, dict[str, str]]]:
-    need_chromium()
     root = tmp_path_factory.mktemp("hostile")
     cache = tmp_path_factory.mktemp("hostile-cache")
     files = write_hostile_root(root, bait, cache)
-    env = {"TFRECORD_BROWSER_CACHE": str(cache)}
-    with running_server(["--root", str(root)], tmp_path_factory.mktemp("srv"), env) as url:
+    with app_server(tmp_path_factory.mktemp("srv"), ["--root", str(root)], cache=cache) as url:
         yield url, files
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with chromium() as b:
-        yield b
+browser = browser_fixture()
+
+# Every picture on the page loaded (or failed) and the fonts in.
+_LOADED = """() => document.fonts.status === "loaded"
+  && [...document.images].every(i => i.complete)"""
 
 
-def _visit(browser, url: str, requests: list[str], shot: str | None = None) -> None:  # type: ignore[no-untyped-def]
+def _visit(browser, url: str, requests: list[str], name: str | None = None) -> None:  # type: ignore[no-untyped-def]
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport={"width": 1400, "height": 1600})
-    page.on("request", lambda r: requests.append(r.url))
+    pending: set[object] = set()
+    last = [time.monotonic()]  # when a request last started or ended
+
+    def started(r) -> None:  # type: ignore[no-untyped-def]
+        requests.append(r.url)
+        pending.add(r)
+        last[0] = time.monotonic()
+
+    def ended(r) -> None:  # type: ignore[no-untyped-def]
+        pending.discard(r)
+        last[0] = time.monotonic()
+
+    page.on("request", started)
+    page.on("requestfinished", ended)
+    page.on("requestfailed", ended)
     page.goto(url)
     expect(page.get_by_test_id("stSidebar")).to_be_visible(timeout=60_000)
-    page.wait_for_load_state("networkidle")
-    page.wait_for_timeout(1500)  # late images, fonts and favicons
+    # Late images, fonts and the page icon: the app settled, its pictures and fonts loaded,
+    # and no request under way or started for half a second.
+    settled(page)
+    page.wait_for_function(_LOADED, timeout=30_000)
+
+    def network_idle() -> None:
+        page.evaluate("0")  # requests seen meanwhile are handed over
+        assert not pending and time.monotonic() - last[0] >= 0.5, [r.url for r in pending]  # type: ignore[attr-defined]
+
+    until(network_idle, what="no request under way")
     assert page.get_by_test_id("stException").count() == 0
     # No element the payloads would make: no <img> pointing anywhere but here, no <style>
     # from data, no KaTeX.
@@ -96,20 +125,19 @@ def _visit(browser, url: str, requests: list[str], shot: str | None = None) -> N
     # The payloads hold no backslash, so one on screen is an escape shown as text (escaped twice).
     shown = page.locator("body").inner_text()
     assert "\\" not in shown, shown[max(0, shown.find("\\") - 200) :][:400]
-    if shot:
-        page.screenshot(path=str(ARTIFACTS / shot), full_page=True)
+    if name:
+        shot(page, name, full_page=True)
     page.close()
 
 
 def test_no_page_loads_anything_from_outside(app, bait, browser) -> None:  # type: ignore[no-untyped-def]
     url, files = app
-    ARTIFACTS.mkdir(exist_ok=True)
     requests: list[str] = []
     main = quote(files["main"])
     for page in PAGES:
         for record in ("0", "2"):
-            shot = f"markup-{page or 'records'}.png" if record == "2" else None
-            _visit(browser, f"{url}/{page}?file={main}&record={record}", requests, shot)
+            name = f"markup-{page or 'records'}.png" if record == "2" else None
+            _visit(browser, f"{url}/{page}?file={main}&record={record}", requests, name)
     _visit(browser, f"{url}/?file={quote(files['named'])}", requests, "markup-named.png")
     outside = [r for r in requests if not r.startswith(url) and not r.startswith("data:")]
     assert not outside, outside

@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_support import ARTIFACTS, chromium, need_chromium, running_server
+from browser_support import browser_fixture, no_errors, serve, settled, shot, until
 
 import codec
 from browser_app.sample_data import write_detection_checks
@@ -32,25 +32,15 @@ def od(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def server(od: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    need_chromium()
-    args = [str(od / "od.tfrecord"), "--root", str(od)]
-    with running_server(args, tmp_path_factory.mktemp("server")) as url:
-        yield url
+    yield from serve(tmp_path_factory, [str(od / "od.tfrecord"), "--root", str(od)])
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[object]:
-    with chromium() as b:
-        yield b
+browser = browser_fixture()
 
 
 def _settled(page) -> None:  # type: ignore[no-untyped-def]
-    page.wait_for_timeout(300)
-    page.wait_for_function(
-        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=60_000
-    )
-    page.wait_for_timeout(300)
-    assert page.get_by_test_id("stException").count() == 0
+    settled(page)
+    no_errors(page)
 
 
 def _tiles(page, want: list[int]) -> list[int]:  # type: ignore[no-untyped-def]
@@ -60,13 +50,17 @@ def _tiles(page, want: list[int]) -> list[int]:  # type: ignore[no-untyped-def]
     own: a look right after a click can see the old gallery, so one look is not an answer.
     What is returned is the last look, for the caller to compare."""
     got: list[int] = []
-    for _ in range(120):
+
+    def look() -> None:
         texts = page.locator(".st-key-tfb-gallery button").all_inner_texts()
         # A tile's caption may be read twice (the button and its tooltip): keep the first.
-        got = list(dict.fromkeys(int(m.group(1)) for t in texts if (m := TILE.search(t))))
-        if got == want:
-            break
-        page.wait_for_timeout(500)
+        got[:] = dict.fromkeys(int(m.group(1)) for t in texts if (m := TILE.search(t)))
+        assert got == want
+
+    try:
+        until(look, timeout=60, what="the gallery's tiles")
+    except AssertionError:
+        pass  # the caller compares, and shows both
     return got
 
 
@@ -75,7 +69,6 @@ def test_a_facet_click_narrows_the_gallery_and_a_link_carries_it(server, browser
 
     with codec.TFRecordDataset(str(od / "od.tfrecord")) as ds:
         want = record_facts(ds).classes[CLASS].tolist()
-    ARTIFACTS.mkdir(exist_ok=True)
     context = browser.new_context(viewport={"width": 1440, "height": 900})
     page = context.new_page()
     page.goto(server + "/gallery?file=od.tfrecord&size=100")
@@ -93,7 +86,7 @@ def test_a_facet_click_narrows_the_gallery_and_a_link_carries_it(server, browser
     assert _tiles(page, want[:100]) == want[:100]
     url = page.url
     assert "facet=class%3Adog+%282%29" in url or "facet=class:dog" in url, url
-    page.screenshot(path=str(ARTIFACTS / "selection-facet-gallery.png"))
+    shot(page, "selection-facet-gallery.png")
     context.close()
     # A fresh context (no session, no history) opened on the copied URL shows the same.
     fresh = browser.new_context(viewport={"width": 1440, "height": 900})
@@ -139,5 +132,5 @@ def test_sorting_by_bytes_orders_the_table_across_pages(server, browser, od) -> 
         expect(page.get_by_text(f"Selected {25 * k + 1}–{25 * k + 25} of {N}")).to_be_visible()
         expect(page.get_by_role("heading", name=f"Record {expected[25 * k]}")).to_be_visible()
         assert f"record={expected[25 * k]}" in page.url
-    page.screenshot(path=str(ARTIFACTS / "selection-sorted.png"))
+    shot(page, "selection-sorted.png")
     context.close()

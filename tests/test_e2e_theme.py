@@ -6,11 +6,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
-from browser_support import ARTIFACTS, REPO, chromium, need_chromium, running_server
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from browser_support import REPO, chromium, serve, settled, shot, until
 
 from browser_app.cli.launch import server_command
 from browser_app.ui.app import LOGO
@@ -32,9 +30,7 @@ def test_no_fixed_theme_is_set() -> None:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    need_chromium()
-    with running_server([], tmp_path_factory.mktemp("server")) as url:
-        yield url
+    yield from serve(tmp_path_factory, [])
 
 
 def _luminance(css: str) -> float:
@@ -46,18 +42,25 @@ def _luminance(css: str) -> float:
 def test_the_page_follows_the_browser(server: str, scheme: str) -> None:
     from playwright.sync_api import expect
 
-    ARTIFACTS.mkdir(exist_ok=True)
     with chromium() as browser:
         page = browser.new_page(viewport={"width": 1400, "height": 900}, color_scheme=scheme)
         page.goto(server + "/?file=damaged.tfrecord")
         grid = page.get_by_test_id("stDataFrame").first
         expect(grid.get_by_test_id("glide-cell-2-5")).to_contain_text("damaged", timeout=30_000)
-        app = page.get_by_test_id("stApp")
-        background = _luminance(app.evaluate("e => getComputedStyle(e).backgroundColor"))
-        text = _luminance(
-            page.get_by_text("Records", exact=True).first.evaluate("e => getComputedStyle(e).color")
-        )
-        page.screenshot(path=str(Path(ARTIFACTS) / f"theme-{scheme}.png"))
+
+        def colours() -> tuple[float, float]:
+            """The app's background and a title's text, read once the page has settled."""
+            settled(page)
+            app = page.get_by_test_id("stApp")
+            title = page.get_by_text("Records", exact=True).first
+            css = "e => getComputedStyle(e).{}"
+            return (
+                _luminance(app.evaluate(css.format("backgroundColor"), timeout=5_000)),
+                _luminance(title.evaluate(css.format("color"), timeout=5_000)),
+            )
+
+        background, text = until(colours, what="the page's colours")
+        shot(page, f"theme-{scheme}.png")
         page.close()
     if scheme == "dark":
         assert background < 60 and text > 150, (background, text)
@@ -76,14 +79,14 @@ def test_the_filter_help_keeps_the_backquoted_name_in_its_code_span(server: str)
         codes = examples.locator("code").all_inner_texts()
         assert "image/height > 50 or `my feature` != 'x'" in codes, codes
         tip = page.get_by_test_id("stTooltipContent")
-        for _ in range(5):  # a rerun that redraws the button under the pointer drops the tip
+
+        def hover_for_tip() -> None:
+            """A rerun that redraws the button under the pointer drops the tip: the pointer
+            leaves, comes back to the button found again, and the tip is read."""
             page.mouse.move(0, 0)
-            page.get_by_role("button", name="Help for Filter expression").hover()
-            try:
-                tip.wait_for(timeout=6_000)
-                break
-            except PlaywrightTimeout:
-                continue
-        tip.wait_for(timeout=1_000)
-        assert "`my feature`" in tip.locator("code").all_inner_texts()
+            page.get_by_role("button", name="Help for Filter expression").hover(timeout=5_000)
+            tip.wait_for(timeout=6_000)
+            assert "`my feature`" in tip.locator("code").all_inner_texts()
+
+        until(hover_for_tip, timeout=60, what="the filter help's tip")
         page.close()
