@@ -37,7 +37,6 @@ import os
 import random
 import shutil
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -51,6 +50,11 @@ from typing import Any
 
 if __package__ in (None, ""):
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# The browser tests' helpers: the same Chromium, and the same ways to act on a page that
+# Streamlit redraws.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from browser_support import CHROMIUM, CHROMIUM_ARGS, free_port, open_cell_editor, until
 
 import codec
 from benchmarks.common import Row, table
@@ -58,16 +62,6 @@ from browser_app.sample_data import detection_payload, write_detection_checks
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 VIEWPORT = {"width": 1440, "height": 900}
 RUNS = 7
 TIMEOUT_MS = 30_000
@@ -145,12 +139,6 @@ def make_data(quick: bool = False) -> UiData:
 # -- the server and the browser ----------------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _die_with_parent() -> None:
     """In the launcher, before it starts: be killed when this process dies, even by a signal
     that skips its clean-up (the launcher takes its server with it)."""
@@ -180,7 +168,7 @@ def _stop_group(proc: subprocess.Popen[bytes]) -> None:
 def app_server(root: Path, paths: list[str] | None = None) -> Iterator[str]:
     """``python -m browser_app view PATHS --root ROOT --port N`` (headless, its own cache
     folder, so review marks and edits start empty); yields the URL; stops it on the way out."""
-    port = _free_port()
+    port = free_port()
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="tfb-ui-bench-") as tmp:
         env = dict(
@@ -449,27 +437,23 @@ def records_next_page(page: Any) -> float:
 
 def select_row(page: Any, row: int) -> float:
     """Records table: click row ``row`` of the page; its record view opens."""
-    grid = page.get_by_test_id("stDataFrame").first
     first = _first_row(page)
-    grid.scroll_into_view_if_needed()
-    box = grid.bounding_box()
-    assert box is not None
-    x = box["x"] + 16  # the row selection column
-    row_h = _row_height(page)
-    y = box["y"] + 38 + row_h * row + row_h / 2
+    x, y = until(lambda: _row_point(page, row), what=f"row {row} of the records table")
     return timed(page, lambda: page.mouse.click(x, y), _heading(first + row))
 
 
-def _row_height(page: Any) -> float:
-    """The records table's row height: taller rows when the page has pictures (the picture
-    column may lie beyond the table's visible columns, so the thumbnails tell)."""
+def _row_point(page: Any, row: int) -> tuple[float, float]:
+    """Where a click selects row ``row`` of the records table (its row selection column),
+    read from the table as it is now: rows are taller when the page has pictures (the
+    picture column may lie beyond the table's visible columns, so the thumbnails tell)."""
     grid = page.get_by_test_id("stDataFrame").first
-    box = grid.bounding_box()
+    grid.scroll_into_view_if_needed(timeout=5_000)
+    box = grid.bounding_box(timeout=5_000)
+    assert box is not None, "the records table is not on screen"
     rows = grid.locator("[data-testid^='glide-cell-1-']").count()
-    if box is None or not rows:
-        return 35.0
     # The table is sized to its rows (up to a limit): header 38 px, then the rows.
-    return 52.0 if (box["height"] - 38) / min(rows, 14) > 43 else 35.0
+    row_h = 52.0 if rows and (box["height"] - 38) / min(rows, 14) > 43 else 35.0
+    return box["x"] + 16, box["y"] + 38 + row_h * row + row_h / 2
 
 
 def _edit_mode(page: Any) -> None:
@@ -481,33 +465,23 @@ def _edit_mode(page: Any) -> None:
     page.wait_for_function(_SETTLED, arg="document.body.innerText.includes('Editing Record')")
 
 
+def _editor_grid(page: Any) -> Any:
+    return page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
+
+
 def save_edit(page: Any, value: int) -> float:
     """Editor: type ``value`` into the first int64 value cell (image/height) and press Enter;
     settled when the table shows it and the pending change is counted."""
-    grid = page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
-    rows: list[str] = []
-    for _ in range(100):  # the editor's grid fills in after it is drawn
-        rows = [
-            t.strip() for t in grid.locator("[data-testid^='glide-cell-0-']").all_text_contents()
-        ]
-        if "image/height" in rows:
-            break
-        page.wait_for_timeout(100)
-    row = next(i for i, name in enumerate(rows) if name.strip() == "image/height")
-    page.wait_for_timeout(200)
-    grid = page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
-    grid.scroll_into_view_if_needed()  # (found again: the editor may have been redrawn)
-    box = grid.bounding_box()
-    assert box is not None
-    header = grid.locator("th[aria-colindex='4']").first
-    hbox = header.bounding_box() if header.count() else None
-    x = hbox["x"] + hbox["width"] / 2 if hbox and hbox["width"] > 0 else box["x"] + box["width"] / 2
-    y = box["y"] + 35 + 35 * row + 17
-    page.mouse.click(x, y)
-    page.wait_for_timeout(250)
-    page.mouse.dblclick(x, y)
-    editor = page.locator("textarea.gdg-input, input.gdg-input").first
-    editor.wait_for(state="visible")
+
+    def height_row() -> int:  # the editor's grid fills in after it is drawn
+        names = _editor_grid(page).locator("[data-testid^='glide-cell-0-']").all_text_contents()
+        rows = [name.strip() for name in names]
+        assert "image/height" in rows, "the editor's table is not filled in yet"
+        return rows.index("image/height")
+
+    row = until(height_row, what="the editor's image/height row")
+    # Column 3 holds the values (feature, type, n, values, check).
+    editor = open_cell_editor(page, lambda: _editor_grid(page), row, 3)
     editor.fill(str(value))
     ready = f"""(() => {{
       const g = document.querySelector(
