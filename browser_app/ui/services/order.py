@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "facts",
     "finding_records",
+    "forget_matches",
     "marks",
     "neighbours",
     "order",

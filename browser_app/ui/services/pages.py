@@ -29,7 +29,7 @@ from codec.errors import CodecError
 if TYPE_CHECKING:
     from browser_app.ui.source import Source
 
-__all__ = ["gallery_items", "page_view"]
+__all__ = ["forget_pages", "gallery_items", "page_view"]
 
 log = logging.getLogger("tfrecord-browser")
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTO_VERIFY_BYTES",
     "LabelChoice",
+    "forget_results",
     "keep_schema_result",
     "last_schema_result",
     "schema_result",

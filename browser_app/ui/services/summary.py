@@ -17,7 +17,7 @@ from codec.errors import CodecError
 if TYPE_CHECKING:
     from browser_app.ui.source import Source
 
-__all__ = ["box_scale", "feature_summary", "usual_types"]
+__all__ = ["box_scale", "feature_summary", "forget_summaries", "known_types", "usual_types"]
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
