@@ -309,11 +309,32 @@ class BoolOp:
 Node = Literal | Name | Context | Call | Quant | Compare | Not | BoolOp
 
 
+MAX_FILTER_CHARS = 2_000  # a filter a person writes is a line or two
+MAX_FILTER_DEPTH = 32  # nested parentheses, not, any/all
+MAX_FILTER_TERMS = 100  # names and calls: each is looked up in every record
+
+
 class _Parser:
     def __init__(self, text: str) -> None:
         self.text = text
         self.tokens = _tokenize(text)
         self.i = 0
+        self.depth = 0
+        self.terms = 0
+
+    def deeper(self, tok: Token) -> None:
+        """One more level of nesting at ``tok``: refused past :data:`MAX_FILTER_DEPTH`
+        (each level is a call of the parser and of the evaluator)."""
+        self.depth += 1
+        if self.depth > MAX_FILTER_DEPTH:
+            raise self.error(f"nested more than {MAX_FILTER_DEPTH} deep", tok)
+
+    def term(self, tok: Token) -> None:
+        """One more name or call: refused past :data:`MAX_FILTER_TERMS` (each is work on
+        every record)."""
+        self.terms += 1
+        if self.terms > MAX_FILTER_TERMS:
+            raise self.error(f"more than {MAX_FILTER_TERMS} names and calls", tok)
 
     def peek(self) -> Token:
         return self.tokens[self.i]
@@ -358,8 +379,10 @@ class _Parser:
 
     def parse_not(self) -> Node:
         if self.is_word("not"):
-            self.next()
-            return Not(self.parse_not())
+            self.deeper(self.next())
+            node = Not(self.parse_not())
+            self.depth -= 1
+            return node
         return self.parse_comparison()
 
     def parse_comparison(self) -> Node:
@@ -381,10 +404,11 @@ class _Parser:
     def parse_operand(self) -> Node:
         tok = self.peek()
         if tok.kind == "lparen":
-            self.next()
+            self.deeper(self.next())
             if self.peek().kind == "rparen":
                 raise self.error("empty parentheses")
             node = self.parse_or()
+            self.depth -= 1
             close = self.peek()
             if close.kind != "rparen":
                 if close.kind == "end":
@@ -398,12 +422,14 @@ class _Parser:
         if tok.kind == "lbrack":
             return self.parse_list()
         if tok.kind == "qname":
+            self.term(tok)
             self.next()
             return Name(tok.value, tok.pos)
         if tok.kind == "name":
             word = tok.text
             after = self.tokens[self.i + 1]
             if after.kind == "lparen":
+                self.term(tok)
                 if word not in FUNCTIONS:
                     raise self.error(
                         f"unknown function {word!r} (functions: {', '.join(FUNCTIONS)})", tok
@@ -434,6 +460,7 @@ class _Parser:
                 raise self.error(f"{word} needs parentheses: {word}({what})", after)
             if word in KEYWORDS:
                 raise self.error(f"expected a value but found {word!r}", tok)
+            self.term(tok)
             self.next()
             return Name(word, tok.pos)
         if tok.kind == "rparen":
@@ -442,9 +469,11 @@ class _Parser:
 
     def parse_quantifier(self, word: str, open_tok: Token) -> Node:
         self.i += 2
+        self.deeper(open_tok)
         if self.peek().kind == "rparen":
             raise self.error(f"{word}() takes a condition, such as {word}(xmin < xmax)")
         node = self.parse_or()
+        self.depth -= 1
         close = self.peek()
         if close.kind != "rparen":
             if close.kind == "end":
@@ -864,6 +893,11 @@ def compile_filter(text: str) -> Filter:
     """Parse ``text``; raises :class:`FilterSyntaxError` with the position of the problem."""
     if not isinstance(text, str):
         raise TypeError("a filter is text")
+    if len(text) > MAX_FILTER_CHARS:
+        raise FilterSyntaxError(
+            f"a filter of {len(text):,} characters; at most {MAX_FILTER_CHARS:,} are read",
+            MAX_FILTER_CHARS,
+        )
     return Filter(text, _Parser(text).parse())
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .errors import DecodeError
@@ -23,6 +24,8 @@ from .errors import DecodeError
 __all__ = [
     "LABEL_MAP_NAMES",
     "MAX_LABEL_MAP_BYTES",
+    "MAX_LABEL_MAP_ITEMS",
+    "MAX_LABEL_MAP_TOKENS",
     "LabelMap",
     "find_label_map",
     "parse_label_map",
@@ -56,84 +59,119 @@ def _unquote(text: str) -> str:
     return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), body)
 
 
-def _tokens(text: str) -> list[tuple[str, str, int]]:
-    out = []
+MAX_LABEL_MAP_ITEMS = 100_000  # the largest public label maps hold some 20,000 classes
+MAX_LABEL_MAP_TOKENS = 1_000_000  # ... in some 200,000 tokens: a bound on the work too
+
+
+def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
+    """The tokens of ``text``, one at a time: nothing of the text is held but the token at
+    hand, however large the input (a file of 16 MiB of ``{`` costs no more memory than one)."""
     pos = 0
+    count = 0
     while pos < len(text):
         m = _TOKEN.match(text, pos)
         if m is None:
             raise DecodeError(f"label map: cannot read {text[pos : pos + 20]!r} (at {pos})")
         pos = m.end()
+        if m.lastgroup is not None:
+            count += 1
+            if count > MAX_LABEL_MAP_TOKENS:
+                raise DecodeError(
+                    f"label map: more than {MAX_LABEL_MAP_TOKENS:,} tokens; not a label map"
+                )
         if m.group("str") is not None:
-            out.append(("str", _unquote(m.group("str")), m.start()))
+            yield ("str", _unquote(m.group("str")), m.start())
         elif m.group("punct") is not None:
-            out.append(("punct", m.group("punct"), m.start()))
+            yield ("punct", m.group("punct"), m.start())
         elif m.group("word") is not None:
-            out.append(("word", m.group("word"), m.start()))
-    return out
+            yield ("word", m.group("word"), m.start())
+
+
+class _Stream:
+    """Tokens with one of lookahead."""
+
+    def __init__(self, text: str) -> None:
+        self._it = _tokens(text)
+        self.head: tuple[str, str, int] | None = next(self._it, None)
+
+    def take(self) -> tuple[str, str, int]:
+        tok = self.head
+        assert tok is not None
+        self.head = next(self._it, None)
+        return tok
+
+    def at(self, kind: str, value: str | None = None) -> bool:
+        return (
+            self.head is not None
+            and self.head[0] == kind
+            and (value is None or self.head[1] == value)
+        )
+
+
+def _skip_value(toks: _Stream) -> None:
+    """Skip one value: a scalar, or a ``{...}`` message however deep (counted, not
+    recursed into)."""
+    if not toks.at("punct", "{"):
+        if toks.head is not None:
+            toks.take()
+        return
+    depth = 0
+    while toks.head is not None:
+        _, value, _ = toks.take()
+        if value == "{":
+            depth += 1
+        elif value == "}":
+            depth -= 1
+            if depth == 0:
+                return
+    raise DecodeError("label map: a '{' is never closed")
+
+
+def _item(toks: _Stream, at: int) -> dict[str, str]:
+    """The ``id``, ``name`` and ``display_name`` of the item whose ``{`` was just taken."""
+    item: dict[str, str] = {}
+    while toks.head is not None and not toks.at("punct", "}"):
+        k, v, a = toks.take()
+        if k == "punct" and v in ";,":
+            continue
+        if k != "word":
+            raise DecodeError(f"label map: unexpected {v!r} at {a}")
+        if toks.at("punct", ":"):
+            toks.take()
+        if toks.head is not None and toks.head[0] in ("str", "word") and v in _FIELDS:
+            item[v] = toks.take()[1]
+        else:
+            _skip_value(toks)
+    if toks.head is None:
+        raise DecodeError(f"label map: the item at {at} is never closed with '}}'")
+    toks.take()
+    return item
+
+
+_FIELDS = ("id", "name", "display_name")
 
 
 def parse_label_map(text: str) -> LabelMap:
-    """Parse a label map; raises :class:`~codec.errors.DecodeError` naming the problem."""
-    toks = _tokens(text)
+    """Parse a label map; raises :class:`~codec.errors.DecodeError` naming the problem (the
+    first one met: a text that is no label map is refused at its first token that cannot
+    be one, never after holding all of it)."""
+    toks = _Stream(text)
     names: dict[int, str] = {}
-    i = 0
-
-    def skip_value(i: int) -> int:
-        """Skip one value (a scalar or a ``{...}`` message) starting at ``i``."""
-        if i < len(toks) and toks[i] == ("punct", "{", toks[i][2]):
-            depth = 0
-            while i < len(toks):
-                if toks[i][:2] == ("punct", "{"):
-                    depth += 1
-                elif toks[i][:2] == ("punct", "}"):
-                    depth -= 1
-                    if depth == 0:
-                        return i + 1
-                i += 1
-            raise DecodeError("label map: a '{' is never closed")
-        return i + 1
-
-    while i < len(toks):
-        kind, value, at = toks[i]
+    while toks.head is not None:
+        kind, value, at = toks.take()
         if kind == "punct" and value in ";,":
-            i += 1
             continue
         if kind != "word":
             raise DecodeError(f"label map: unexpected {value!r} at {at}")
-        field = value
-        i += 1
-        if i < len(toks) and toks[i][:2] == ("punct", ":"):
-            i += 1
-        if field != "item":
-            i = skip_value(i)
+        if toks.at("punct", ":"):
+            toks.take()
+        if value != "item":
+            _skip_value(toks)
             continue
-        if i >= len(toks) or toks[i][:2] != ("punct", "{"):
+        if not toks.at("punct", "{"):
             raise DecodeError(f"label map: 'item' at {at} is not followed by '{{'")
-        i += 1
-        item: dict[str, str] = {}
-        while i < len(toks) and toks[i][:2] != ("punct", "}"):
-            k, v, a = toks[i]
-            if k == "punct" and v in ";,":
-                i += 1
-                continue
-            if k != "word":
-                raise DecodeError(f"label map: unexpected {v!r} at {a}")
-            i += 1
-            if i < len(toks) and toks[i][:2] == ("punct", ":"):
-                i += 1
-            if (
-                i < len(toks)
-                and toks[i][0] in ("str", "word")
-                and v in ("id", "name", "display_name")
-            ):
-                item[v] = toks[i][1]
-                i += 1
-            else:
-                i = skip_value(i)
-        if i >= len(toks):
-            raise DecodeError("label map: an item is never closed with '}'")
-        i += 1
+        toks.take()
+        item = _item(toks, at)
         if "id" not in item:
             raise DecodeError(f"label map: the item at {at} has no id")
         try:
@@ -141,6 +179,10 @@ def parse_label_map(text: str) -> LabelMap:
         except ValueError:
             raise DecodeError(f"label map: id {item['id']!r} is not a whole number") from None
         names[ident] = item.get("display_name") or item.get("name") or str(ident)
+        if len(names) > MAX_LABEL_MAP_ITEMS:
+            raise DecodeError(
+                f"label map: more than {MAX_LABEL_MAP_ITEMS:,} classes; not a label map"
+            )
     if not names:
         raise DecodeError("label map: no item with an id")
     return LabelMap(names)

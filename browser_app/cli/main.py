@@ -105,6 +105,10 @@ def run(handler: Handler, args: argparse.Namespace, out: TextIO | None = None) -
     except (AppError, CodecError, OSError) as exc:
         sys.stderr.write(f"tfrecord-browser: {_redacted(message(exc), args)}\n")
         return exit_code(exc)
+    except RecursionError:
+        # An input nested past what any reader of it takes: refused as such, not a crash.
+        sys.stderr.write("tfrecord-browser: the input is nested too deeply to be read\n")
+        return EXIT_USAGE
     except Exception as exc:
         # A remote library's own error that reached here unwrapped (credentials missing,
         # a refused request): one line, credential-free, and the remote exit code.

@@ -172,6 +172,8 @@ def _payload_from_line(raw: bytes, src: str, n: int, inexact: dict[str, int]) ->
         raise ImportFormatError(f"{src}: line {n}: not UTF-8 text, not JSON Lines") from exc
     except ValueError as exc:
         raise ImportFormatError(f"{src}: line {n}: not JSON: {exc}") from exc
+    except RecursionError:
+        raise ImportFormatError(f"{src}: line {n}: JSON nested too deeply to be a record") from None
     if not isinstance(obj, dict) or "record" not in obj:
         raise ImportFormatError(f'{src}: line {n}: expected an object with a "record" member')
     kind = obj.get("kind", EXAMPLE)
@@ -181,6 +183,8 @@ def _payload_from_line(raw: bytes, src: str, n: int, inexact: dict[str, int]) ->
         payload = ex.from_json(obj["record"], kind)
     except (CodecError, ValueError, TypeError) as exc:
         raise ImportFormatError(f"{src}: line {n}: {exc}") from exc
+    except RecursionError:
+        raise ImportFormatError(f"{src}: line {n}: a record nested too deeply") from None
     if ex.to_json(payload, kind) != obj["record"]:
         inexact[_NORMALISED] = inexact.get(_NORMALISED, 0) + 1
     return payload
