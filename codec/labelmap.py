@@ -127,17 +127,26 @@ def _skip_value(toks: _Stream) -> None:
     raise DecodeError("label map: a '{' is never closed")
 
 
+def _field(toks: _Stream, end: str | None = None) -> tuple[str, int] | None:
+    """The next field's name and position (its ``:`` taken too), past separators; None at
+    the end of the text or at ``end`` (an item's ``}``, left to take)."""
+    while toks.head is not None and not (end is not None and toks.at("punct", end)):
+        kind, value, at = toks.take()
+        if kind == "punct" and value in ";,":
+            continue
+        if kind != "word":
+            raise DecodeError(f"label map: unexpected {value!r} at {at}")
+        if toks.at("punct", ":"):
+            toks.take()
+        return value, at
+    return None
+
+
 def _item(toks: _Stream, at: int) -> dict[str, str]:
     """The ``id``, ``name`` and ``display_name`` of the item whose ``{`` was just taken."""
     item: dict[str, str] = {}
-    while toks.head is not None and not toks.at("punct", "}"):
-        k, v, a = toks.take()
-        if k == "punct" and v in ";,":
-            continue
-        if k != "word":
-            raise DecodeError(f"label map: unexpected {v!r} at {a}")
-        if toks.at("punct", ":"):
-            toks.take()
+    while (field := _field(toks, "}")) is not None:
+        v = field[0]
         if toks.head is not None and toks.head[0] in ("str", "word") and v in _FIELDS:
             item[v] = toks.take()[1]
         else:
@@ -157,14 +166,8 @@ def parse_label_map(text: str) -> LabelMap:
     be one, never after holding all of it)."""
     toks = _Stream(text)
     names: dict[int, str] = {}
-    while toks.head is not None:
-        kind, value, at = toks.take()
-        if kind == "punct" and value in ";,":
-            continue
-        if kind != "word":
-            raise DecodeError(f"label map: unexpected {value!r} at {at}")
-        if toks.at("punct", ":"):
-            toks.take()
+    while (field := _field(toks)) is not None:
+        value, at = field
         if value != "item":
             _skip_value(toks)
             continue
