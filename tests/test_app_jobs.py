@@ -5,7 +5,11 @@ traceback); a cancelled job says so and does not start again by itself."""
 
 from __future__ import annotations
 
+import pickle
 import shutil
+import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -21,7 +25,7 @@ from browser_app.cli import launch
 from browser_app.cli.main import build_parser, main
 from browser_app.ui import services, state
 from codec.filters import run_filter
-from codec.jobs.spec import cores, parse_executor
+from codec.jobs.spec import ExecutorSpec, cores, parse_executor
 from codec.schema import infer_schema
 
 DATA = Path(__file__).parent / "data"
@@ -127,26 +131,41 @@ def test_pages_give_what_one_process_gives_on_every_executor(monkeypatch, root, 
 
 
 def test_where_jobs_run_is_shown_and_changed_in_the_sidebar(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
-    at = app(monkeypatch, root, "--dask-timeout", "0.5")
+    at = app(
+        monkeypatch,
+        root,
+        "--dask-timeout",
+        "0.5",
+        "--allow-executor",
+        "dask:tcp://127.0.0.1:9",
+    )
     no_crash(at)
     assert f"Jobs run on **this machine ({cores()} core" in texts(at.sidebar.caption)
-    at.sidebar.radio(key="tfb:w:jobs:where").set_value("This process only").run()
+    where = at.sidebar.radio(key="tfb:w:jobs:where")
+    assert where.options == [
+        "This machine",
+        "This process only",
+        "The Dask cluster at tcp://127.0.0.1:9",
+    ]
+    # No address is ever typed into the app: the file picker's are the sidebar's only text
+    # boxes.
+    assert {t.key for t in at.sidebar.text_input} <= {"tfb:w:search", "tfb:w:path"}
+    where.set_value("This process only").run()
     no_crash(at)
     assert "Jobs run on **this process (one core)**" in texts(at.sidebar.caption)
     page(at, "overview")
     assert "Jobs run on this process" not in texts(at.main.caption)  # checked in full already
-    # A scheduler nobody runs: said in the sidebar; the setting stays as it was.
-    at.sidebar.radio(key="tfb:w:jobs:where").set_value("A Dask cluster").run()
-    assert "Type the address of the Dask scheduler" in texts(at.sidebar.error)
-    at.sidebar.text_input(key="tfb:w:jobs:dask").input("127.0.0.1:9").run()
+    # A scheduler the operator offers but nobody runs: said in the sidebar; the setting
+    # stays as it was.
+    at.sidebar.radio(key="tfb:w:jobs:where").set_value(
+        "The Dask cluster at tcp://127.0.0.1:9"
+    ).run()
     no_crash(at)
     message = texts(at.sidebar.error)
     assert view.md_text("tcp://127.0.0.1:9: cannot reach the Dask scheduler") in message
-    assert "no answer within 0.5 s" in message  # as long as the launcher was told to try
+    assert "no answer within 0.5 s" in message or "refused" in message.lower()
     assert "Traceback" not in message
     assert "Jobs run on **this process (one core)**" in texts(at.sidebar.caption)
-    at.sidebar.text_input(key="tfb:w:jobs:dask").input("dask:nowhere").run()
-    assert view.md_text("'dask:nowhere' is not an executor") in texts(at.sidebar.error)
     # Jobs still run where they ran.
     page(at, "schema")
     assert at.main.dataframe
@@ -154,6 +173,71 @@ def test_where_jobs_run_is_shown_and_changed_in_the_sidebar(monkeypatch, root) -
     no_crash(at)
     assert not at.sidebar.error
     assert f"Jobs run on **this machine ({cores()} core" in texts(at.sidebar.caption)
+
+
+@pytest.fixture
+def listener() -> Iterator[tuple[str, list[bytes]]]:
+    """A TCP server on loopback that would answer a Dask client with a pickled payload:
+    ``(address, what each connection sent)``. The app must never connect to it."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    server.settimeout(0.2)
+    seen: list[bytes] = []
+    stop = threading.Event()
+
+    def serve() -> None:
+        while not stop.is_set():
+            try:
+                conn, _ = server.accept()
+            except (TimeoutError, OSError):
+                continue
+            with conn:
+                conn.settimeout(1)
+                try:
+                    seen.append(conn.recv(4096))
+                except OSError:
+                    seen.append(b"")
+                conn.sendall(pickle.dumps({"op": "payload"}))
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield f"tcp://127.0.0.1:{server.getsockname()[1]}", seen
+    stop.set()
+    thread.join(5)
+    server.close()
+
+
+def test_a_scheduler_named_by_a_visitor_is_never_reached(monkeypatch, root, listener, used) -> None:  # type: ignore[no-untyped-def]
+    """Whatever a page sends (a forged setting, the old address box's key), jobs run only
+    where the operator's launch offers; the server never connects to the visitor's address."""
+    address, seen = listener
+    at = start_app(monkeypatch, root, params={"file": SPEC}, run=False)
+    at.session_state["tfb:executor"] = ExecutorSpec("dask", address=address)
+    at.session_state["tfb:w:jobs:dask"] = address
+    at.session_state["tfb:w:jobs:where"] = f"The Dask cluster at {address}"
+    at.run()
+    no_crash(at)
+    assert f"Jobs run on **this machine ({cores()} core" in texts(at.sidebar.caption)
+    used.clear()
+    page(at, "overview")
+    assert used and all(not u.startswith("DaskExecutor") for u in used)
+    assert seen == []  # not one connection
+    assert at.sidebar.radio(key="tfb:w:jobs:where").options == [
+        "This machine",
+        "This process only",
+    ]
+
+
+def test_an_executor_the_launch_does_not_offer_is_refused(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    args = state.app_args(["--root", str(tmp_path), "--allow-executor", "dask:local:2"])
+    assert args.executors == (
+        ExecutorSpec(),
+        ExecutorSpec("inline"),
+        ExecutorSpec("dask-local", 2),
+    )
+    code = main(["view", "--root", str(tmp_path), "--allow-executor", "dask:x", "--no-browser"])
+    assert code == 2
 
 
 @pytest.mark.parametrize(
@@ -190,11 +274,13 @@ def test_a_launch_option_naming_no_executor_is_refused(tmp_path, capsys) -> None
 def test_the_launch_setting_is_shown_in_the_sidebar(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
     at = app(monkeypatch, root, "--executor", "processes:3")
     assert "Jobs run on **this machine (3 processes)**" in texts(at.sidebar.caption)
-    assert at.sidebar.radio(key="tfb:w:jobs:where").value == "This machine"
+    assert at.sidebar.radio(key="tfb:w:jobs:where").value == "This machine (3 processes)"
     at = app(monkeypatch, root, "--executor", "dask:tcp://127.0.0.1:9")
     where = view.md_text("the Dask cluster at tcp://127.0.0.1:9")
     assert f"Jobs run on **{where}**" in texts(at.sidebar.caption)
-    assert at.sidebar.text_input(key="tfb:w:jobs:dask").value == "tcp://127.0.0.1:9"
+    assert at.sidebar.radio(key="tfb:w:jobs:where").value == (
+        "The Dask cluster at tcp://127.0.0.1:9"
+    )
 
 
 def test_a_cancelled_job_waits_to_be_asked_again(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
@@ -229,6 +315,9 @@ def test_a_remote_source_is_read_by_the_workers_themselves(monkeypatch, s3, root
     assert list(table["damaged"]) == [r.damaged for r in reports]
 
 
+LOCAL_1 = "A local Dask cluster of 1 worker"
+
+
 @pytest.mark.slow
 def test_a_local_dask_cluster_from_the_sidebar_is_shared_and_closed(
     monkeypatch, root, used
@@ -236,9 +325,8 @@ def test_a_local_dask_cluster_from_the_sidebar_is_shared_and_closed(
     pytest.importorskip("distributed")
     paths = files(root)
     reports = [codec.TFRecordFile(p).verify() for p in paths]
-    at = app(monkeypatch, root, "--executor", "inline")
-    at.sidebar.radio(key="tfb:w:jobs:where").set_value("A Dask cluster").run()
-    at.sidebar.text_input(key="tfb:w:jobs:dask").input("local:1").run()
+    at = app(monkeypatch, root, "--executor", "inline", "--allow-executor", "dask:local:1")
+    at.sidebar.radio(key="tfb:w:jobs:where").set_value(LOCAL_1).run()
     no_crash(at)
     assert not at.sidebar.error
     assert "Jobs run on **a local Dask cluster of 1 worker**" in texts(at.sidebar.caption)
@@ -273,8 +361,7 @@ def test_a_shared_dask_cluster_stays_open_while_another_session_uses_it(
     damaged = f"{sum(codec.TFRecordFile(p).verify().damaged for p in paths):,}"
 
     def on_cluster(at: AppTest) -> None:
-        at.sidebar.radio(key="tfb:w:jobs:where").set_value("A Dask cluster").run()
-        at.sidebar.text_input(key="tfb:w:jobs:dask").input("local:1").run()
+        at.sidebar.radio(key="tfb:w:jobs:where").set_value(LOCAL_1).run()
         no_crash(at)
         assert not at.sidebar.error
 
@@ -282,8 +369,9 @@ def test_a_shared_dask_cluster_stays_open_while_another_session_uses_it(
         at.sidebar.radio(key="tfb:w:jobs:where").set_value("This machine").run()
         no_crash(at)
 
-    first = app(monkeypatch, root, "--executor", "inline")
-    second = app(monkeypatch, root, "--executor", "inline")
+    offer = ("--allow-executor", "dask:local:1")
+    first = app(monkeypatch, root, "--executor", "inline", *offer)
+    second = app(monkeypatch, root, "--executor", "inline", *offer)
     on_cluster(first)
     on_cluster(second)
     cluster = services.shared_executor(parse_executor("dask:local:1"))

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, TextIO
 from browser_app.cli.jobs import add_job_options, executor_of
 from browser_app.errors import AppError, InputError, PathRefused, UsageError, os_error_message
 from browser_app.paths import expand_inside, is_url_root, url_root_for
-from codec.jobs.spec import ExecutorSpec
+from codec.errors import ExecutorError
+from codec.jobs.spec import ExecutorSpec, parse_executor
 from codec.locations import shown
 
 if TYPE_CHECKING:
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "APP",
+    "allowed_executors",
     "allowed_hosts",
     "app_executor",
     "default_root",
@@ -66,6 +68,15 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--port", type=int, default=8501)
     p.add_argument("--no-browser", action="store_true", help="do not open a web browser")
     add_job_options(p, progress=False)
+    p.add_argument(
+        "--allow-executor",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="also offer SPEC (processes:N, dask:local:N, dask:tcp://HOST:PORT) in the app's"
+        " sidebar (repeat for more); visitors choose only among what the launch names, never"
+        " an address of their own",
+    )
     p.set_defaults(handler=launch)
 
 
@@ -75,6 +86,18 @@ def app_executor(args: argparse.Namespace) -> ExecutorSpec:
     :class:`~browser_app.errors.UsageError`; a Dask cluster is reached only when a job runs,
     and the app says what is wrong."""
     return executor_of(args)
+
+
+def allowed_executors(args: argparse.Namespace) -> list[ExecutorSpec]:
+    """The executors ``--allow-executor`` offers besides the launch's own, parsed; a spec
+    that names no executor is a :class:`~browser_app.errors.UsageError`."""
+    out = []
+    for text in getattr(args, "allow_executor", None) or []:
+        try:
+            out.append(parse_executor(text))
+        except ExecutorError as exc:
+            raise UsageError(f"--allow-executor: {exc}") from None
+    return out
 
 
 def port_is_free(host: str, port: int) -> bool:
@@ -143,10 +166,12 @@ def server_command(
     anon: bool = False,
     executor: ExecutorSpec | None = None,
     dask_timeout: float | None = None,
+    allowed: Sequence[ExecutorSpec] = (),
 ) -> list[str]:
     """The ``streamlit run`` command line for the app (``anon``: the app reads remote URLs
-    without credentials; ``executor``: where its dataset-wide jobs run; ``dask_timeout``:
-    seconds to reach a Dask scheduler)."""
+    without credentials; ``executor``: where its dataset-wide jobs run; ``allowed``: the
+    other executors a visitor may choose; ``dask_timeout``: seconds to reach a Dask
+    scheduler)."""
     cmd = [
         python,
         "-m",
@@ -184,6 +209,8 @@ def server_command(
     cmd += ["--", "--root", root, *(["--anon"] if anon else [])]
     if executor is not None and not executor.is_default:
         cmd += ["--executor", str(executor)]
+    for spec in allowed:
+        cmd += ["--allow-executor", str(spec)]
     cmd += [*(["--dask-timeout", f"{dask_timeout:g}"] if dask_timeout else []), *paths]
     return cmd
 
@@ -227,6 +254,7 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     paths: list[str] = list(args.paths or [])
     anon = bool(getattr(args, "anon", False))
     executor = app_executor(args)
+    allowed = allowed_executors(args)
     if not paths and args.root:
         root = args.root  # browse the root: the picker lists its files
     elif not paths:
@@ -278,7 +306,14 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
         )
     timeout = getattr(args, "dask_timeout", None)
     cmd = server_command(
-        host, port, root, given, anon=anon, executor=executor, dask_timeout=timeout
+        host,
+        port,
+        root,
+        given,
+        anon=anon,
+        executor=executor,
+        dask_timeout=timeout,
+        allowed=allowed,
     )
     url = _url(host, port)
     env = dict(os.environ)

@@ -15,6 +15,7 @@ __all__ = [
     "dask_timeout",
     "executor",
     "executor_problem",
+    "executors",
     "job_cancelled",
     "session_key",
     "set_executor",
@@ -38,14 +39,25 @@ def session_key() -> str:
 
 
 def executor() -> ExecutorSpec:
-    """Where this session's dataset-wide jobs run, as chosen in the sidebar, else as the app
-    was started (``--executor`` / ``--dask``; by default a process per core)."""
+    """Where this session's dataset-wide jobs run, as chosen in the sidebar among what the
+    operator offers (:attr:`AppArgs.executors <browser_app.ui.state.AppArgs.executors>`),
+    else as the app was started (``--executor`` / ``--dask``; by default a process per
+    core). A value in the session that is not offered is never used."""
     value = st.session_state.get(_EXECUTOR)
-    return value if isinstance(value, ExecutorSpec) else app_args().executor
+    args = app_args()
+    return value if isinstance(value, ExecutorSpec) and value in args.executors else args.executor
+
+
+def executors() -> tuple[ExecutorSpec, ...]:
+    """The executors this session may choose among, the launch's own first."""
+    return app_args().executors
 
 
 def set_executor(spec: ExecutorSpec) -> None:
-    """Run this session's jobs on ``spec`` from now on."""
+    """Run this session's jobs on ``spec`` from now on; one the operator does not offer is
+    refused (``ValueError``)."""
+    if spec not in app_args().executors:
+        raise ValueError(f"{spec} is not offered by this app")
     st.session_state[_EXECUTOR] = spec
     st.session_state.pop(_EXECUTOR_PROBLEM, None)
 

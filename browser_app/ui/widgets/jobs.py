@@ -11,10 +11,11 @@ starts it again (``fresh``). Any other click during a job also stops it, and the
 it again when the page still needs it.
 
 :func:`sidebar_setting` shows where jobs run ("this machine (2 cores)", "the Dask cluster at
-…") and changes it: the session's executor (:func:`browser_app.ui.state.executor`).
-A Dask cluster is reached when chosen, so a bad address is said there and then and the
-setting stays as it was; the shared client of the previous setting (and a local cluster
-started for it) is closed.
+…") and changes it among what the operator offers at launch (``--executor``, ``--dask``,
+``--allow-executor``): a visitor never names an address, and nothing a page sends makes the
+server connect anywhere else. A Dask cluster is reached when chosen, so one that does not
+answer is said there and then and the setting stays as it was; the shared client of the
+previous setting (and a local cluster started for it) is closed.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from browser_app.ui import services, state
 from browser_app.ui.source import Source
 from browser_app.view import md_text, progress_text, where_text
 from codec.errors import ExecutorError, MissingExtraError
-from codec.jobs.spec import INLINE, ExecutorSpec, cores, dask_address, parse_executor
+from codec.jobs.spec import ExecutorSpec, cores
 
 __all__ = ["Bar", "Stopped", "cancelled", "run", "run_work", "runner", "sidebar_setting", "where"]
 
@@ -40,7 +41,7 @@ T = TypeVar("T")
 
 log = logging.getLogger("tfrecord-browser")
 
-THIS_MACHINE, THIS_PROCESS, DASK = "This machine", "This process only", "A Dask cluster"
+THIS_MACHINE, THIS_PROCESS = "This machine", "This process only"
 
 
 class Stopped(Exception):
@@ -199,15 +200,19 @@ def _failed(what: str, exc: BaseException) -> None:
 # -- the setting ---------------------------------------------------------------------------
 
 
-def _choice(spec: ExecutorSpec) -> str:
-    if spec.is_dask:
-        return DASK
-    return THIS_PROCESS if spec.kind == "inline" else THIS_MACHINE
+def choice_label(spec: ExecutorSpec) -> str:
+    """How an executor the operator offers reads in the sidebar's list."""
+    if spec.is_default:
+        return THIS_MACHINE
+    if spec.kind == "inline":
+        return THIS_PROCESS
+    text = where_text(spec, cores())
+    return text[0].upper() + text[1:]
 
 
 def _use(spec: ExecutorSpec) -> None:
-    """Make ``spec`` this session's setting, once it works (a Dask cluster is reached now);
-    else say why and keep the setting."""
+    """Make ``spec`` (one the operator offers) this session's setting, once it works (a
+    Dask cluster is reached now); else say why and keep the setting."""
     before = state.executor()
     if spec == before:
         state.set_executor_problem(None)
@@ -227,29 +232,11 @@ def _use(spec: ExecutorSpec) -> None:
 
 
 def _on_choice() -> None:
-    choice = state.widget_value("jobs:where")
-    if choice == THIS_MACHINE:
-        _use(ExecutorSpec())
-    elif choice == THIS_PROCESS:
-        _use(INLINE)
-    else:
-        _on_address()
-
-
-def _on_address() -> None:
-    address = str(state.widget_value("jobs:dask") or "").strip()
-    if not address:
-        state.set_executor_problem(
-            "Type the address of the Dask scheduler (tcp://host:8786), or local:N to start a"
-            " cluster of N workers on this machine."
-        )
-        return
-    try:
-        spec = parse_executor(dask_address(address))
-    except ExecutorError as exc:
-        state.set_executor_problem(str(exc))
-        return
-    _use(spec)
+    label = state.widget_value("jobs:where")
+    for spec in state.executors():
+        if choice_label(spec) == label:
+            _use(spec)
+            return
 
 
 def sidebar_setting() -> None:
@@ -258,28 +245,24 @@ def sidebar_setting() -> None:
     sb = st.sidebar
     sb.caption(f"Jobs run on **{md_text(where_text(spec, cores()))}**")
     with sb.expander("Where jobs run", icon=":material/memory:"):
-        if state.widget_value("jobs:where") is None:
-            state.set_widget_value("jobs:where", _choice(spec))
-        choice = st.radio(
+        offered = state.executors()
+        labels = [choice_label(x) for x in offered]
+        if state.widget_value("jobs:where") not in labels:
+            state.set_widget_value("jobs:where", choice_label(spec))
+        st.radio(
             "Run dataset-wide jobs on",
-            [THIS_MACHINE, THIS_PROCESS, DASK],
+            labels,
             key=state.widget_key("jobs:where"),
             on_change=_on_choice,
             help="Verify, schema, statistics, filter and export read every record: on a"
-            f" process per core of this machine ({cores()}), in this process only, or on the"
-            " workers of a Dask cluster (each reads the files itself: local paths must be"
-            " visible to them, remote URLs are read directly)",
+            f" process per core of this machine ({cores()}), in this process only, or where"
+            " the app's launch offers (view --allow-executor: a Dask cluster's workers read"
+            " the files themselves)",
         )
-        if choice == DASK:
-            if state.widget_value("jobs:dask") is None and spec.is_dask:
-                state.set_widget_value("jobs:dask", str(spec).removeprefix("dask:"))
-            st.text_input(
-                "Dask scheduler",
-                key=state.widget_key("jobs:dask"),
-                placeholder="tcp://scheduler:8786 or local:4",
-                on_change=_on_address,
-                help="The address of a running Dask scheduler, or local:N to start a cluster"
-                " of N workers on this machine; press Enter to connect",
+        if not any(x.is_dask for x in offered):
+            st.caption(
+                "Dask clusters are offered here when the app is started with"
+                " `--dask ADDRESS` or `--allow-executor dask:…`."
             )
         problem = state.executor_problem()
         if problem:
