@@ -753,9 +753,7 @@ class _DaskBatch(Batch):
 T = TypeVar("T")
 
 
-def within(
-    seconds: float, fn: Callable[[], T], *, late: Callable[[T], object] | None = None
-) -> T:
+def within(seconds: float, fn: Callable[[], T], *, late: Callable[[T], object] | None = None) -> T:
     """``fn()``'s answer, or :class:`TimeoutError` after ``seconds``: a wait on a Dask
     scheduler that a library call would let last forever (a server that accepts a connection
     and never answers). ``fn`` runs on a thread of its own, left behind on a time-out; what it
