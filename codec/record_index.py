@@ -62,7 +62,9 @@ class RecordIndex:
         self.damaged: dict[int, Problem] = {}
         self.next = 0
         self.done = source.size == 0 and source.complete
-        if not self.done and saved is not None:
+        # A saved index is taken only over a whole stream: one still inflated in the
+        # background has not said yet what inflating it found (trailing junk, a cut end).
+        if not self.done and saved is not None and source.complete:
             self._load()
 
     # -- saved indexes ---------------------------------------------------------------------
@@ -73,6 +75,9 @@ class RecordIndex:
         if got is None:
             return
         self.offsets, self.lengths = got.offsets, got.lengths
+        # What opening or inflating the stream found is not in the saved index (it is the
+        # stream's, kept with an inflated copy): taken from the source, as a scan would.
+        self.stream_problems = self._source_problems()
         self.found = list(self.stream_problems)
         for p in got.problems:
             if p.kind == DATA_CRC:  # found by the scan: a record whose length was corrected
