@@ -133,13 +133,15 @@ class MissingExtraError(RemoteError):
 
 class ObjectChangedError(RemoteError):
     """The remote object is no longer the version that was opened (its ETag, generation or
-    size changed): what was read of it is dropped, and it must be opened again."""
+    size changed), or a local file a job's worker opens is no longer the one the job was
+    planned on (``what="file"``): what was read of it is dropped, and it must be opened
+    again."""
 
-    def __init__(self, url: str, detail: str = "") -> None:
+    def __init__(self, url: str, detail: str = "", *, what: str = "object") -> None:
         self.url = url
         more = f" ({detail})" if detail else ""
         super().__init__(
-            f"{url}: the object changed since it was opened{more}; what was read of the old"
+            f"{url}: the {what} changed since it was opened{more}; what was read of the old"
             " version is dropped — open it again to read the new one"
         )
 

@@ -51,6 +51,16 @@ class FileIdentity:
     index_digest: str | None = None  # of every record's offset, length and data CRC
     version: str = ""  # a remote object's ETag / generation ("" for a local file)
 
+    def moved_from(self, other: FileIdentity) -> bool:
+        """Whether this file (as it is now) is no longer the one ``other`` names: another
+        size, modification time, inode or version."""
+        return (self.size, self.mtime_ns, self.ino, self.version) != (
+            other.size,
+            other.mtime_ns,
+            other.ino,
+            other.version,
+        )
+
     @property
     def remote(self) -> bool:
         """Whether this is a remote object's identity (``path`` is its URL as shown)."""

@@ -40,7 +40,7 @@ from .framing import (
     mask_crc,
     read_at,
 )
-from .identity import index_digest
+from .identity import FileIdentity, index_digest
 from .kinds import DATA_CRC, Compression
 from .landing import Landing, land_ahead, landed_in_index
 from .locations import shown
@@ -125,6 +125,7 @@ class TFRecordFile(Sequence[bytes]):
         progress: Callable[[int, int], None] | None = None,
         max_inflate: int | None = None,
         anon: bool = False,
+        expect: FileIdentity | None = None,
     ) -> None:
         self.path = shown(os.fspath(path))  # a URL as it may be shown: never a credential
         self.check_crc = check_crc
@@ -138,6 +139,7 @@ class TFRecordFile(Sequence[bytes]):
             progress=progress,
             max_inflate=max_inflate,
             anon=anon,
+            expect=expect,
         )
         self.url = os.fspath(path) if opened.stat is None else None  # as given, for workers
         self.anon = anon  # how it was opened, for workers that open it again

@@ -409,8 +409,9 @@ class RemoteSource(ByteSource):
         use_cache: bool = True,
         block: int | None = None,
         cap: int | None = None,
+        stat: RemoteStat | None = None,
     ) -> None:
-        self.object = RemoteObject(url, anon=anon)
+        self.object = RemoteObject(url, anon=anon, stat=stat)
         self.url = url
         self.shown = self.object.shown
         self._size = self.object.size

@@ -22,11 +22,11 @@ from typing import Any
 
 from .byte_source import ByteSource, drop_pages
 from .cache import inflate_to_cache
-from .errors import NotAFileError
+from .errors import NotAFileError, ObjectChangedError
 from .framing import HEADER_SIZE, Problem, header_ok
 from .identity import FileIdentity
 from .kinds import COMPRESSIONS, NO_COMPRESSION, Compression
-from .locations import is_url, local_path, remote_stat
+from .locations import RemoteStat, is_url, local_path, remote_stat
 
 __all__ = ["MmapSource", "Opened", "open_stream", "probe", "sniff_compression"]
 
@@ -121,12 +121,19 @@ def open_stream(
     progress: Callable[[int, int], None] | None,
     max_inflate: int | None,
     anon: bool = False,
+    expect: FileIdentity | None = None,
 ) -> Opened:
     """Open ``path`` (a local path or a URL) and its record stream. GZIP and ZLIB are
     recognised from the first bytes and inflated into the cache
-    (:func:`~codec.cache.inflate_to_cache`)."""
+    (:func:`~codec.cache.inflate_to_cache`). With ``expect`` (the file as another process
+    opened it: a job's worker), what is read is that file or nothing: a local file that is
+    no longer it, or a remote object replaced since, raises
+    :class:`~codec.errors.ObjectChangedError` (a remote one's reads are pinned to the version
+    expected)."""
     if is_url(path):
-        return _open_remote(path, compression, cache, use_cache, progress, max_inflate, anon)
+        return _open_remote(
+            path, compression, cache, use_cache, progress, max_inflate, anon, expect
+        )
     path = local_path(path)
     # Only a regular file is read (opened without blocking, so a pipe does not wait for a
     # writer, then refused: a pipe or a device could make every later read wait forever).
@@ -138,6 +145,8 @@ def open_stream(
         if not stat.S_ISREG(st.st_mode):
             raise NotAFileError(path)
         ident = FileIdentity.from_stat(path, st)
+        if expect is not None and ident.moved_from(expect):
+            raise ObjectChangedError(path, "it is not the file the job was planned on", what="file")
         kind = _check_compression(compression, lambda: os.pread(fd, HEADER_SIZE, 0))
         if kind == NO_COMPRESSION:
             return Opened(MmapSource(fd), ident, st, st.st_size, kind, [])
@@ -166,12 +175,16 @@ def _open_remote(
     progress: Callable[[int, int], None] | None,
     max_inflate: int | None,
     anon: bool,
+    expect: FileIdentity | None = None,
 ) -> Opened:
     # Imported here: reading local files (a verify on a worker, say) loads no remote code.
     from .inflating import InflatingSource
     from .remote import RemoteSource
 
-    source = RemoteSource(url, cache, anon=anon, use_cache=use_cache)
+    pinned = None
+    if expect is not None:
+        pinned = RemoteStat(expect.size, expect.version, expect.mtime_ns)
+    source = RemoteSource(url, cache, anon=anon, use_cache=use_cache, stat=pinned)
     try:
         ident = FileIdentity.from_remote(url, source.stat)
         kind = _check_compression(compression, lambda: source.read(0, HEADER_SIZE))

@@ -232,7 +232,8 @@ def test_a_source_that_changes_under_a_worker_fails_the_export(
     monkeypatch.setattr(plan_module.Plan, "portions", then_change)
     out = tmp_path / "out"
     out.mkdir()
-    with pytest.raises(ExportError, match=r"part-1\.tfrecord: the file changed while the export"):
+    changed = r"part-1\.tfrecord: the file changed since it was opened"
+    with pytest.raises(ExportError, match=changed):
         E.export(paths, out / "o.tfrecord", shards=2, executor=pool)
     assert _left(out) == []
 

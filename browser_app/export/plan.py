@@ -25,9 +25,10 @@ from browser_app.errors import ExportError
 from browser_app.export.base import ExportReport
 from browser_app.export.remote import same_place
 from codec import example as ex
-from codec.errors import CorruptRecordError, ObjectChangedError
+from codec.errors import CorruptRecordError
 from codec.example import Record
 from codec.framing import Problem
+from codec.identity import FileIdentity
 from codec.kinds import DATA_CRC
 from codec.values import plural
 
@@ -187,51 +188,34 @@ class Plan:
 @dataclass(frozen=True)
 class SourceFile:
     """A source file as a worker opens it again: ``path`` (a local file's absolute path, or
-    the URL as given), ``shown`` (as messages name it), its compression, and what it was when
-    the export planned it (the stream's size; a remote object's version, a local file's
-    modification time), so that a file that changed since is not read as if it had not;
-    opened with the same anonymous access and inflate limit as here."""
+    the URL as given), ``shown`` (as messages name it), its compression, and its
+    ``identity`` when the export planned it (a remote object's version, a local file's size,
+    modification time and inode), so that a file that changed since is not read as if it
+    had not; opened with the same anonymous access and inflate limit as here."""
 
     path: str
     shown: str
     compression: str
     anon: bool
-    size: int
-    version: str
-    mtime_ns: int
+    identity: FileIdentity
     max_inflate: int | None = None
 
     @classmethod
     def of(cls, f: codec.TFRecordFile) -> SourceFile:
         path = f.url if f.url is not None else os.path.abspath(f.path)
-        ident = f.identity
-        return cls(
-            path,
-            f.path,
-            f.compression,
-            f.anon,
-            f.size,
-            ident.version,
-            ident.mtime_ns,
-            f.max_inflate,
-        )
+        return cls(path, f.path, f.compression, f.anon, f.identity, f.max_inflate)
 
     def open(self) -> codec.TFRecordFile:
-        """The file, opened here; :class:`~codec.errors.ObjectChangedError` (a remote
-        object) or :class:`~browser_app.errors.ExportError` (a local file) when it is no
-        longer the file the export planned."""
-        f = codec.TFRecordFile(
-            self.path, compression=self.compression, anon=self.anon, max_inflate=self.max_inflate
+        """The file, opened here as the export planned it: a local file replaced since, or
+        a remote object of another version (whose reads are pinned to the one planned),
+        raises :class:`~codec.errors.ObjectChangedError`."""
+        return codec.TFRecordFile(
+            self.path,
+            compression=self.compression,
+            anon=self.anon,
+            max_inflate=self.max_inflate,
+            expect=self.identity,
         )
-        ident = f.identity
-        if ident.remote:
-            if ident.version != self.version or f.size != self.size:
-                f.close()
-                raise ObjectChangedError(self.shown, "while the export ran")
-        elif f.size != self.size or ident.mtime_ns != self.mtime_ns:
-            f.close()
-            raise ExportError(f"{self.shown}: the file changed while the export ran; export again")
-        return f
 
 
 Run = tuple[int, RecordRef, int, int, int]

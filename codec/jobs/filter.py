@@ -62,9 +62,7 @@ class FilterJob:
     def task(self, task: Task) -> FilterPart:
         """Run one task where the data is (this process, a pool worker, a Dask worker)."""
         flt = compile_filter(self.expression)
-        with TFRecordFile(
-            task.path, compression=self.compression, anon=task.anon, max_inflate=task.max_inflate
-        ) as f:
+        with task.open(self.compression) as f:
             if task.whole:
                 whole = ((r.index, r.data) for r in f.records(0, len(f)))
                 return FilterPart(task, self._look(flt, whole), len(f))

@@ -10,14 +10,12 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from ..expand import expand_paths
+from ..identity import FileIdentity
+from ..reader import TFRecordFile
 from ..sources import probe
 from .spec import ExecutorSpec, parse_executor
-
-if TYPE_CHECKING:
-    from ..reader import TFRecordFile
 
 __all__ = [
     "DEFAULT_SPLIT",
@@ -51,10 +49,25 @@ class Task:
     max_inflate: int | None = None
     entry: int | None = None
     prev: tuple[int, int] | None = None
+    identity: FileIdentity | None = None
 
     @property
     def bytes(self) -> int:
         return self.end - self.start
+
+    def open(self, compression: str = "auto") -> TFRecordFile:
+        """The file, opened where the task runs as the client opened it (anonymously or not,
+        with its inflate limit), and the very file the client planned on: a local file
+        replaced since, or a remote object of another version, raises
+        :class:`~codec.errors.ObjectChangedError` (remote reads are pinned to the version the
+        client opened), so a job never mixes two versions of a file."""
+        return TFRecordFile(
+            self.path,
+            compression=compression,
+            anon=self.anon,
+            max_inflate=self.max_inflate,
+            expect=self.identity,
+        )
 
     def resumed(self, entry: int, prev: tuple[int, int] | None) -> Task:
         """This range walked from the record at ``entry`` (``prev`` the record before it)."""
@@ -96,14 +109,15 @@ def tasks_of(
     library, the commands and the app. A worker opens each file again by the URL or path as
     given (a signed URL's query included, never the shown form), the way it was opened here:
     anonymously or not, with the inflate limit it was opened with (a raised one too), read as
-    ``compression`` says (``"auto"``: as detected). A large plain file is cut into at least
+    ``compression`` says (``"auto"``: as detected), and only as the version opened here
+    (:meth:`Task.open`). A large plain file is cut into at least
     as many ranges as ``executor`` has workers."""
     paths = [f.url or f.path for f in files]
     sizes = [(f.file_size, f.compression if compression == "auto" else compression) for f in files]
     workers = parse_executor(executor).planned_workers
     anons = [f.anon for f in files]
     limits = [f.max_inflate for f in files]
-    return _cut(paths, sizes, anons, limits, split, workers)
+    return _cut(paths, sizes, anons, limits, split, workers, [f.identity for f in files])
 
 
 def _cut(
@@ -113,20 +127,25 @@ def _cut(
     limits: Sequence[int | None],
     split: int,
     at_least: int,
+    identities: Sequence[FileIdentity | None] | None = None,
 ) -> list[Task]:
     if split > 0 and _count(sizes, split) < at_least:
         plain = sum(size for size, compression in sizes if compression == "none")
         split = min(split, max(MIN_SPLIT, -(-plain // at_least)))
     tasks: list[Task] = []
     for k, (path, (size, compression)) in enumerate(zip(files, sizes)):
-        anon, limit = anons[k], limits[k]
+        how = {
+            "anon": anons[k],
+            "max_inflate": limits[k],
+            "identity": identities[k] if identities is not None else None,
+        }
         if compression != "none" or size <= split or split <= 0:
-            tasks.append(Task(k, path, 0, size, whole=True, anon=anon, max_inflate=limit))
+            tasks.append(Task(k, path, 0, size, True, **how))  # type: ignore[arg-type]
             continue
         n = -(-size // split)
         edges = [size * i // n for i in range(n + 1)]
         for a, b in itertools.pairwise(edges):
-            tasks.append(Task(k, path, a, b, whole=False, anon=anon, max_inflate=limit))
+            tasks.append(Task(k, path, a, b, False, **how))  # type: ignore[arg-type]
     return tasks
 
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..errors import JobCancelled
+from ..errors import JobCancelled, ObjectChangedError
 from .executors import Batch, Executor, Finished, InlineExecutor, executor
 from .plan import Task, group
 from .spec import ExecutorSpec, parse_executor
@@ -238,7 +238,9 @@ class _Run:
         if fin.error is None:
             return fin.value
         failed = getattr(self.job, "failed", None)
-        if failed is None:
+        if failed is None or isinstance(fin.error, ObjectChangedError):
+            # A file replaced since the job was planned is no problem of the file's to
+            # report: the job's answer would mix two versions, so there is none.
             raise fin.error
         self.failed += 1
         return failed(task, fin.error)

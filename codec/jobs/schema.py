@@ -79,9 +79,7 @@ class SchemaJob:
     def task(self, task: Task) -> SchemaPart:
         """Run one task where the data is (this process, a pool worker, a Dask worker)."""
         builder = self._builder()
-        with TFRecordFile(
-            task.path, compression=self.compression, anon=task.anon, max_inflate=task.max_inflate
-        ) as f:
+        with task.open(self.compression) as f:
             if task.whole:
                 n = len(f)
                 if n:

@@ -87,9 +87,7 @@ class VerifyPart:
 def verify_task(task: Task, compression: str = "auto") -> VerifyPart:
     """Run one verify task where the data is (this process, a pool worker, a Dask worker),
     the file read as ``compression``."""
-    with TFRecordFile(
-        task.path, compression=compression, anon=task.anon, max_inflate=task.max_inflate
-    ) as f:
+    with task.open(compression) as f:
         if task.whole:
             return VerifyPart(task, report=f.verify())
         walk = walk_task(f, task)
