@@ -230,7 +230,10 @@ class ProcessExecutor(Executor):
                     _SpawnContext() if method == "spawn" else multiprocessing.get_context(method)
                 )
                 self._pool = ProcessPoolExecutor(
-                    max_workers=self.workers, mp_context=context, initializer=_no_interrupts
+                    max_workers=self.workers,
+                    mp_context=context,
+                    initializer=_worker_start,
+                    initargs=(os.getpid(),),
                 )
             return self._pool
 
@@ -259,13 +262,29 @@ class ProcessExecutor(Executor):
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _no_interrupts() -> None:
+ORPHAN_CHECK = 1.0  # seconds between a pool worker's looks at whether its parent is alive
+
+
+def _worker_start(parent: int) -> None:
     """A pool worker ignores Ctrl+C (a terminal sends it to every process of the command):
     the process that runs the job cancels it and stops its workers, without a traceback from
-    each of them."""
+    each of them. And it dies with its parent: a parent killed outright (``kill -9`` of the
+    app's server or of a command) cannot stop its workers, which would otherwise live on,
+    holding memory and finishing tasks nobody waits for."""
     import signal
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(
+        target=_exit_when_orphaned, args=(parent,), name="tfrecord-browser-orphan", daemon=True
+    ).start()
+
+
+def _exit_when_orphaned(parent: int) -> None:
+    # Not PR_SET_PDEATHSIG: it fires when the *thread* that started the worker ends (a
+    # Streamlit script run), not the process.
+    while os.getppid() == parent:
+        time.sleep(ORPHAN_CHECK)
+    os._exit(1)
 
 
 @dataclass
