@@ -29,6 +29,7 @@ import base64
 import contextlib
 import hashlib
 import os
+import socket
 import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -38,6 +39,7 @@ from typing import IO, Any
 import crc32c as _crc32c
 
 from browser_app.errors import ExportError, UploadError
+from browser_app.export.tempfiles import run_of
 from codec.errors import RemoteError
 from codec.locations import (
     describe,
@@ -56,6 +58,7 @@ __all__ = [
     "Sent",
     "Upload",
     "check_writable",
+    "clean_stale",
     "mark_run",
     "object_kind",
     "open_input",
@@ -131,14 +134,87 @@ def run_marker(dst: str, run: str) -> str:
     return join_url(parent_url(dst.split("?", 1)[0].rstrip("/")), lock_name(run))
 
 
+def _this_process() -> dict[str, str]:
+    """What tells this process from any other, now and later: the machine (its name and
+    this boot), the process id and the process's start time (a pid is reused, never with
+    the same start time)."""
+    here = {"host": socket.gethostname(), "pid": str(os.getpid()), "boot": "", "start": ""}
+    with contextlib.suppress(OSError):
+        here["boot"] = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+    here["start"] = _start_time(os.getpid())
+    return here
+
+
+def _start_time(pid: int) -> str:
+    """The start time of process ``pid`` in clock ticks since boot ('' when unknown)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return stat.rsplit(")", 1)[-1].split()[19]  # field 22, counted after the name
+
+
+def _dead(marker: bytes) -> bool:
+    """Whether the run whose marker holds ``marker`` is over for certain: it was put by a
+    process of this machine, since this boot, that is gone (killed, say). A run of another
+    machine is never judged from here."""
+    fields = dict(
+        line.split(" ", 1) for line in marker.decode("utf-8", "replace").splitlines() if " " in line
+    )
+    here = _this_process()
+    if not here["boot"] or (fields.get("host"), fields.get("boot")) != (here["host"], here["boot"]):
+        return False
+    pid = fields.get("pid", "")
+    if not pid.isdigit():
+        return False
+    start = _start_time(int(pid))
+    return not start or start != fields.get("start")
+
+
+def clean_stale(folder: str, *, anon: bool = False) -> int:
+    """Remove from the remote ``folder`` what export runs that are over left: the markers
+    of runs killed on this machine (``kill -9`` of the app or a command), then every
+    temporary object of a run that has no marker (a marker is put before a run writes
+    anything, and removed first when it ends). Returns how many objects it removed; never
+    raises (what cannot be listed or removed stays for a later export)."""
+    try:
+        fs, path = filesystem(folder, anon=anon)
+        names = [n.rstrip("/").rsplit("/", 1)[-1] for n in fs.ls(path, detail=False)]
+    except Exception:
+        return 0
+    found = [(name, run_of(name)) for name in names]
+    marked = {r[1] for _, r in found if r is not None and r[0] == "lock"}
+    removed = 0
+    for name, r in found:
+        if r is None or r[0] != "lock":
+            continue
+        url = join_url(folder, name)
+        try:
+            with remote_errors(url, "reading"):
+                text = fs.cat_file(f"{path.rstrip('/')}/{name}")
+        except Exception:
+            continue
+        if _dead(text):
+            unmark_run(url, anon=anon)
+            marked.discard(r[1])
+            removed += 1
+    for name, r in found:
+        if r is not None and r[0] == "temp" and r[1] not in marked:
+            with contextlib.suppress(Exception):
+                fs.rm(f"{path.rstrip('/')}/{name}", recursive=True)
+                removed += 1
+    return removed
+
+
 def mark_run(dst: str, run: str, *, anon: bool = False) -> str:
-    """Put the marker of the live run ``run`` beside ``dst`` (see :func:`run_marker`); its
-    URL."""
+    """Put the marker of the live run ``run`` beside ``dst`` (see :func:`run_marker`): what
+    process of which machine runs it (:func:`clean_stale` judges it by that); its URL."""
     url = run_marker(dst, run)
     fs, path = filesystem(url, anon=anon)
+    body = "tfrecord-browser export\n" + "".join(f"{k} {v}\n" for k, v in _this_process().items())
     try:
         with remote_errors(url, "writing"):
-            fs.pipe_file(path, f"tfrecord-browser export, process {os.getpid()}\n".encode())
+            fs.pipe_file(path, body.encode())
     except (RemoteError, OSError) as exc:
         unmark_run(url, anon=anon)
         plain = isinstance(exc, OSError) and not isinstance(exc, RemoteError) and exc.strerror

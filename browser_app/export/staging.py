@@ -52,7 +52,7 @@ from browser_app.export.plan import Plan, Portion
 from browser_app.export.tempfiles import RunLock, atomic_file, clean_stale, new_temp, run_alive
 from codec.errors import RemoteError, WriteError
 from codec.framing import Problem
-from codec.locations import filesystem, is_url, shown
+from codec.locations import filesystem, is_url, parent_url, shown
 from codec.writer import fsync_dir, new_file_mode
 
 if TYPE_CHECKING:
@@ -633,6 +633,8 @@ class ExportRun(Stage):
         if is_url(dst):
             remote.check_writable(dst, anon=self.anon)
             if remote.run_marker(dst, self._remote_run()) not in self._markers:
+                folder = parent_url(dst.split("?", 1)[0].rstrip("/"))
+                self.report.cleaned += remote.clean_stale(folder, anon=self.anon)
                 self._markers.add(remote.mark_run(dst, self._remote_run(), anon=self.anon))
             return
         directory = os.path.dirname(os.path.abspath(dst))

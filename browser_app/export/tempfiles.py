@@ -52,6 +52,7 @@ __all__ = [
     "lock_name",
     "new_temp",
     "run_alive",
+    "run_of",
 ]
 
 MARK = "tfb-export"
@@ -67,6 +68,16 @@ def lock_name(run: str) -> str:
     """The name of the run ``run``'s lock file in a folder (and of its marker object beside a
     remote destination: :func:`browser_app.export.remote.mark_run`)."""
     return f".{MARK}-{run}.lock"
+
+
+def run_of(name: str) -> tuple[str, str] | None:
+    """``("lock", run)`` for a run's lock file name (or marker object), ``("temp", run)``
+    for one of its temporary outputs, else None."""
+    for kind, pattern in (("lock", _LOCK), ("temp", _TEMP)):
+        m = pattern.fullmatch(name)
+        if m is not None:
+            return kind, m["run"]
+    return None
 
 
 def is_ours(name: str) -> bool:
