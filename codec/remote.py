@@ -46,7 +46,7 @@ from .locations import (
     version_of,
 )
 from .locks import LOCKING, share, unless_open, unused
-from .settings import block_size, remote_cache_cap
+from .settings import CACHE_FILE_MODE, block_size, remote_cache_cap
 
 __all__ = ["RemoteObject", "RemoteSource", "object_reader", "read_range", "remote_usage"]
 
@@ -291,8 +291,10 @@ class _Blocks:
             try:
                 folder.mkdir(parents=True, exist_ok=True)
                 self.path = folder / f"{key}.blocks"
-                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-                map_fd = os.open(self.path.with_suffix(".map"), os.O_RDWR | os.O_CREAT, 0o600)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, CACHE_FILE_MODE)
+                map_fd = os.open(
+                    self.path.with_suffix(".map"), os.O_RDWR | os.O_CREAT, CACHE_FILE_MODE
+                )
             except OSError:
                 self.path = None
         if self.path is None:  # no cache folder: a private file, gone once closed

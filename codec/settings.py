@@ -84,6 +84,11 @@ def _size(name: str) -> int | None:
         return None
 
 
+CACHE_FILE_MODE = 0o600
+"""Every file the cache holds (indexes, remote blocks, inflated copies, edit journals) is
+the user's alone: what is read, and what is being edited, is nobody else's to see."""
+
+
 def default_cache_dir() -> Path:
     """Where indexes, inflated streams and journals are kept: ``$TFRECORD_BROWSER_CACHE``,
     else the XDG cache directory. Never next to the source, which may be read-only."""

@@ -924,3 +924,29 @@ def test_a_source_read_anonymously_is_asked_about_anonymously(tmp_path, monkeypa
             j.identity()
             j.close()
         assert asked and set(asked) == {anon}
+
+
+def test_a_journal_is_as_private_as_every_other_cache_file(tmp_path, monkeypatch):
+    """One rule for what the cache holds: journals, indexes and inflated copies alike are
+    readable and writable by their user alone, whatever the umask."""
+    from codec.settings import CACHE_FILE_MODE
+
+    monkeypatch.setenv("TFRECORD_BROWSER_CACHE", str(tmp_path / "cache"))
+    old = os.umask(0o022)
+    try:
+        path = tmp_path / "a.tfrecord.gz"
+        codec.write_records(path, [b"x", b"y"], compression="gzip")
+        with codec.TFRecordDataset([str(path)]) as ds:
+            assert len(ds) == 2
+            j = Journal(ds)
+            j.delete_record(0)
+            j.close()
+    finally:
+        os.umask(old)
+    cache = tmp_path / "cache"
+    files = [p for p in cache.rglob("*") if p.is_file() and not p.name.endswith(".lock")]
+    kinds = {p.parent.name for p in files}
+    assert {"journals", "index", "inflated"} <= kinds, files
+    assert {p.name: p.stat().st_mode & 0o777 for p in files} == {
+        p.name: CACHE_FILE_MODE for p in files
+    }

@@ -60,7 +60,7 @@ from browser_app.errors import JournalError, JournalMismatchError
 from codec import example as ex
 from codec.example import Feature
 from codec.identity import FileIdentity
-from codec.settings import default_cache_dir
+from codec.settings import CACHE_FILE_MODE, default_cache_dir
 
 try:  # POSIX advisory locks keep two processes appending to one journal in order
     import fcntl as _fcntl
@@ -412,7 +412,7 @@ class JournalFile:
         try:
             if create:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._fd = os.open(self.path, flags, 0o644)
+            self._fd = os.open(self.path, flags, CACHE_FILE_MODE)
         except OSError as exc:
             raise JournalError(
                 f"{self.path}: cannot open the journal: {exc.strerror or exc}"
