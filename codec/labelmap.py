@@ -20,6 +20,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .errors import DecodeError
+from .values import plural
 
 __all__ = [
     "LABEL_MAP_NAMES",
@@ -77,7 +78,7 @@ def _tokens(text: str) -> Iterator[tuple[str, str, int]]:
             count += 1
             if count > MAX_LABEL_MAP_TOKENS:
                 raise DecodeError(
-                    f"label map: more than {MAX_LABEL_MAP_TOKENS:,} tokens; not a label map"
+                    f"label map: more than {plural(MAX_LABEL_MAP_TOKENS, 'token')}; not a label map"
                 )
         if m.group("str") is not None:
             yield ("str", _unquote(m.group("str")), m.start())
@@ -183,9 +184,8 @@ def parse_label_map(text: str) -> LabelMap:
             raise DecodeError(f"label map: id {item['id']!r} is not a whole number") from None
         names[ident] = item.get("display_name") or item.get("name") or str(ident)
         if len(names) > MAX_LABEL_MAP_ITEMS:
-            raise DecodeError(
-                f"label map: more than {MAX_LABEL_MAP_ITEMS:,} classes; not a label map"
-            )
+            many = plural(MAX_LABEL_MAP_ITEMS, "class", "classes")
+            raise DecodeError(f"label map: more than {many}; not a label map")
     if not names:
         raise DecodeError("label map: no item with an id")
     return LabelMap(names)

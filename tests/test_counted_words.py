@@ -44,7 +44,7 @@ ALLOWED = {
     ("codec/example.py", "type"): "a type name, not a count",
     ("codec/images.py", "arr.dtype"): "a type name, not a count",
     ("codec/schema/drift.py", "name"): "a feature name, not a count",
-    ("codec/dataset.py", "n:,"): "a count of shards in a name@N spec, from its N",
+    ("codec/expand.py", "n:,"): "a count of shards in a name@N spec, from its N",
     ("codec/locations.py", "n:,"): "a count of shards in a name@N spec of a URL, from its N",
 }
 
