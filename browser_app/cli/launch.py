@@ -65,7 +65,7 @@ def register(sub: Subcommands) -> None:
         help="the folder the app may open files from, or a URL prefix (s3://bucket/data)",
     )
     p.add_argument("--host", default="127.0.0.1")
-    p.add_argument("--port", type=int, default=8501)
+    p.add_argument("--port", type=port_number, default=8501)
     p.add_argument("--no-browser", action="store_true", help="do not open a web browser")
     add_job_options(p, progress=False)
     p.add_argument(
@@ -100,10 +100,24 @@ def allowed_executors(args: argparse.Namespace) -> list[ExecutorSpec]:
     return out
 
 
+def port_number(text: str) -> int:
+    """A TCP port, 1 to 65535 (an argument type: anything else is a usage error)."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
+    if not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is not a port: ports are 1 to 65535")
+    return port
+
+
 def port_is_free(host: str, port: int) -> bool:
-    """Whether ``port`` can be bound on ``host`` right now."""
+    """Whether ``port`` can be bound on ``host`` right now, as the app's server binds it:
+    with ``SO_REUSEADDR``, so the port of a server stopped a moment ago (its connections
+    still in TIME_WAIT) is free to start again on, as the server itself finds."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((host, port))
         except OSError:
