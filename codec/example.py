@@ -762,12 +762,15 @@ def to_json(payload: bytes, kind: str) -> object:
     raise ValueError(f"unknown kind {kind!r} (expected auto or one of {', '.join(KINDS)})")
 
 
-def _object(obj: Any, allowed: tuple[str, ...], where: str) -> Mapping[str, Any]:
+def _object(obj: Any, allowed: tuple[str, ...] | None, where: str) -> Mapping[str, Any]:
+    """``obj`` as a JSON object whose members are all ``allowed`` (None: any name, a map's
+    keys)."""
     if not isinstance(obj, Mapping):
         raise DecodeError(f"{where}: expected a JSON object, not {_show(obj)}")
-    extra = [k for k in obj if k not in allowed]
-    if extra:
-        raise DecodeError(f"{where}: unknown field {extra[0]!r}")
+    if allowed is not None:
+        extra = [k for k in obj if k not in allowed]
+        if extra:
+            raise DecodeError(f"{where}: unknown field {extra[0]!r}")
     return obj
 
 
@@ -808,7 +811,7 @@ def _parse_feature_json(obj: Any, dst: Any, where: str) -> None:
 def _parse_features_json(obj: Any, dst: Any, where: str) -> None:
     obj = _object(obj, ("feature",), where)
     dst.SetInParent()
-    entries = _object(_member(obj, "feature") or {}, tuple(obj.get("feature") or ()), where)
+    entries = _object(_member(obj, "feature") or {}, None, where)  # a map: any key
     for key, value in entries.items():
         entry = dst.feature.add()
         entry.key = key
@@ -846,7 +849,7 @@ def from_json(obj: Any, kind: str) -> bytes:
                 lists = _object(lists, ("featureList", "feature_list"), where)
                 msg.feature_lists.SetInParent()
                 entries = _member(lists, "featureList", "feature_list") or {}
-                for key, value in _object(entries, tuple(entries), where).items():
+                for key, value in _object(entries, None, where).items():
                     entry = msg.feature_lists.feature_list.add()
                     entry.key = key
                     entry.value.SetInParent()
