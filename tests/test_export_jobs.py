@@ -18,7 +18,7 @@ import tempfile
 import threading
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ from browser_app.export.tempfiles import RunLock
 from codec import example as ex
 from codec.errors import JobCancelled
 from codec.jobs import InlineExecutor, ProcessExecutor, executor
-from codec.jobs.executors import WorkerDied
+from codec.jobs.executors import Batch, WorkerDied
 
 
 @pytest.fixture(scope="module")
@@ -506,3 +506,56 @@ def test_a_worker_that_died_every_time_is_said_so(
     else:
         assert info.value is raised
     assert _left(out) == []
+
+
+class _Elsewhere(InlineExecutor):
+    """This process, but every task runs in another current folder (as a Dask worker's)."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__()
+        self.folder = folder
+
+    def batch(self) -> Batch:
+        inner = super().batch()
+        folder = self.folder
+
+        class _Batch(Batch):
+            def submit(self, key: int, fn: Callable[[Any], Any], arg: Any) -> None:
+                def there(a: Any) -> Any:
+                    here = os.getcwd()
+                    os.chdir(folder)
+                    try:
+                        return fn(a)
+                    finally:
+                        os.chdir(here)
+
+                inner.submit(key, there, arg)
+
+            def wait(self, timeout: float) -> list[Any]:
+                return inner.wait(timeout)
+
+            def cancel(self) -> None:
+                inner.cancel()
+
+        return _Batch()
+
+
+def test_a_relative_destination_is_written_where_the_client_means(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``export --dask tcp://…`` to ``out/x.tfrecord``: the workers run in other folders;
+    the destination is the client's, made absolute before any task is planned."""
+    paths = _dataset(tmp_path / "src", [30, 30], damaged=None)
+    client = tmp_path / "client"
+    (client / "out").mkdir(parents=True)
+    (tmp_path / "worker").mkdir()
+    monkeypatch.chdir(client)
+    report = E.export(paths, "out/x.tfrecord", shards=2, executor=_Elsewhere(tmp_path / "worker"))
+    assert report.records == 60
+    written = sorted(p.name for p in (client / "out").iterdir())
+    assert written == [
+        "x-00000-of-00002.tfrecord",
+        "x-00001-of-00002.tfrecord",
+        "x.tfrecord.index-map.csv",
+    ]
+    assert list((tmp_path / "worker").iterdir()) == []

@@ -33,6 +33,7 @@ from browser_app.export.tfrecord import (
     shard_names,
 )
 from codec.kinds import NO_COMPRESSION, Compression
+from codec.locations import is_url
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
@@ -165,7 +166,12 @@ def _exporter(
     fmt = format or format_for_path(dst)[0] or IMAGES
     cls = exporter_for(fmt)
     common = {k: options.pop(k) for k in ExportOptions.__annotations__ if k in options}
-    return cls(dst, **options), common
+    # A local destination is made absolute here, on the client: a task on a Dask worker
+    # runs in another folder, where a relative name would be somewhere else.
+    place = os.fspath(dst)
+    if not is_url(place):
+        place = os.path.abspath(place)
+    return cls(place, **options), common
 
 
 def export_table(
