@@ -43,13 +43,25 @@ __all__ = [
 ]
 
 
-def parse_record_spec(spec: str, total: int) -> list[int]:
+def parse_record_spec(spec: str, total: int | Callable[[], int]) -> list[int]:
     """Turn ``"0:10,15,-1"`` into sorted unique record numbers below ``total``.
 
     Parts are separated by commas: ``N`` (negative counts from the end), ``A:B`` (Python slice
     semantics, either end may be left out, ``A:B:S`` with a step). Out-of-range single numbers
-    are an error; slices are clipped as Python clips them."""
+    are an error; slices are clipped as Python clips them.
+
+    ``total`` may be a function that counts the records (which may mean reading the whole
+    dataset's index): it is called only when the spec needs the count, for a part counted
+    from the end or left open, or to check the largest number asked for."""
+    counted: list[int] = []
+
+    def count() -> int:
+        if not counted:
+            counted.append(total() if callable(total) else total)
+        return counted[0]
+
     picked: set[int] = set()
+    singles: list[int] = []
     if not spec.strip():
         raise SpecError("empty record selection")
     for raw in spec.split(","):
@@ -64,17 +76,42 @@ def parse_record_spec(spec: str, total: int) -> list[int]:
                 nums = [int(b) if b.strip() else None for b in bits]
                 if len(nums) == 3 and nums[2] == 0:
                     raise SpecError(f"{part!r}: the step cannot be 0")
-                picked.update(range(*slice(*nums).indices(total)))
+                a, b = nums[0] or 0, nums[1]
+                step = nums[2] if len(nums) == 3 else None
+                if a >= 0 and b is not None and b >= 0 and (step is None or step > 0):
+                    picked.update(range(a, b, step or 1))  # clipped below, by the largest
+                else:
+                    picked.update(range(*slice(*nums).indices(count())))
             else:
                 n = int(part)
-                if not -total <= n < total:
-                    raise SpecError(f"record {n} is out of range (0..{total - 1})")
-                picked.add(n % total)
+                if n < 0:
+                    if n < -count():
+                        raise SpecError(f"record {n} is out of range (0..{count() - 1})")
+                    n %= count()
+                singles.append(n)
+                picked.add(n)
         except ValueError as exc:
             if isinstance(exc, SpecError):
                 raise
             raise SpecError(f"{part!r} is not a record number or a range like 0:10") from exc
+    if picked and (counted or not callable(total) or max(picked) >= _at_least(total, picked)):
+        n = count()
+        for k in singles:
+            if k >= n:
+                raise SpecError(f"record {k} is out of range (0..{n - 1})")
+        picked = {k for k in picked if k < n}
     return sorted(picked)
+
+
+def _at_least(total: Callable[[], int], picked: set[int]) -> int:
+    """How many records there are at least, as far as it is known without counting them
+    all: ``total`` may have the attribute ``at_least(n)`` (whether there are more than
+    ``n`` records) to answer cheaply; else the count."""
+    probe = getattr(total, "at_least", None)
+    top = max(picked)
+    if probe is not None:
+        return top + 1 if probe(top) else 0
+    return total()
 
 
 # -- selections ---------------------------------------------------------------------------

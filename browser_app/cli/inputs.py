@@ -194,14 +194,36 @@ def open_inputs(
     return files
 
 
-def records_option(spec: str, total: int) -> list[int]:
-    """The record numbers a ``--records`` selection picks out of ``total``; raises
+def records_option(spec: str, total: int | codec.TFRecordDataset) -> list[int]:
+    """The record numbers a ``--records`` selection picks out of ``total`` (a count, or a
+    dataset: counted only when the selection needs it, so ``--records 0:10`` of a large
+    remote object reads its first records, not its whole index); raises
     :class:`UsageError` naming the option when it does not parse."""
     # Imported here: the selection module brings numpy and the message decoder, which a
     # command without ``--records`` never needs.
     from browser_app.selection import parse_record_spec
 
     try:
+        if isinstance(total, codec.TFRecordDataset):
+            return parse_record_spec(spec, _Count(total))
         return parse_record_spec(spec, total)
     except SpecError as exc:
         raise UsageError(f"--records: {exc}") from exc
+
+
+class _Count:
+    """A dataset's record count, asked for only when needed; ``at_least(i)``: whether record
+    ``i`` exists, indexing no further than it."""
+
+    def __init__(self, ds: codec.TFRecordDataset) -> None:
+        self.ds = ds
+
+    def __call__(self) -> int:
+        return len(self.ds)
+
+    def at_least(self, i: int) -> bool:
+        try:
+            self.ds.locate(i)
+        except IndexError:
+            return False
+        return True

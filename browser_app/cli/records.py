@@ -224,8 +224,7 @@ def cmd_dump(args: argparse.Namespace, out: TextIO) -> int:
     damaged = False
     ds = codec.TFRecordDataset(files)
     try:
-        total = len(ds)
-        wanted = records_option(args.records, total) if args.records else range(total)
+        wanted = records_option(args.records, ds) if args.records else range(len(ds))
         for i in wanted:
             k, local = ds.locate(i)
             f = ds.files[k]
