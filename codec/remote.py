@@ -21,9 +21,11 @@ then reported as one :class:`~codec.errors.RemoteError` naming the URL and the b
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import mmap
 import os
+import struct
 import threading
 import time
 from collections import OrderedDict
@@ -31,6 +33,8 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+import crc32c as _crc32c
 
 from .byte_source import ByteSource, drop_pages
 from .errors import ObjectChangedError, RemoteError
@@ -212,7 +216,8 @@ class RemoteObject:
 
 
 def _cache_key(url: str, stat: RemoteStat, block: int) -> str:
-    ident = f"{shown(url)}\0{stat.size}\0{stat.version}\0{block}"
+    # v2: blocks carry their CRC32C in the map (an older cache's map is not trusted)
+    ident = f"v2\0{shown(url)}\0{stat.size}\0{stat.version}\0{block}"
     return hashlib.sha256(ident.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
@@ -280,19 +285,29 @@ def _evict_objects(folder: Path, keep: Path, over: int) -> int:
 
 class _Blocks:
     """One object version's blocks on disk: a sparse data file of the object's size, memory
-    mapped read-only, and a map with one byte per block (1: there)."""
+    mapped read-only, and a map with an entry per block: whether it is there, and the
+    CRC32C of its bytes.
+
+    A block is there only once its bytes are written whole and synced, and it is trusted
+    in a process only once its bytes match the CRC noted with it (checked on first use): a
+    block cut short by a full disk, or damaged since, is fetched again, never read as the
+    object's. The map is read into memory and written with ``pwrite``, never through a
+    memory map: a write that finds the disk full is an error to handle, not a SIGBUS."""
+
+    ENTRY = 5  # bytes of a map entry: 1 (there) and the CRC32C, little-endian
 
     def __init__(self, folder: Path | None, key: str, size: int, block: int) -> None:
         self.size = size
         self.block = block
         self.count = (size + block - 1) // block
         self.path: Path | None = None
+        self.map_fd = -1
         if folder is not None:
             try:
                 folder.mkdir(parents=True, exist_ok=True)
                 self.path = folder / f"{key}.blocks"
                 fd = os.open(self.path, os.O_RDWR | os.O_CREAT, CACHE_FILE_MODE)
-                map_fd = os.open(
+                self.map_fd = os.open(
                     self.path.with_suffix(".map"), os.O_RDWR | os.O_CREAT, CACHE_FILE_MODE
                 )
             except OSError:
@@ -301,34 +316,87 @@ class _Blocks:
             import tempfile
 
             fd, name = tempfile.mkstemp(prefix="tfrecord-browser-remote-")
-            map_fd, map_name = tempfile.mkstemp(prefix="tfrecord-browser-remote-")
             os.unlink(name)
-            os.unlink(map_name)
         self.fd = fd
         share(fd)  # in use: never removed by another process's eviction
         if os.fstat(fd).st_size != size:
-            os.ftruncate(fd, size)
-        if os.fstat(map_fd).st_size != max(1, self.count):
-            os.ftruncate(map_fd, max(1, self.count))
-        self.present = mmap.mmap(map_fd, max(1, self.count))
-        os.close(map_fd)
+            os.ftruncate(fd, size)  # sparse: nothing is allocated until a block is written
+        self.present = bytearray(self.count)
+        self.crcs = [0] * self.count
+        self.trusted = bytearray(self.count)  # checked against its CRC in this process
+        if self.map_fd >= 0:
+            self._load_map()
         self.data: Any = mmap.mmap(fd, size, access=mmap.ACCESS_READ) if size else b""
         if self.path is not None:
             with contextlib.suppress(OSError):
                 os.utime(self.path)
         self.lru: OrderedDict[int, None] = OrderedDict()
 
+    def _load_map(self) -> None:
+        try:
+            raw = os.pread(self.map_fd, self.count * self.ENTRY, 0)
+        except OSError:
+            raw = b""
+        for k in range(len(raw) // self.ENTRY):
+            there, crc = struct.unpack_from("<BI", raw, k * self.ENTRY)
+            if there == 1:
+                self.present[k], self.crcs[k] = 1, crc
+
+    def _note(self, k: int, there: bool, crc: int = 0) -> None:
+        """Write block ``k``'s map entry (kept in memory only when the map cannot be
+        written: the block is then fetched again by another process)."""
+        self.present[k] = 1 if there else 0
+        self.crcs[k] = crc
+        if self.map_fd >= 0:
+            with contextlib.suppress(OSError):
+                os.pwrite(self.map_fd, struct.pack("<BI", 1 if there else 0, crc), k * self.ENTRY)
+
     def has(self, k: int) -> bool:
-        return bool(self.present[k])
+        """Whether block ``k`` is there, its bytes checked against its CRC once in this
+        process (a block that fails the check is dropped: it is fetched again)."""
+        if not self.present[k]:
+            return False
+        if self.trusted[k]:
+            return True
+        start = k * self.block
+        got = _crc32c.crc32c(self.data[start : min(self.size, start + self.block)])
+        if got != self.crcs[k]:
+            self.drop(k)
+            return False
+        self.trusted[k] = 1
+        return True
 
-    def write(self, k: int, data: bytes) -> None:
-        """Write block ``k``'s bytes (any thread, no lock needed: a block being fetched is
-        neither read nor evicted); :meth:`put` then marks it there."""
-        os.pwrite(self.fd, data, k * self.block)
+    def write(self, k: int, data: bytes) -> int:
+        """Write block ``k``'s bytes whole and sync them (any thread, no lock needed: a block
+        being fetched is neither read nor evicted), and return their CRC32C; :meth:`put`
+        then marks the block there. A write cut short (a full disk) frees what it wrote and
+        raises ``OSError``."""
+        start = k * self.block
+        done = 0
+        try:
+            while done < len(data):
+                n = os.pwrite(self.fd, data[done:], start + done)
+                if n <= 0:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                done += n
+            os.fdatasync(self.fd)
+        except OSError:
+            _punch(self.fd, start, len(data))
+            raise
+        return int(_crc32c.crc32c(data))
 
-    def put(self, k: int) -> None:
-        self.present[k] = 1
+    def put(self, k: int, crc: int) -> None:
+        self._note(k, True, crc)
+        self.trusted[k] = 1
         self.touch(k)
+
+    def drop(self, k: int) -> None:
+        """Forget block ``k`` and free its disk blocks."""
+        self._note(k, False)
+        self.trusted[k] = 0
+        self.lru.pop(k, None)
+        start = k * self.block
+        _punch(self.fd, start, min(self.block, self.size - start))
 
     def touch(self, k: int) -> None:
         self.lru[k] = None
@@ -353,27 +421,24 @@ class _Blocks:
         """Punch out the least recently used blocks (never those in ``keep``) until ``over``
         bytes are freed; the bytes freed."""
         freed = 0
-        for k in list(self.lru):
+        earlier = [k for k in range(self.count) if self.present[k] and k not in self.lru]
+        for k in [*earlier, *self.lru]:  # kept by an earlier process first: not used here
             if freed >= over:
                 break
-            if k in keep:
+            if k in keep or not self.present[k]:
                 continue
-            self.present[k] = 0
-            start = k * self.block
-            n = min(self.block, self.size - start)
-            if _punch(self.fd, start, n):
-                freed += n
-            del self.lru[k]
+            self.drop(k)
+            freed += min(self.block, self.size - k * self.block)
         return freed
 
     def close(self) -> None:
         with contextlib.suppress(BufferError, AttributeError):
             if not isinstance(self.data, bytes):
                 self.data.close()
-        with contextlib.suppress(BufferError):
-            self.present.close()
-        with contextlib.suppress(OSError):
-            os.close(self.fd)
+        for fd in (self.fd, self.map_fd):
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
 
 
 # --------------------------------------------------------------------------------------------
@@ -553,11 +618,11 @@ class RemoteSource(ByteSource):
             data = self.object.read(start, min(self.size, start + self.block))
             if self._closed:
                 return
-            self._blocks.write(k, data)  # outside the lock: a slow disk stalls no other block
+            crc = self._write(k, data)  # outside the lock: a slow disk stalls no other block
             with self._lock:
                 if self._closed:
                     return
-                self._blocks.put(k)
+                self._blocks.put(k, crc)
                 self._since_check += len(data)
                 if self._since_check >= 16 * self.block:
                     self._since_check = 0
@@ -568,6 +633,28 @@ class RemoteSource(ByteSource):
         finally:
             with self._lock:
                 self._inflight.pop(k, None)
+
+    def _write(self, k: int, data: bytes) -> int:
+        """Write block ``k`` into the block file; when the disk is full, make room by
+        removing whole objects no process has open, and try once more; then a
+        :class:`RemoteError` saying the cache folder is full. (This object's own blocks are
+        not punched out here: a reader may be reading one through the memory map.)"""
+        try:
+            return self._blocks.write(k, data)
+        except OSError as exc:
+            first = exc
+        with self._lock:
+            if self._folder is not None and self._blocks.path is not None:
+                _evict_objects(self._folder, self._blocks.path, 4 * len(data))
+        try:
+            return self._blocks.write(k, data)
+        except OSError:
+            where = self._folder if self._folder is not None else "the temporary folder"
+            raise RemoteError(
+                f"{self.shown}: cannot keep what was read: the cache folder {where} has no"
+                f" room ({first.strerror or first}); free space there, or set"
+                " TFRECORD_BROWSER_CACHE to a folder with room"
+            ) from None
 
     def _keep_under_cap(self, current: int) -> None:
         """Keep the block cache under its cap: whole objects not in use first (least
