@@ -182,6 +182,11 @@ def clean_stale(folder: str, *, anon: bool = False) -> int:
         names = [n.rstrip("/").rsplit("/", 1)[-1] for n in fs.ls(path, detail=False)]
     except Exception:
         return 0
+    finally:
+        # A library that keeps listings (adlfs) would answer later questions about this
+        # folder from this one, taken before the run put its marker.
+        with contextlib.suppress(Exception):
+            fs.invalidate_cache(path)
     found = [(name, run_of(name)) for name in names]
     marked = {r[1] for _, r in found if r is not None and r[0] == "lock"}
     removed = 0
