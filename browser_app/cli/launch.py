@@ -332,16 +332,19 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
     url = _url(host, port)
     env = dict(os.environ)
     env.setdefault("STREAMLIT_BROWSER_GATHER_USAGE_STATS", "false")
-    proc = subprocess.Popen(
-        cmd,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        preexec_fn=_die_with_parent if sys.platform == "linux" else None,
-    )
-    _forward_output(proc, out)
+    # The signals that stop the server are handled before it starts: a signal that comes
+    # while it starts stops it too, never leaving the launcher half-way.
     previous = _stop_on_signals()
+    proc: subprocess.Popen[bytes] | None = None
     try:
+        proc = subprocess.Popen(
+            cmd,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_die_with_parent if sys.platform == "linux" else None,
+        )
+        _forward_output(proc, out)
         if wait_healthy(url, proc):
             out.write(f"\n  tfrecord-browser is running at {url}\n  root: {shown(root)}\n")
             out.write("  Press Ctrl+C to stop.\n\n")
@@ -354,7 +357,8 @@ def launch(args: argparse.Namespace, out: TextIO | None = None) -> int:
             raise AppError("the server stopped during start-up (see above)")
         return _wait(proc)
     except KeyboardInterrupt:
-        _stop(proc)
+        if proc is not None:
+            _stop(proc)
         return 0
     finally:
         for sig, handler in previous.items():
