@@ -616,12 +616,10 @@ class RemoteSource(ByteSource):
                 return
             start = k * self.block
             data = self.object.read(start, min(self.size, start + self.block))
-            if self._closed:
-                return
+            # Kept even when the source closed meanwhile (close waits for this fetch before
+            # it closes the block file): bytes fetched are bytes a later reader need not.
             crc = self._write(k, data)  # outside the lock: a slow disk stalls no other block
             with self._lock:
-                if self._closed:
-                    return
                 self._blocks.put(k, crc)
                 self._since_check += len(data)
                 if self._since_check >= 16 * self.block:
