@@ -101,6 +101,18 @@ def test_label_map_uploads_good_and_bad(monkeypatch, od) -> None:
     errors = [_plain(e.value) for e in at.main.error]
     assert any("bad.pbtxt cannot be used" in e and "not UTF-8" in e for e in errors), errors
     assert _findings(at) == before
+    # Refused once: later runs say so again without reading the upload again.
+    from browser_app.ui.widgets import schema as schema_widget
+
+    parsed: list[int] = []
+    real = schema_widget.parse_label_map_bytes
+    monkeypatch.setattr(
+        schema_widget, "parse_label_map_bytes", lambda b: parsed.append(len(b)) or real(b)
+    )
+    at.run()
+    at.run()
+    assert parsed == []
+    assert any("bad.pbtxt cannot be used" in _plain(e.value) for e in at.main.error)
     # A label map without the class 3: every box labelled 3 is now outside it.
     at.get("file_uploader")[0].set_value(
         ("two.pbtxt", b'item { id: 1 name: "cat" } item { id: 2 name: "dog" }', "text/plain")

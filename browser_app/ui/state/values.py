@@ -31,6 +31,7 @@ __all__ = [
     "hidden_classes",
     "label_map",
     "label_map_beside_off",
+    "label_map_refused",
     "page_table",
     "review_id_feature",
     "set_class_shown",
@@ -38,6 +39,7 @@ __all__ = [
     "set_filter_selection",
     "set_label_map",
     "set_label_map_beside_off",
+    "set_label_map_refused",
     "set_page_table",
     "set_review_id_feature",
     "set_show_boxes",
@@ -118,6 +120,16 @@ def label_map(spec: str) -> tuple[str, LabelMap] | None:
 def set_label_map(spec: str, name: str | None, value: LabelMap | None) -> None:
     """Use ``value`` (read from ``name``) as the label map of ``spec``; None forgets it."""
     write(f"label_map:{spec}", None if value is None or name is None else (name, value))
+
+
+def label_map_refused(upload: str) -> str | None:
+    """Why the label map upload ``upload`` (its file id) could not be used, once it was
+    read and refused: it is not read again on every run while it stays in the uploader."""
+    return read(f"label_map_refused:{upload}", str)
+
+
+def set_label_map_refused(upload: str, why: str) -> None:
+    write(f"label_map_refused:{upload}", why)
 
 
 def label_map_beside_off(spec: str) -> bool:

@@ -114,12 +114,16 @@ def label_map_choice(src: Source, where: str) -> None:
     )
     if up is not None:
         name = up.name
-        if chosen is None or chosen[0] != name:
+        refused = state.label_map_refused(up.file_id)
+        if refused is not None:  # read once: a bad upload is not parsed on every run
+            st.error(f"{md_text(name)} cannot be used: {md_text(refused)}", icon=":material/error:")
+        elif chosen is None or chosen[0] != name:
             try:
                 if up.size > MAX_LABEL_MAP_BYTES:
                     raise DecodeError(f"{up.size:,} bytes is too large for a label map")
                 state.set_label_map(src.spec, name, parse_label_map_bytes(up.getvalue()))
             except DecodeError as exc:
+                state.set_label_map_refused(up.file_id, str(exc))
                 st.error(
                     f"{md_text(name)} cannot be used: {md_text(str(exc))}",
                     icon=":material/error:",
