@@ -193,7 +193,9 @@ def describe_tensor(data: bytes) -> tuple[str, tuple[int, ...]]:
             if wire == WIRE_VARINT and number == 1:
                 dtype, _ = read_varint(mv, start)
             elif wire == WIRE_LEN and number == 2:
-                shape_bytes = bytes(mv[start:end])
+                # A message field that comes again is merged into the first (protobuf's
+                # rule, so TensorFlow's): its bytes parsed after the earlier ones.
+                shape_bytes = (shape_bytes or b"") + bytes(mv[start:end])
             pos = end
     except WireError as exc:
         raise DecodeError(f"serialized tensor: {exc}") from exc

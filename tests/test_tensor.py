@@ -379,10 +379,6 @@ def test_damaged_tensors(arr: np.ndarray, data: st.DataObject) -> None:
         assert back.shape == tuple(d.size for d in msg.tensor_shape.dim)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="describe_tensor keeps only the last tensor_shape field instead of merging them",
-)
 def test_describe_merges_a_repeated_tensor_shape() -> None:
     """A message field that comes twice is merged (protobuf's rule, and so TensorFlow's):
     a shape of one empty dimension followed by an empty shape is still one dimension of 0."""
