@@ -160,3 +160,39 @@ def test_gallery_keys_page_through_the_selection(monkeypatch, od) -> None:  # ty
     # And forward past the last tile, to the first of the next page.
     next(b for b in at.main.button if b.label == "Next tile (J)").click().run()
     assert _param(at, "record") == [str(want[10])]
+
+
+def test_a_links_selection_on_a_large_dataset_waits_to_be_applied(monkeypatch, od) -> None:  # type: ignore[no-untyped-def]
+    """A link's filter, sort or facets read every record: on a dataset larger than the app
+    reads at once (or a remote one), the link alone reads nothing; the sidebar says what it
+    would select, and Apply runs it (Ignore forgets it)."""
+    import sys
+
+    from browser_app.ui.widgets import selection as selection_widget
+
+    order_module = sys.modules["browser_app.ui.services.order"]  # not the function "order"
+
+    monkeypatch.setattr(selection_widget, "FACTS_AUTO_RECORDS", 10)  # od (120) counts as large
+    runs: list[str] = []
+    real = order_module.run_filter
+    monkeypatch.setattr(
+        order_module, "run_filter", lambda ds, text, *a, **k: runs.append(text) or real(ds, text)
+    )
+    expr = "len(image/object/bbox/xmin) >= 2"
+    at = _app(monkeypatch, od, {"sel": f"filter:{expr}", "size": "100"})
+    assert runs == []  # nothing read for the link
+    info = " ".join(i.value for i in at.sidebar.info).replace("\\", "")  # Markdown escapes
+    assert "The link selects" in info and expr in info and "120 records" in info
+    assert _table_records(at) == list(range(100))  # every record, until applied
+    assert _param(at, "sel") == [f"filter:{expr}"]  # the link stays the link
+    at.sidebar.button(key="tfb:w:sel:linked:apply").click().run()
+    assert not at.exception
+    assert runs == [expr]
+    with codec.TFRecordDataset(str(od / "od.tfrecord")) as ds:
+        want = run_filter(ds, expr).matches
+    assert _table_records(at) == want[:100]
+    # Ignored: the link's selection is forgotten, the URL says every record.
+    at = _app(monkeypatch, od, {"sel": f"filter:{expr}"})
+    at.sidebar.button(key="tfb:w:sel:linked:drop").click().run()
+    assert not at.exception and not at.sidebar.info
+    assert _param(at, "sel") == []

@@ -25,11 +25,14 @@ __all__ = [
     "PAGE_SIZES",
     "SIGNED_MARK",
     "anon",
+    "apply_linked_selection",
     "clear_source",
+    "drop_linked_selection",
     "forget_recent",
     "init",
     "landing",
     "link_spec",
+    "linked_selection",
     "page_size",
     "page_start",
     "recent",
@@ -55,6 +58,7 @@ _RECORD = "tfb:record"
 _PAGE_SIZE = "tfb:page_size"
 _RECENT = "tfb:recent"
 _SELECTION = "tfb:selection"
+_LINKED = "tfb:linked_selection"  # a link's selection, waiting to be applied
 _ANON = "tfb:anon"
 _LANDING = "tfb:landing"
 
@@ -115,7 +119,13 @@ def init() -> None:
         ss[_SOURCE] = str(spec)
         ss[_RECORD] = max(0, rec or 0)
         _remember(str(spec))
-        ss[_SELECTION] = _selection_param()
+        linked = _selection_param()
+        # A link's selection reads every record (facts, a filter, sort keys): it waits for
+        # the sidebar, which applies it at once for a dataset of a usual size and asks for
+        # a larger or remote one, so a link alone never sets the server reading.
+        ss[_SELECTION] = Selection()
+        if linked.narrowed or linked.sort:
+            ss[_LINKED] = linked
     else:
         args = app_args()
         if args.paths:
@@ -187,7 +197,9 @@ def _publish() -> None:
             want[Q_ANON] = ["1" if ss.get(_ANON) else "0"]
         if ss.get(_PAGE_SIZE, DEFAULT_PAGE_SIZE) != DEFAULT_PAGE_SIZE:
             want[Q_SIZE] = [str(ss[_PAGE_SIZE])]
-        want.update(selection().to_params())
+        linked = ss.get(_LINKED)
+        shown = linked if isinstance(linked, Selection) else selection()
+        want.update(shown.to_params())  # a link's selection stays in it until answered
     for name in (Q_FILE, Q_RECORD, Q_SIZE, Q_AT, Q_ANON, *_SELECTION_PARAMS):
         if name in want:
             if st.query_params.get_all(name) != want[name]:
@@ -216,6 +228,7 @@ def set_source(spec: str, record_no: int = 0) -> None:
     ss = st.session_state
     if ss.get(_SOURCE) != spec:
         ss[_SELECTION] = Selection()  # a selection belongs to the dataset it was made on
+        ss.pop(_LINKED, None)
     ss[_SOURCE] = spec
     ss[_RECORD] = max(0, int(record_no))
     ss[_LANDING] = None
@@ -228,6 +241,7 @@ def clear_source() -> None:
     st.session_state[_SOURCE] = None
     st.session_state[_RECORD] = 0
     st.session_state[_SELECTION] = Selection()
+    st.session_state.pop(_LINKED, None)
     st.session_state[_LANDING] = None
     _publish()
 
@@ -262,9 +276,30 @@ def selection() -> Selection:
     return value if isinstance(value, Selection) else Selection()
 
 
+def linked_selection() -> Selection | None:
+    """The selection a link named, not applied yet (see :func:`init`), or None."""
+    value = st.session_state.get(_LINKED)
+    return value if isinstance(value, Selection) else None
+
+
+def apply_linked_selection() -> None:
+    """Make the link's selection the current one."""
+    linked = st.session_state.pop(_LINKED, None)
+    if isinstance(linked, Selection):
+        st.session_state[_SELECTION] = linked
+    _publish()
+
+
+def drop_linked_selection() -> None:
+    """Forget the link's selection (the whole dataset stays shown)."""
+    st.session_state.pop(_LINKED, None)
+    _publish()
+
+
 def set_selection(value: Selection, record_no: int | None = None) -> None:
     """Make ``value`` the current selection (and ``record_no`` the current record, when
-    given); the URL follows."""
+    given); the URL follows (and a link's selection waiting is forgotten)."""
+    st.session_state.pop(_LINKED, None)
     st.session_state[_SELECTION] = value
     if record_no is not None:
         st.session_state[_RECORD] = max(0, int(record_no))

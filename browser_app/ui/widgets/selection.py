@@ -96,14 +96,55 @@ def _empty(src: Source) -> bool:
     return ds.index_complete and ds.indexed == 0
 
 
+def _linked(src: Source) -> None:
+    """A selection that came with a link: applied at once for a local dataset of a usual
+    size (its facts are read at once anyway), else said with a button. A link alone never
+    sets the server reading a large or remote dataset whole (for a filter, a sort, facets)."""
+    linked = state.linked_selection()
+    if linked is None:
+        return
+    ds = src.dataset
+    small = ds.index_complete and ds.indexed <= FACTS_AUTO_RECORDS and not src.remote
+    if small:
+        state.apply_linked_selection()
+        return
+    side = st.sidebar
+    size = plural(ds.indexed, "record") if ds.index_complete else "every record"
+    side.info(
+        f"The link selects **{md_text(_linked_words(linked))}**, which reads {size} of this"
+        " dataset once. Showing every record until you apply it.",
+        icon=":material/link:",
+    )
+    c = side.columns(2)
+    c[0].button(
+        "Apply",
+        key=state.widget_key("sel:linked:apply"),
+        on_click=state.apply_linked_selection,
+        type="primary",
+        width="stretch",
+    )
+    c[1].button(
+        "Ignore",
+        key=state.widget_key("sel:linked:drop"),
+        on_click=state.drop_linked_selection,
+        width="stretch",
+    )
+
+
+def _linked_words(sel: Selection) -> str:
+    words = sel.describe() if sel.narrowed else "every record"
+    return f"{words}, sorted by {sel.sort_words().lower()}" if sel.sort else words
+
+
 def sidebar_selection(src: Source | None) -> None:
     """The selection section of the sidebar (nothing while no source with records is open)."""
     if src is None or _empty(src):
         return
-    sel = state.selection()
     ds = src.dataset
     side = st.sidebar
     side.markdown("**Selection**")
+    _linked(src)
+    sel = state.selection()
     choices = _choices(src, sel)
     current = (sel.base, sel.arg)
     state.set_widget_value("sel:base", current if current in choices else choices[0])
