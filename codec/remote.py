@@ -52,7 +52,14 @@ from .locations import (
 from .locks import LOCKING, share, unless_open, unused
 from .settings import CACHE_FILE_MODE, block_size, remote_cache_cap
 
-__all__ = ["RemoteObject", "RemoteSource", "object_reader", "read_range", "remote_usage"]
+__all__ = [
+    "NoRangesError",
+    "RemoteObject",
+    "RemoteSource",
+    "object_reader",
+    "read_range",
+    "remote_usage",
+]
 
 FETCHERS = 8  # parallel ranged requests per object
 READ_AHEAD = 8  # blocks fetched ahead of a sequential reader, at most
@@ -178,6 +185,8 @@ class RemoteObject:
                 self._drop_handle()
                 if changed_error(exc):
                     raise ObjectChangedError(self.shown) from None
+                if _no_ranges(exc):
+                    raise NoRangesError(self.shown) from None
                 last = exc
                 if attempt + 1 < TRIES:
                     time.sleep(delay)
@@ -198,6 +207,16 @@ class RemoteObject:
             raise ObjectChangedError(self.shown)
         return data
 
+    def stream(self) -> Any:
+        """A file object reading the object from its start, for a server that answers no
+        ranged request (it is read once, forward); pinned to the version opened where the
+        server says one."""
+        kwargs: dict[str, Any] = {"block_size": 0}
+        if protocol(self.url) in ("http", "https") and self.version:
+            kwargs["headers"] = {"If-Match": self.version}
+        with remote_errors(self.url, "reading"):
+            return self.fs.open(self.path, "rb", **kwargs)
+
     def _replaced(self) -> bool:
         """Whether the server now has another version (or size) of the object; ``False`` when
         it has none at all (a missing object is said as missing)."""
@@ -213,6 +232,19 @@ class RemoteObject:
 
 # --------------------------------------------------------------------------------------------
 # The block cache on disk
+
+
+class NoRangesError(RemoteError):
+    """The server answers no ranged request (Python's ``http.server``, say): the object can
+    only be read from its start."""
+
+    def __init__(self, url: str) -> None:
+        super().__init__(f"{url}: the server does not answer ranged requests")
+
+
+def _no_ranges(exc: BaseException) -> bool:
+    """Whether ``exc`` is fsspec's word that an HTTP server ignored a ``Range`` header."""
+    return isinstance(exc, ValueError) and "support range requests" in str(exc)
 
 
 def _cache_key(url: str, stat: RemoteStat, block: int) -> str:
@@ -489,6 +521,10 @@ class RemoteSource(ByteSource):
         self._folder = cache_dir / "remote" if (cache_dir is not None and use_cache) else None
         self._blocks_: _Blocks | None = None  # opened on first use: a dataset of many
         self._lock = threading.RLock()  # shards opens only the ones it reads
+        self._stream: Any = None  # the object read forward, from a server without ranges
+        self._stream_at = 0  # where that stream is
+        self._stream_lock = threading.Lock()
+        self.streaming = False
         self._inflight: dict[int, Future[None]] = {}
         self._ahead = 0  # blocks read ahead of a sequential reader, now
         self._front = -1  # the furthest block it has reached
@@ -534,6 +570,9 @@ class RemoteSource(ByteSource):
         for fut in pending:
             with contextlib.suppress(BaseException):
                 fut.result()
+        if self._stream is not None:
+            with contextlib.suppress(Exception):
+                self._stream.close()
         self.object.close()
         if self._blocks_ is not None:
             self._blocks_.close()
@@ -615,7 +654,15 @@ class RemoteSource(ByteSource):
             if self._closed:
                 return
             start = k * self.block
-            data = self.object.read(start, min(self.size, start + self.block))
+            if self.streaming:
+                self._fetch_forward(k)
+                return
+            try:
+                data = self.object.read(start, min(self.size, start + self.block))
+            except NoRangesError:
+                self.streaming = True  # read it once, forward, from now on
+                self._fetch_forward(k)
+                return
             # Kept even when the source closed meanwhile (close waits for this fetch before
             # it closes the block file): bytes fetched are bytes a later reader need not.
             crc = self._write(k, data)  # outside the lock: a slow disk stalls no other block
@@ -631,6 +678,39 @@ class RemoteSource(ByteSource):
         finally:
             with self._lock:
                 self._inflight.pop(k, None)
+
+    def _fetch_forward(self, k: int) -> None:
+        """Block ``k`` from a server that answers no ranged request: the object is read
+        forward, once, and every block passed on the way is kept (a later block asked for
+        costs the bytes before it once, not on every request). A block behind the stream
+        that is no longer kept starts it again from the object's start."""
+        with self._stream_lock:
+            if self._blocks.has(k):
+                return
+            start = k * self.block
+            if self._stream is None or self._stream_at > start:
+                if self._stream is not None:
+                    with contextlib.suppress(Exception):
+                        self._stream.close()
+                self._stream, self._stream_at = self.object.stream(), 0
+            while self._stream_at <= start and self._stream_at < self.size:
+                j = self._stream_at // self.block
+                want = min(self.block, self.size - self._stream_at)
+                with remote_errors(self.url, "reading"):
+                    data = _read_exactly(self._stream, want)
+                if len(data) != want:
+                    raise RemoteError(
+                        f"{self.shown}: the server ended the object at byte"
+                        f" {self._stream_at + len(data):,} of {self.size:,}"
+                    )
+                with self.object._count:
+                    self.object.requests += 0 if self._stream_at else 1
+                    self.object.bytes_read += len(data)
+                if not self._blocks.has(j):
+                    crc = self._write(j, data)
+                    with self._lock:
+                        self._blocks.put(j, crc)
+                self._stream_at += want
 
     def _write(self, k: int, data: bytes) -> int:
         """Write block ``k`` into the block file; when the disk is full, make room by
@@ -676,6 +756,18 @@ class RemoteSource(ByteSource):
             self.size, self.stat.version
         ):
             raise ObjectChangedError(self.shown)
+
+
+def _read_exactly(f: Any, n: int) -> bytes:
+    """``n`` bytes from the stream ``f`` (fewer at its end)."""
+    parts = []
+    while n > 0:
+        got = f.read(n)
+        if not got:
+            break
+        parts.append(got)
+        n -= len(got)
+    return b"".join(parts)
 
 
 def read_range(url: str, start: int, end: int, *, anon: bool = False) -> bytes:

@@ -1,0 +1,88 @@
+"""Against a server that is not ours: Python's own ``http.server``, which answers no
+ranged request (every GET sends the whole file). The object is read forward, once: ``dump``
+of the first record reads its first blocks, ``info`` reads the object about once; bytes are
+counted by a proxy in front of the server."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from netservers import FaultProxy
+
+import codec
+
+REPO = Path(__file__).resolve().parent.parent
+RECORDS = 32_000  # of 4,000 bytes: some 122 MiB
+
+
+@pytest.fixture(scope="module")
+def stock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FaultProxy, str, int]]:
+    folder = tmp_path_factory.mktemp("www")
+    path = folder / "big.tfrecord"
+    rng = random.Random(5)
+    codec.write_records(path, (rng.randbytes(4000) for _ in range(RECORDS)))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        cwd=folder,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline, "http.server did not start"
+                time.sleep(0.1)
+        with FaultProxy(f"http://127.0.0.1:{port}") as proxy:
+            yield proxy, f"{proxy.endpoint}/big.tfrecord", path.stat().st_size
+    finally:
+        server.terminate()
+        server.wait(10)
+
+
+def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, TFRECORD_BROWSER_CACHE=str(tmp_path / "cache"))
+    return subprocess.run(
+        [sys.executable, "-m", "browser_app", *args],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env=env,
+        timeout=300,
+    )
+
+
+def test_dump_of_the_first_record_reads_its_first_blocks(stock, tmp_path: Path) -> None:
+    proxy, url, _size = stock
+    proxy.reset_stats()
+    done = _cli(tmp_path, "dump", url, "--records", "0:2", "--json")
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(x)["index"] for x in done.stdout.splitlines()] == [0, 1]
+    assert proxy.bytes_forwarded <= 64 << 20, proxy.bytes_forwarded
+
+
+def test_info_reads_the_object_about_once(stock, tmp_path: Path) -> None:
+    proxy, url, size = stock
+    proxy.reset_stats()
+    done = _cli(tmp_path, "info", url, "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["files"][0]["records"] == RECORDS
+    # Once, and a few blocks: the start read again when the server turns out to send no
+    # ranges, and what a refused ranged answer had sent before it was closed.
+    assert proxy.bytes_forwarded <= size + (24 << 20), (proxy.bytes_forwarded, size)
