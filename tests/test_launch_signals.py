@@ -25,6 +25,13 @@ def _answers(url: str) -> bool:
         return False
 
 
+def _as_from_a_terminal() -> None:
+    """In the launcher's process before it starts: Ctrl+C's signal as a terminal's command
+    has it (handled by Python), whatever the test process inherited or set (a process
+    started where SIGINT is ignored ignores it too, as POSIX says)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(port: int, *extra: str, prefix: tuple[str, ...] = ()) -> subprocess.Popen[bytes]:
     proc = subprocess.Popen(
         [
@@ -41,6 +48,7 @@ def _start(port: int, *extra: str, prefix: tuple[str, ...] = ()) -> subprocess.P
         cwd=REPO,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
+        preexec_fn=_as_from_a_terminal,
     )
     deadline = time.monotonic() + 60
     while not _answers(f"http://127.0.0.1:{port}"):
