@@ -263,7 +263,7 @@ class TFRecordFile(Sequence[bytes]):
             if i < 0:
                 have = plural(len(self._offsets), "record")
                 raise IndexError(f"record index out of range ({have})")
-        else:
+        elif i >= len(self._index.offsets):  # the hot path (indexed already) asks once
             self._ensure(i + 1)
             if i >= len(self._offsets):
                 have = plural(len(self._offsets), "record")
@@ -311,20 +311,22 @@ class TFRecordFile(Sequence[bytes]):
         last = self._last
         if last is not None and last[0] == i and (last[2] or not checked):
             return last[1]
-        off = self._offsets[i]
-        n = self._lengths[i]
+        index = self._index
+        off = index.offsets[i]
+        n = index.lengths[i]
         start = off + HEADER_SIZE
         self._need(off, start + n + FOOTER_SIZE)
-        data = self._buf[start : start + n]
+        buf = self._buf
+        data = buf[start : start + n]
         self._read_since_release += n
         if self._read_since_release > _RELEASE_EVERY:
             # Paging through a file far larger than memory must not keep it all resident.
             self._read_since_release = 0
             self._release(0, self.size)
         if checked:
-            (stored,) = _U32.unpack_from(self._buf, start + n)
+            (stored,) = _U32.unpack_from(buf, start + n)
             if mask_crc(_crc32c.crc32c(data)) != stored:
-                problem = self._index.data_crc_problem(i)
+                problem = index.data_crc_problem(i)
                 raise CorruptRecordError(problem.message, path=self.path, offset=off)
         payload = bytes(data)
         self._last = (i, payload, checked)
