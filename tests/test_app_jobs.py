@@ -396,3 +396,27 @@ def test_a_shared_dask_cluster_stays_open_while_another_session_uses_it(
     assert again.connected()  # the third session ran a job on it
     leave(third)
     assert not again.connected()
+
+
+def test_a_closed_tab_stops_its_job_at_the_next_report(monkeypatch, root) -> None:  # type: ignore[no-untyped-def]
+    """A job checks at each progress report that its tab is still connected: once it is
+    not, the job stops there (nothing kept), instead of working on for nobody."""
+    from browser_app.ui import state as state_package
+
+    reports: list[bool] = []
+
+    def connected() -> bool:
+        reports.append(len(reports) < 1)  # connected for the first report, closed after
+        return reports[-1]
+
+    monkeypatch.setattr(state_package, "session_connected", connected)
+    at = start_app(monkeypatch, root, "--executor", "inline", params={"file": SPEC}, run=False)
+    at.switch_page("ui/pages/overview.py").run()
+    assert not at.exception
+    assert len(reports) >= 2 and reports[-1] is False
+    # The run stopped inside the CRC check: nothing after it was drawn, and no error.
+    assert not at.main.metric and not at.main.error
+    monkeypatch.setattr(state_package, "session_connected", lambda: True)
+    at.run()  # connected again (a new run of the tab): the check runs and completes
+    metrics = {m.label: m.value for m in at.main.metric}
+    assert metrics["Damaged records"] != "—"

@@ -17,6 +17,7 @@ __all__ = [
     "executor_problem",
     "executors",
     "job_cancelled",
+    "session_connected",
     "session_key",
     "set_executor",
     "set_executor_problem",
@@ -36,6 +37,19 @@ def session_key() -> str:
         key = uuid.uuid4().hex
         st.session_state[_SESSION] = key
     return key
+
+
+def session_connected() -> bool:
+    """Whether this session's browser tab is still connected (True where no server runs the
+    app: a test). A job checks it at every progress report: the work of a tab that was
+    closed stops then, not when the server forgets the session minutes later."""
+    from streamlit.runtime import Runtime, exists
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None or not exists():
+        return True
+    return bool(Runtime.instance().is_active_session(ctx.session_id))
 
 
 def executor() -> ExecutorSpec:

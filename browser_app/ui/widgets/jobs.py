@@ -77,6 +77,10 @@ class Bar:
         self.show(fraction, text)
 
     def show(self, fraction: float, text: str) -> None:
+        if not state.session_connected():
+            # The tab is closed: stop the job now (its pool stops with the script), instead
+            # of working for nobody until the server forgets the session.
+            st.stop()
         self.bar.progress(min(1.0, max(0.0, fraction)), text=f"{self.what} on {self.on}: {text}")
 
 
