@@ -53,11 +53,11 @@ class FileIdentity:
 
     def moved_from(self, other: FileIdentity) -> bool:
         """Whether this file (as it is now) is no longer the one ``other`` names: another
-        size, modification time, inode or version."""
-        return (self.size, self.mtime_ns, self.ino, self.version) != (
+        size, modification time or version. (Not the inode: a worker on another machine
+        reads the same file through its own mount, or a copy made with its times.)"""
+        return (self.size, self.mtime_ns, self.version) != (
             other.size,
             other.mtime_ns,
-            other.ino,
             other.version,
         )
 
