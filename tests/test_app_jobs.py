@@ -163,7 +163,8 @@ def test_where_jobs_run_is_shown_and_changed_in_the_sidebar(monkeypatch, root) -
     no_crash(at)
     message = texts(at.sidebar.error)
     assert view.md_text("tcp://127.0.0.1:9: cannot reach the Dask scheduler") in message
-    assert "no answer within 0.5 s" in message or "refused" in message.lower()
+    # as long as the launcher said to try: the library's connect timeout, or our deadline
+    assert "after 0.5 s" in message or "no answer within 0.5 s" in message, message
     assert "Traceback" not in message
     assert "Jobs run on **this process (one core)**" in texts(at.sidebar.caption)
     # Jobs still run where they ran.
