@@ -1,6 +1,7 @@
 """The Streamlit app: the router (:mod:`.app`), the one page frame (:mod:`.frame`), the
-session's values (:mod:`.state`, the only module touching session state and query
-parameters), every cache (:mod:`.services`), opening sources (:mod:`.sources`), page links
+session's values (:mod:`.state`, the only package touching session state and query
+parameters), every cache (:mod:`.services`), opening sources (:mod:`.source`,
+:mod:`.opening`), page links
 (:mod:`.navigation`), the reusable pieces (:mod:`.widgets`) and one module per page
 (:mod:`.pages`).
 
