@@ -11,11 +11,11 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_support import run_cli
 from netservers import RangeHTTPServer, SyntheticTFRecord
 
 REPO = Path(__file__).resolve().parent.parent
@@ -45,14 +45,7 @@ def served() -> Iterator[tuple[str, SyntheticTFRecord]]:
 
 
 def _verify(url: str, cache: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "browser_app", "verify", url, "--json", "--executor", "inline"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=dict(os.environ, TFRECORD_BROWSER_CACHE=str(cache)),
-        timeout=300,
-    )
+    return run_cli("verify", url, "--json", "--executor", "inline", cache=cache)
 
 
 def _intact(done: subprocess.CompletedProcess[str], records: int) -> None:

@@ -5,11 +5,11 @@ peak memory of refusing the worst inputs is measured here."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import tracemalloc
 from pathlib import Path
 
 import pytest
+from cli_support import run_cli
 from conftest import DATA
 
 from codec.errors import DecodeError
@@ -92,14 +92,7 @@ def test_filters_within_the_limits_still_parse() -> None:
 
 
 def _cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "browser_app", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        input=stdin,
-        timeout=120,
-    )
+    return run_cli(*args, stdin=stdin, timeout=120)
 
 
 def test_the_command_line_refuses_them_with_exit_2(tmp_path: Path) -> None:

@@ -8,15 +8,13 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
 import shutil
-import subprocess
-import sys
 import zlib
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from cli_support import run_cli
 
 from codec.framing import encode_record
 
@@ -49,15 +47,7 @@ DAMAGE: dict[str, Callable[[], bytes]] = {
 
 
 def _verify(url: str, cache: Path) -> tuple[int, dict]:
-    env = dict(os.environ, TFRECORD_BROWSER_CACHE=str(cache))
-    done = subprocess.run(
-        [sys.executable, "-m", "browser_app", "verify", url, "--json"],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=env,
-        timeout=120,
-    )
+    done = run_cli("verify", url, "--json", cache=cache, timeout=120)
     return done.returncode, json.loads(done.stdout)
 
 

@@ -5,12 +5,11 @@ object about once. Bytes are counted by the server."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from cli_support import run_cli
 from netservers import RangeHTTPServer, SyntheticTFRecord
 
 REPO = Path(__file__).resolve().parent.parent
@@ -25,15 +24,7 @@ def big() -> tuple[RangeHTTPServer, SyntheticTFRecord, str]:
 
 
 def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, TFRECORD_BROWSER_CACHE=str(tmp_path / "cache"))
-    return subprocess.run(
-        [sys.executable, "-m", "browser_app", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=env,
-        timeout=300,
-    )
+    return run_cli(*args, cache=tmp_path / "cache")
 
 
 @pytest.mark.parametrize("spec", ["0", "0:3", "5,2", "10:12:1"])

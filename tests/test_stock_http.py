@@ -6,7 +6,6 @@ counted by a proxy in front of the server."""
 from __future__ import annotations
 
 import json
-import os
 import random
 import socket
 import subprocess
@@ -17,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from cli_support import run_cli
 from netservers import FaultProxy
 
 import codec
@@ -57,15 +57,7 @@ def stock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[FaultProxy
 
 
 def _cli(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, TFRECORD_BROWSER_CACHE=str(tmp_path / "cache"))
-    return subprocess.run(
-        [sys.executable, "-m", "browser_app", *args],
-        capture_output=True,
-        text=True,
-        cwd=REPO,
-        env=env,
-        timeout=300,
-    )
+    return run_cli(*args, cache=tmp_path / "cache")
 
 
 def test_dump_of_the_first_record_reads_its_first_blocks(stock, tmp_path: Path) -> None:
