@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
+    "HIGH_DEPTH_MODES",
     "IMAGE_MAGIC",
     "ImageMagic",
     "format_bytes",
@@ -24,8 +25,10 @@ __all__ = [
     "image_decodes",
     "image_magic",
     "image_size",
+    "is_high_depth",
     "is_text",
     "plural",
+    "png_ihdr",
     "sniff_image",
 ]
 
@@ -201,6 +204,41 @@ def image_size(b: bytes | memoryview) -> tuple[str, int, int] | None:
     if size is None or size[0] <= 0 or size[1] <= 0:
         return None
     return fmt, int(size[0]), int(size[1])
+
+
+def png_ihdr(b: bytes | memoryview) -> tuple[int, int] | None:
+    """``(bit depth, colour type)`` from a PNG's IHDR chunk (colour type 0 grey, 2 RGB,
+    3 palette, 4 grey + alpha, 6 RGBA), or ``None`` when ``b`` is not a PNG with a readable
+    IHDR. Reads 26 bytes; nothing is decoded."""
+    if len(b) < 26 or bytes(b[:8]) != b"\x89PNG\r\n\x1a\n" or bytes(b[12:16]) != b"IHDR":
+        return None
+    return int(b[24]), int(b[25])
+
+
+# Pillow's modes of single-channel pictures with more than 8 bits per value.
+HIGH_DEPTH_MODES = frozenset({"I", "F", "I;16", "I;16L", "I;16B", "I;16N", "I;16S", "I;32"})
+
+
+def is_high_depth(b: bytes | memoryview) -> bool:
+    """Whether encoded image bytes hold a single-channel picture of more than 8 bits per
+    value (a 16-bit grey PNG, a 16-bit, 32-bit or float TIFF): the pictures shown
+    contrast-stretched rather than as stored (see :func:`codec.images.stretch`). Reads the
+    header only (PNG's IHDR; TIFF's through Pillow, which reads no pixels)."""
+    magic = image_magic(b)
+    if magic is None:
+        return False
+    if magic.format == "png":
+        ihdr = png_ihdr(b)
+        return ihdr is not None and ihdr[0] == 16 and ihdr[1] == 0
+    if magic.format != "tiff":
+        return False
+    from PIL import Image
+
+    try:
+        with Image.open(io.BytesIO(b)) as im:  # lazy: reads the header only
+            return im.mode in HIGH_DEPTH_MODES
+    except Exception:  # an unreadable header is not a picture of any depth
+        return False
 
 
 def image_complete(fmt: str, b: bytes) -> bool:
