@@ -19,22 +19,38 @@ import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal, get_args
+
+import numpy as np
 
 from .kinds import BYTES, FLOAT, INT64
 
 __all__ = [
     "BBOX",
     "CLASS_COLORS",
+    "FACTORS",
+    "LAYOUT_KINDS",
+    "LIST_KINDS",
+    "OBJECTS",
+    "PREDICTIONS",
     "ClassKey",
     "Layout",
+    "LayoutKind",
+    "ListKind",
+    "ObjectLengths",
     "RecordBoxes",
     "StoredBox",
     "class_caption",
     "class_color",
     "coordinates",
     "decide_normalized",
+    "keypoint_count",
+    "layout_kind",
+    "layout_of",
+    "layout_root",
     "layouts",
+    "list_kind",
+    "object_lengths",
     "record_boxes",
 ]
 
@@ -43,14 +59,54 @@ _SUFFIX = "bbox/xmin"
 NORMALIZED_SHARE = 0.9  # coordinates count as normalised when this share of them is in [0, 1]
 
 
+LayoutKind = Literal["objects", "predictions"]
+OBJECTS: LayoutKind = "objects"  # ground truth (``image/object/``)
+PREDICTIONS: LayoutKind = "predictions"  # a model's output (``image/detection/``)
+LAYOUT_KINDS: tuple[LayoutKind, ...] = get_args(LayoutKind)
+
+_SCORES = ("score", "scores")
+
+
+def layout_kind(prefix: str, names: Iterable[str]) -> LayoutKind:
+    """What the lists under ``prefix`` are: ``"predictions"`` when the prefix ends with
+    ``detection/`` (``image/detection/``, as ``infer_detections.py`` writes them) or, unless
+    it ends with ``object/``, when a ``<prefix>score`` / ``<prefix>scores`` list stands beside
+    the boxes; ``"objects"`` (ground truth) otherwise."""
+    if prefix.endswith("detection/"):
+        return PREDICTIONS
+    if prefix.endswith("object/"):
+        return OBJECTS
+    have = set(names)
+    return PREDICTIONS if any(prefix + s in have for s in _SCORES) else OBJECTS
+
+
+def layout_root(prefix: str) -> str:
+    """Where a layout's picture lives: ``image/`` for both ``image/object/`` and
+    ``image/detection/``; the prefix itself for any other naming."""
+    for tail in ("object/", "detection/"):
+        if prefix.endswith(tail):
+            return prefix[: -len(tail)]
+    return prefix
+
+
 @dataclass(frozen=True)
 class Layout:
     """One set of parallel object lists: ``prefix`` (``"image/object/"``), ``root``
-    (``"image/"``) and ``parallel``, every list under the prefix (the four bbox lists first)."""
+    (``"image/"``), ``parallel``, every list under the prefix (the four bbox lists first), and
+    ``kind``: ``"objects"`` (ground truth) or ``"predictions"`` (:func:`layout_kind`; worked
+    out from the prefix and ``parallel`` when not given).
+
+    The class lists are :attr:`label` and :attr:`text`, the score list :attr:`score`: the keys
+    actually used, which depend on the kind and on the lists there are."""
 
     prefix: str
     root: str
     parallel: tuple[str, ...]
+    kind: str = ""
+
+    def __post_init__(self) -> None:
+        if self.kind not in LAYOUT_KINDS:
+            object.__setattr__(self, "kind", layout_kind(self.prefix, self.parallel))
 
     def bbox(self, side: str) -> str:
         return f"{self.prefix}bbox/{side}"
@@ -61,12 +117,32 @@ class Layout:
         return xmin, ymin, xmax, ymax
 
     @property
+    def is_predictions(self) -> bool:
+        return self.kind == PREDICTIONS
+
+    @property
     def text(self) -> str:
+        """The class text list: ``<prefix>class/text``."""
         return f"{self.prefix}class/text"
 
     @property
     def label(self) -> str:
+        """The class label list: ``<prefix>class/label``; for predictions ``<prefix>label``
+        (``image/detection/label``) when the record has it."""
+        if self.kind == PREDICTIONS and f"{self.prefix}label" in self.parallel:
+            return f"{self.prefix}label"
         return f"{self.prefix}class/label"
+
+    @property
+    def score(self) -> str | None:
+        """The score list of predictions (``<prefix>score``, else ``<prefix>scores``); None
+        for ground truth, or predictions without scores."""
+        if self.kind != PREDICTIONS:
+            return None
+        for s in _SCORES:
+            if self.prefix + s in self.parallel:
+                return self.prefix + s
+        return None
 
     @property
     def image(self) -> str:
@@ -81,22 +157,44 @@ class Layout:
         return f"{self.root}width"
 
 
+def layout_of(prefix: str, names: Iterable[str]) -> Layout:
+    """The layout under ``prefix`` among feature ``names``: every name under it is one of its
+    lists, except those under a longer prefix that holds boxes of its own (another layout)."""
+    have = set(names)
+    boxes = tuple(f"{prefix}bbox/{s}" for s in BBOX)
+    nested = {
+        n[: -len(_SUFFIX)]
+        for n in have
+        if n.endswith(_SUFFIX) and n.startswith(prefix) and len(n) - len(_SUFFIX) > len(prefix)
+    }
+    rest = sorted(
+        n
+        for n in have
+        if n.startswith(prefix) and n not in boxes and not any(n.startswith(p) for p in nested)
+    )
+    return Layout(prefix, layout_root(prefix), boxes + tuple(rest), layout_kind(prefix, have))
+
+
+def _rank(layout: Layout) -> tuple[bool, bool, str]:
+    usual = "image/detection/" if layout.kind == PREDICTIONS else "image/object/"
+    return (layout.kind == PREDICTIONS, layout.prefix != usual, layout.prefix)
+
+
 def layouts(names: Iterable[str]) -> list[Layout]:
     """Every detection layout among feature ``names``: a prefix under which all four
-    ``bbox/{xmin,ymin,xmax,ymax}`` lists exist."""
+    ``bbox/{xmin,ymin,xmax,ymax}`` lists exist. Ground truth first (``image/object/`` first
+    of all), then predictions (``image/detection/`` first), each by prefix: so ``[0]`` is
+    the ground truth whenever a record has some; callers wanting one kind filter on
+    :attr:`Layout.kind`."""
     have = set(names)
     out = []
-    for name in sorted(have):
+    for name in have:
         if not name.endswith(_SUFFIX):
             continue
         prefix = name[: -len(_SUFFIX)]
-        if not all(f"{prefix}bbox/{s}" in have for s in BBOX):
-            continue
-        root = prefix[: -len("object/")] if prefix.endswith("object/") else prefix
-        boxes = tuple(f"{prefix}bbox/{s}" for s in BBOX)
-        rest = sorted(n for n in have if n.startswith(prefix) and n not in boxes)
-        out.append(Layout(prefix, root, boxes + tuple(rest)))
-    return out
+        if all(f"{prefix}bbox/{s}" in have for s in BBOX):
+            out.append(layout_of(prefix, have))
+    return sorted(out, key=_rank)
 
 
 def decide_normalized(values: Iterable[float], share: float = NORMALIZED_SHARE) -> bool:
@@ -173,6 +271,7 @@ class StoredBox:
     text: str | None = None
     label: int | None = None
     problems: tuple[str, ...] = ()
+    score: float | None = None
 
     @property
     def caption(self) -> str:
@@ -217,6 +316,248 @@ def _values(features: Mapping[str, Any], name: str, types: tuple[str, ...]) -> l
     return list(f.values)
 
 
+# -- object lists checked by what they are ---------------------------------------------------
+
+ListKind = Literal["box", "object", "keypoint", "class_score", "mask", "densepose"]
+LIST_KINDS: tuple[ListKind, ...] = get_args(ListKind)
+# Lists holding a constant number of values per object, that number taken from the data:
+# the kind, and the letter its messages give the number.
+FACTORS: dict[str, str] = {"keypoint": "K", "class_score": "C"}
+_FIRST_OF = {"keypoint": ("keypoint/x", "keypoint/y")}  # a group's lists that vote first
+
+
+def list_kind(layout: Layout, name: str) -> ListKind:
+    """What list ``name`` of ``layout`` holds, which says how long it must be in a record
+    with N objects (N: the length of the bbox lists):
+
+    - ``box``: the four ``bbox/*`` lists, N values;
+    - ``object``: one value per object, N — the class lists, ``score``, ``is_crowd``,
+      ``area``, ``difficult``, ``keypoint/num``, ``mask/weight``, ``densepose/num`` and any
+      list not named below;
+    - ``keypoint``: every other ``keypoint/*`` list (``x``, ``y``, ``visibility``, ``text``,
+      ``z``, ``z/weights``), N·K with K points per object, the same for every list and
+      record (taken from the data: COCO has 17);
+    - ``class_score``: ``class/multiclass_scores``, N·C with C classes;
+    - ``mask``: ``mask``, N PNG pictures (bytes), or N·H·W numbers with H and W the
+      picture's ``<root>height`` and ``<root>width``;
+    - ``densepose``: every other ``densepose/*`` list, one value per DensePose point: the sum
+      of ``densepose/num``.
+    """
+    if name in layout.boxes:
+        return "box"
+    rel = name[len(layout.prefix) :] if name.startswith(layout.prefix) else name
+    if rel in ("keypoint/num", "densepose/num"):
+        return "object"
+    if rel.startswith("keypoint/"):
+        return "keypoint"
+    if rel == "class/multiclass_scores":
+        return "class_score"
+    if rel == "mask":
+        return "mask"
+    if rel.startswith("densepose/"):
+        return "densepose"
+    return "object"
+
+
+def _mode(rows: np.ndarray, valid: np.ndarray) -> np.ndarray:
+    """Per column of ``rows`` (lists × records), the value most valid rows hold (ties: the
+    earliest row's); -1 where no row is valid."""
+    if not len(rows):
+        return np.full(rows.shape[1], -1, np.int64)
+    votes = ((rows[:, None, :] == rows[None, :, :]) & valid[None, :, :]).sum(axis=1)
+    votes = np.where(valid, votes, -1)
+    best = votes.argmax(axis=0)
+    cols = np.arange(rows.shape[1])
+    return np.where(valid[best, cols], rows[best, cols], -1)
+
+
+@dataclass(frozen=True)
+class ObjectLengths:
+    """The object lists of records under one layout checked by what they are (see
+    :func:`list_kind`); every array has one column per record.
+
+    ``n`` is N (the length most of the four bbox lists have; ties: the earlier of
+    xmin, ymin, xmax, ymax); ``factors[kind]`` K or C per record (-1: not known); ``expected``
+    the length each list must have (-1: not known — a float mask whose picture size is not
+    known must then hold a multiple of N values, DensePose points are not checked without a
+    good ``densepose/num``); ``wrong`` the lists that do not have it."""
+
+    layout: Layout
+    names: tuple[str, ...]
+    kinds: tuple[ListKind, ...]
+    lengths: np.ndarray  # names × records
+    numeric: np.ndarray  # names × records: a list of numbers (for masks)
+    n: np.ndarray
+    factors: dict[str, np.ndarray]
+    pixels: np.ndarray  # H·W per record, -1 when not known
+    points: np.ndarray  # DensePose points per record, -1 when not known
+    expected: np.ndarray  # names × records
+    wrong: np.ndarray  # names × records
+
+    @property
+    def bad(self) -> np.ndarray:
+        """Per record: whether any list has a length its layout does not explain."""
+        if not len(self.names):
+            return np.zeros(len(self.n), bool)
+        return np.asarray(self.wrong.any(axis=0))
+
+    def expectation(self, j: int, i: int) -> str:
+        """What list ``j`` of record ``i`` should hold, in words: ``N = 3``,
+        ``N·K = 2·17 = 34``, ``N·H·W = 2·4·6 = 48``..."""
+        kind = self.kinds[j]
+        n = int(self.n[i])
+        exp = int(self.expected[j, i])
+        if kind in FACTORS:
+            f = int(self.factors[kind][i])
+            letter = FACTORS[kind]
+            if f < 0:
+                return f"N·{letter} with {letter} the same for every object (N = {n})"
+            return f"N·{letter} = {n}·{f} = {exp}"
+        if kind == "mask":
+            if not self.numeric[j, i]:
+                return f"N = {n} (one PNG per object)"
+            px = int(self.pixels[i])
+            if px < 0:
+                return f"N·H·W, a multiple of N = {n} (the picture's size is not known)"
+            return f"N·H·W = {n}·{px} = {exp}"
+        if kind == "densepose":
+            return f"the sum of {self.layout.prefix}densepose/num = {exp}"
+        return f"N = {exp}"
+
+    def problem(self, j: int, i: int) -> str:
+        """List ``j`` of record ``i`` in words: ``image/object/keypoint/x has 30 values;
+        expected N·K = 2·17 = 34``."""
+        return (
+            f"{self.names[j]} has {int(self.lengths[j, i])} values;"
+            f" expected {self.expectation(j, i)}"
+        )
+
+    def problems(self, i: int) -> list[str]:
+        """Every list of record ``i`` whose length its layout does not explain, in words."""
+        return [self.problem(j, i) for j in range(len(self.names)) if self.wrong[j, i]]
+
+
+def object_lengths(
+    layout: Layout,
+    lengths: Mapping[str, np.ndarray],
+    *,
+    numeric: Mapping[str, np.ndarray] | None = None,
+    pixels: np.ndarray | None = None,
+    points: np.ndarray | None = None,
+    factors: Mapping[str, int] | None = None,
+) -> ObjectLengths:
+    """Check the lengths of a layout's lists in many records at once — the one rule, used
+    for a record (:func:`record_boxes`) and by the dataset's schema.
+
+    ``lengths``: per list name, its length in each record (0 where absent: an absent list
+    counts as empty); ``numeric``: per list, whether it holds numbers (a float ``mask`` is
+    N·H·W, a bytes one N); ``pixels``: H·W of each record's picture (-1 or NaN: not known);
+    ``points``: the sum of ``densepose/num`` per record; ``factors``: K / C for the whole
+    dataset (by kind, see :data:`FACTORS`) — without it each record's own, the value most of
+    its lists of that kind agree on."""
+    names = tuple(lengths)
+    count = len(next(iter(lengths.values()))) if lengths else 0
+    zeros = np.zeros(count, np.int64)
+    lens = np.array([np.asarray(lengths[k], np.int64) for k in names], np.int64).reshape(
+        len(names), count
+    )
+    kinds = tuple(list_kind(layout, k) for k in names)
+    numbers = np.array(
+        [np.asarray((numeric or {}).get(k, zeros), bool) for k in names], bool
+    ).reshape(len(names), count)
+    sides = np.array([np.asarray(lengths.get(b, zeros), np.int64) for b in layout.boxes])
+    n = _mode(sides, np.ones_like(sides, bool))
+    px = np.full(count, -1, np.int64) if pixels is None else _known(pixels, count)
+    pts = np.full(count, -1, np.int64) if points is None else _known(points, count)
+    num = f"{layout.prefix}densepose/num"
+    if num in lengths:
+        pts = np.where(np.asarray(lengths[num]) == n, pts, -1)
+    else:
+        pts = np.where(n == 0, 0, -1)
+    expected = np.full((len(names), count), -1, np.int64)
+    per: dict[str, np.ndarray] = {}
+    for kind in FACTORS:
+        rows = [j for j, k in enumerate(kinds) if k == kind]
+        if not rows:
+            continue
+        first = [layout.prefix + r for r in _FIRST_OF.get(kind, ())]
+        rows.sort(
+            key=lambda j: (names[j] not in first, first.index(names[j]) if names[j] in first else 0)
+        )
+        if factors is not None and kind in factors:
+            per[kind] = np.full(count, int(factors[kind]), np.int64)
+        else:
+            sub = lens[rows]
+            safe = np.maximum(n, 1)
+            valid = (n > 0) & (sub % safe == 0)
+            per[kind] = np.where(n == 0, 0, _mode(sub // safe, valid))
+    for j, kind in enumerate(kinds):
+        if kind in ("box", "object"):
+            expected[j] = n
+        elif kind in FACTORS:
+            f = per[kind]
+            expected[j] = np.where(f >= 0, n * f, -1)
+        elif kind == "mask":
+            expected[j] = np.where(numbers[j], np.where(px >= 0, n * px, -1), n)
+        else:
+            expected[j] = pts
+    known = expected >= 0
+    divides = np.where(n > 0, lens % np.maximum(n, 1) == 0, lens == 0)
+    is_mask = np.array([k == "mask" for k in kinds], bool)[:, None]
+    loose = ~known & is_mask  # a float mask of a picture whose size is not known
+    wrong = (known & (lens != expected)) | (loose & ~divides)
+    return ObjectLengths(layout, names, kinds, lens, numbers, n, per, px, pts, expected, wrong)
+
+
+def _known(values: np.ndarray, count: int) -> np.ndarray:
+    """Non-negative whole numbers as int64, -1 for NaN or negative ones."""
+    v = np.asarray(values, np.float64).reshape(count)
+    ok = np.isfinite(v) & (v >= 0)
+    return np.where(ok, np.nan_to_num(v, nan=-1.0), -1).astype(np.int64)
+
+
+def _record_lengths(
+    features: Mapping[str, Any],
+    layout: Layout,
+    factors: Mapping[str, int] | None = None,
+) -> ObjectLengths:
+    """:func:`object_lengths` of one record's ``features``."""
+    lengths: dict[str, np.ndarray] = {}
+    numeric: dict[str, np.ndarray] = {}
+    for name in layout.parallel:
+        f = features.get(name)
+        if f is None or f.type not in (FLOAT, INT64, BYTES):
+            lengths[name], numeric[name] = np.zeros(1, np.int64), np.zeros(1, bool)
+            continue
+        lengths[name] = np.array([len(f.values)], np.int64)
+        numeric[name] = np.array([f.type in (FLOAT, INT64)], bool)
+    height = _values(features, layout.height, (INT64,)) or []
+    width = _values(features, layout.width, (INT64,)) or []
+    pixels = np.array(
+        [int(height[0]) * int(width[0]) if len(height) == 1 and len(width) == 1 else -1],
+        np.float64,
+    )
+    nums = _values(features, f"{layout.prefix}densepose/num", (INT64,))
+    points = np.array([sum(int(v) for v in nums) if nums is not None else -1], np.float64)
+    return object_lengths(
+        layout, lengths, numeric=numeric, pixels=pixels, points=points, factors=factors
+    )
+
+
+def keypoint_count(features: Mapping[str, Any], layout: Layout) -> int | None:
+    """K, the keypoints per object of a record (an Example's ``features``) under ``layout``;
+    None when it has no keypoints (no ``keypoint/*`` list but ``keypoint/num``, or no
+    object) or when its keypoint lists' lengths are not N·K for one K."""
+    got = _record_lengths(features, layout)
+    k = got.factors.get("keypoint")
+    if k is None or int(k[0]) <= 0:
+        return None
+    rows = [j for j, kind in enumerate(got.kinds) if kind == "keypoint"]
+    if got.wrong[rows, 0].any():
+        return None
+    return int(k[0])
+
+
 def record_boxes(
     features: Mapping[str, Any],
     layout: Layout,
@@ -225,24 +566,24 @@ def record_boxes(
     width: int | None = None,
     height: int | None = None,
     label_map: Mapping[int, str] | None = None,
+    factors: Mapping[str, int] | None = None,
 ) -> RecordBoxes:
     """The boxes of one record's ``features`` (an Example's features) under ``layout``, each
     with its problems: a coordinate that is not finite, outside [0, 1] (normalised) or outside
     the ``width`` × ``height`` picture (pixels), xmin ≥ xmax or ymin ≥ ymax, a label outside
-    ``label_map``. Lists of different lengths give as many boxes as the shortest bbox list,
-    and a record problem."""
+    ``label_map``; with its score for predictions. The record's own problems are its object
+    lists whose lengths the layout does not explain (:func:`object_lengths`; ``factors``: the
+    dataset's K / C, else the record's own), one sentence each; such lists give as many boxes
+    as the shortest bbox list."""
     coords = [_values(features, name, (FLOAT, INT64)) or [] for name in layout.boxes]
-    problems: list[str] = []
-    lengths = {
-        name: len(_values(features, name, (FLOAT, INT64, BYTES)) or []) for name in layout.parallel
-    }
-    if len(set(lengths.values())) > 1:
-        described = ", ".join(f"{name} {n}" for name, n in lengths.items())
-        problems.append(f"the object lists have different lengths: {described}")
+    problems = _record_lengths(features, layout, factors).problems(0)
     n = min(len(c) for c in coords)
     texts_raw = _values(features, layout.text, (BYTES,)) or []
     texts = [bytes(t).decode("utf-8", "replace") for t in texts_raw]
     labels = [int(v) for v in _values(features, layout.label, (INT64,)) or []]
+    scores = (
+        [float(v) for v in _values(features, layout.score, (FLOAT,)) or []] if layout.score else []
+    )
     boxes = []
     for i in range(n):
         x0, y0, x1, y1 = (float(c[i]) for c in coords)
@@ -274,6 +615,7 @@ def record_boxes(
                 texts[i] if i < len(texts) else None,
                 label,
                 tuple(bad),
+                scores[i] if i < len(scores) else None,
             )
         )
     return RecordBoxes(layout, boxes, problems)

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..detection import BBOX, NORMALIZED_SHARE, Layout
+from ..detection import BBOX, NORMALIZED_SHARE, Layout, layout_of
 from ..values import image_size
 from .counters import RecordList, admits, narrow, settle, smallest
 from .stats import BYTES_CODE, INT64_CODE
@@ -51,10 +51,6 @@ CHECKS = (
 )
 _PAIRS_CAP = 10_000  # distinct (label, text) pairs whose records are kept (the smallest)
 _SIDES = tuple(f"bbox/{s}" for s in BBOX)
-
-
-def _root(prefix: str) -> str:
-    return prefix[: -len("object/")] if prefix.endswith("object/") else prefix
 
 
 class _PrefixChecks:
@@ -244,15 +240,16 @@ class DetectionChecks:
             pc = self.prefixes.get(prefix)
             if pc is None:
                 pc = self.prefixes[prefix] = _PrefixChecks(prefix)
-            under = tuple(sorted(n for n in present if n.startswith(prefix)))
-            self._add_layout(pc, Layout(prefix, _root(prefix), under), c, fids)
+            self._add_layout(pc, layout_of(prefix, present), c, fids)
 
     def _add_layout(
         self, pc: _PrefixChecks, layout: Layout, c: Columns, fids: Mapping[str, int]
     ) -> None:
         records = c.records
         # Every list under the prefix, one length per record (0 when absent).
-        lengths = {name: _per_record(c, fids[name], records) for name in layout.parallel}
+        lengths = {
+            name: _per_record(c, fids[name], records) for name in layout.parallel if name in fids
+        }
         absent = (np.zeros(len(records), np.int64), np.full(len(records), -1, np.int64))
         sides = [lengths.get(name, absent) for name in layout.boxes]
         # Records with boxes lists, and the lists such records have.
