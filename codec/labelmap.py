@@ -14,8 +14,10 @@ Only ``id``, ``name`` and ``display_name`` of each top-level ``item`` are read; 
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -31,6 +33,7 @@ __all__ = [
     "find_label_map",
     "parse_label_map",
     "parse_label_map_bytes",
+    "read_capped",
     "read_label_map",
 ]
 
@@ -199,15 +202,33 @@ def read_label_map(path: str) -> LabelMap:
     """Read and parse the label map file at ``path``. Raises ``OSError`` when it cannot be
     read, :class:`~codec.errors.DecodeError` when it is not text, not a label map, or larger
     than :data:`MAX_LABEL_MAP_BYTES` (checked before reading it)."""
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if size > MAX_LABEL_MAP_BYTES:
+    return parse_label_map_bytes(read_capped(path, MAX_LABEL_MAP_BYTES, "label map"))
+
+
+def read_capped(path: str, limit: int, what: str) -> bytes:
+    """The bytes of the small file at ``path`` (a label map, a names file, a JSON
+    description), its size checked before anything is read: larger than ``limit`` is a
+    :class:`~codec.errors.DecodeError` naming ``what`` and both sizes, and nothing of it is
+    read. Only a regular file is read (opened without blocking, so a pipe never waits for a
+    writer); a folder or a pipe is an ``OSError``."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a folder, not a file", path)
+        if not stat.S_ISREG(st.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a pipe, a device or a socket)", path)
+        if st.st_size > limit:
             raise DecodeError(
-                f"label map: {size:,} bytes is too large for a label map"
-                f" (at most {MAX_LABEL_MAP_BYTES:,})"
+                f"{what}: {st.st_size:,} bytes is too large for a {what} (at most {limit:,})"
             )
-        data = f.read(MAX_LABEL_MAP_BYTES + 1)
-    return parse_label_map_bytes(data)
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            data = f.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # it grew while it was read
+        raise DecodeError(f"{what}: more than {limit:,} bytes is too large for a {what}")
+    return data
 
 
 def parse_label_map_bytes(data: bytes) -> LabelMap:
