@@ -375,17 +375,22 @@ def test_new_record_without_label_is_captioned_by_its_id():
 
 
 def test_thumbnail_boxes_keep_their_class_colour_and_tiny_ones_have_no_caption():
-    from browser_app.view import pictures
+    from codec import layers
 
     img = Image.new("RGB", (60, 60), "black")
     box = codec.images.PixelBox(10, 20, 40, 50, text="cat", label=1, index=0)
-    plain = pictures._thumb_boxes(img, [box], 1.0, 1.0, captions=False)
-    tiny = pictures._thumb_boxes(img, [box], 1.0, 1.0, captions=True)
+    boxes = [layers.Layer(layers.BOXES, "image/object/", 1, size=(60, 60), shapes=[box])]
+
+    def drawn(img: Image.Image, scale: float, captions: bool) -> Image.Image:
+        return layers.draw_layers(img, boxes, scale=(scale, scale), captions=captions)
+
+    plain = drawn(img, 1.0, captions=False)
+    tiny = drawn(img, 1.0, captions=True)
     colour = ImageColor.getrgb(codec.detection.class_color(("cat", 1)))
     assert plain.getpixel((10, 35)) == colour and tiny.getpixel((10, 35)) == colour
     assert tiny.tobytes() == plain.tobytes()  # 60 px: no room for a caption
     big = Image.new("RGB", (300, 300), "black")
-    captioned = pictures._thumb_boxes(big, [box], 5.0, 5.0, captions=True)
+    captioned = drawn(big, 5.0, captions=True)
     assert captioned.getpixel((50, 97)) == colour  # the caption band, above the box
 
 

@@ -11,14 +11,18 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from PIL import Image
 
 import codec
 from codec import detection
 from codec import example as ex
 from codec import images as im
+from codec import layers as lay
+from codec import roles as rl
 from codec.detection import ClassKey
 from codec.kinds import BYTES, INT64
+from codec.layers import Layer, LayerOptions
 from codec.values import format_bytes, image_size
 
 from .values import plural
@@ -27,19 +31,27 @@ __all__ = [
     "BOX_SAMPLE",
     "BROKEN_PICTURE",
     "FULL_VIEW",
+    "ROLE_WORDS",
     "ZOOMS",
     "BoxScale",
     "FullView",
+    "Layer",
+    "LayerOptions",
     "LegendEntry",
     "Picture",
+    "PictureInfo",
+    "Pictures",
     "Thumb",
     "boxes_normalized",
     "data_url",
     "full_view",
+    "layer_options",
     "legend",
+    "main_view_png",
     "record_pictures",
     "shown_boxes",
     "thumbnail",
+    "view_summary",
 ]
 
 # Shown in the table's picture column in place of a picture that cannot be decoded.
@@ -50,21 +62,20 @@ BROKEN_PICTURE = "data:image/svg+xml;base64," + base64.b64encode(
     b' stroke="#d93025" stroke-width="3" stroke-linecap="round"/></svg>'
 ).decode("ascii")
 
-_BOXES_PRESENT = "image/object/bbox/xmin"  # the Object Detection feature that means "boxes"
+LegendEntry = lay.LegendItem
+"""One class of a picture's boxes: its ``key`` (``(text, label)``), ``caption``
+(``text (label)``), ``color``, how many of its boxes can be drawn (``count``; ``bad`` of
+them have a problem and are drawn dashed) and whether it is ``hidden``. The legend of every
+layer (:attr:`codec.layers.Layer.legend`) is made of the same entries."""
 
-
-@dataclass(frozen=True)
-class LegendEntry:
-    """One class of a picture's boxes: its ``key`` (``(text, label)``), ``caption``
-    (``text (label)``), ``color``, how many of its boxes can be drawn (``count``; ``bad`` of
-    them have a problem and are drawn dashed) and whether it is ``hidden``."""
-
-    key: ClassKey
-    caption: str
-    color: str
-    count: int
-    bad: int = 0
-    hidden: bool = False
+ROLE_WORDS = {
+    rl.PHOTO: "photo",
+    rl.CLASS_MAP: "class map",
+    rl.MASK: "mask",
+    rl.DEPTH: "depth map",
+    rl.OTHER: "other",
+}
+"""A picture's role (:data:`codec.roles.ROLES`) in words."""
 
 
 def _class_order(key: ClassKey) -> tuple[bool, int, bool, str]:
@@ -106,8 +117,14 @@ def shown_boxes(boxes: Sequence[im.PixelBox], hidden: Iterable[ClassKey] = ()) -
 class Picture:
     """A picture ready to show: ``data`` in ``format`` (``JPEG``/``PNG``/``GIF``/``WEBP``):
     the stored bytes as they are, or a lossless PNG when it had to be drawn (raw pixels,
-    tensors, boxes, formats browsers do not show). ``error`` replaces the picture when it
-    cannot be decoded; ``note`` warns about a declared size that does not match."""
+    tensors, layers, class maps and masks made visible, formats browsers do not show).
+    ``error`` replaces the picture when it cannot be decoded; ``note`` warns about a declared
+    size that does not match.
+
+    ``role`` is the picture's role (:data:`codec.roles.ROLES`); ``main`` is true for the
+    record's main picture (:func:`codec.roles.main_picture`), the one that carries the
+    ``layers`` (:class:`codec.layers.Layer`, bottom to top, each with its legend). ``boxes``,
+    ``box_problems`` and ``legend`` are those of the ground-truth boxes layer."""
 
     feature: str
     index: int
@@ -123,6 +140,72 @@ class Picture:
     step: int | None = None
     box_problems: tuple[str, ...] = ()
     legend: tuple[LegendEntry, ...] = ()
+    role: str = rl.PHOTO
+    main: bool = False
+    layers: tuple[Layer, ...] = ()
+
+    def layer(self, kind: str) -> Layer | None:
+        """The first layer of ``kind`` (:data:`codec.layers.LAYER_KINDS`), or None."""
+        return next((x for x in self.layers if x.kind == kind), None)
+
+
+@dataclass(frozen=True)
+class PictureInfo:
+    """One picture of a record as its header tells it (nothing decoded): where it is, its
+    role, format and size (0 when the header does not say), and whether it is the main
+    picture."""
+
+    feature: str
+    index: int
+    step: int | None
+    role: str
+    format: str
+    width: int = 0
+    height: int = 0
+    main: bool = False
+
+
+class Pictures(list[Picture]):
+    """The pictures :func:`record_pictures` drew (a list of :class:`Picture`, raw-pixel
+    messages after them), and the record's every picture: ``listed`` (:class:`PictureInfo`,
+    in the order of :func:`codec.roles.picture_roles`, main picture first), of which
+    ``listed[start : start + shown]`` were drawn. ``words``: ``"26 pictures"``, or
+    ``"16 of 26 shown"`` when some were left out."""
+
+    listed: tuple[PictureInfo, ...]
+    start: int
+    shown: int
+
+    def __init__(
+        self,
+        pictures: Iterable[Picture] = (),
+        listed: Iterable[PictureInfo] = (),
+        start: int = 0,
+        shown: int | None = None,
+    ) -> None:
+        super().__init__(pictures)
+        self.listed = tuple(listed)
+        self.start = start
+        self.shown = len(self) if shown is None else shown
+
+    @property
+    def total(self) -> int:
+        """How many pictures the record has."""
+        return len(self.listed)
+
+    @property
+    def rest(self) -> int:
+        """How many pictures were not drawn."""
+        return self.total - self.shown
+
+    @property
+    def words(self) -> str:
+        if self.shown >= self.total:
+            return plural(self.total, "picture")
+        first, last = self.start + 1, self.start + self.shown
+        if self.start == 0:
+            return f"{self.shown:,} of {self.total:,} shown"
+        return f"{first:,}–{last:,} of {self.total:,} shown"
 
 
 # -- how boxes are read: one decision per dataset ------------------------------------------
@@ -261,60 +344,127 @@ def _size_note(record: ex.Record, ref: im.ImageRef, width: int, height: int) -> 
 _SOURCE_WORDS = {"raw": "raw pixels", "tensor": "uint8 tensor"}
 
 
-@dataclass(frozen=True)
-class _BoxOptions:
-    normalized: bool | None = None
-    label_map: Mapping[int, str] | None = None
-    hidden: frozenset[ClassKey] = frozenset()
+def layer_options(
+    options: LayerOptions | None = None,
+    boxes: bool = True,
+    normalized: bool | None = None,
+    label_map: Mapping[int, str] | None = None,
+    hidden: Iterable[ClassKey] = (),
+) -> LayerOptions | None:
+    """The layers drawn: None when ``boxes`` is false (nothing drawn over pictures, the
+    switch the app has had for boxes); else ``options`` (default: every layer on), its
+    ``normalized`` and ``label_map`` taken from the arguments when it has none, and the
+    ``hidden`` classes added to its own."""
+    if not boxes:
+        return None
+    if options is None:
+        return LayerOptions(normalized=normalized, label_map=label_map, hidden=frozenset(hidden))
+    return dataclasses.replace(
+        options,
+        normalized=options.normalized if options.normalized is not None else normalized,
+        label_map=options.label_map if options.label_map is not None else label_map,
+        hidden=options.hidden | frozenset(hidden),
+    )
+
+
+def _visible(img: Image.Image, role: str) -> Image.Image:
+    """A class map in the layers' palette (void hatched as on the photo) and a 0/1 mask as
+    black and white, so that neither shows as a black square; other pictures as they are."""
+    if role not in (rl.CLASS_MAP, rl.MASK) or img.mode not in ("L", "P", "1", "I", "I;16"):
+        return img
+    values = np.asarray(img)
+    if role == rl.MASK:
+        return Image.fromarray(((values > 0) * 255).astype(np.uint8), mode="L")
+    if values.dtype != np.uint8:
+        values = np.clip(values, 0, 255).astype(np.uint8)
+    palette = lay.PALETTE.copy()
+    palette[lay.VOID] = [int(lay.VOID_COLOR[k : k + 2], 16) for k in (1, 3, 5)]
+    out = Image.fromarray(values, mode="L").convert("P")
+    out.putpalette(palette.tobytes())
+    return out.convert("RGB")
+
+
+def _drawn(layers: Sequence[Layer], options: LayerOptions) -> bool:
+    """Whether any of ``layers`` puts something on the picture."""
+    return any(x.shapes is not None and x.count and options.shows(x.kind) for x in layers)
+
+
+def _layer_words(layers: Sequence[Layer], options: LayerOptions) -> str:
+    words = [
+        x.words
+        for x in layers
+        if x.kind != lay.BOXES and options.shows(x.kind) and (x.count or x.total)
+    ]
+    return "".join(f", {w}" for w in words)
 
 
 def _picture(
-    record: ex.Record, ref: im.ImageRef, with_boxes: bool, decode: bool, how: _BoxOptions
+    record: ex.Record,
+    ref: im.ImageRef,
+    role: str,
+    main: bool,
+    decode: bool,
+    how: LayerOptions | None,
+    roles: Sequence[tuple[im.ImageRef, str]],
 ) -> Picture:
-    """One picture ready to show (drawn with the record's boxes when ``with_boxes``)."""
+    """One picture ready to show (the main one drawn with its layers when ``how``)."""
     caption = _where(ref)
+    visible = role in (rl.CLASS_MAP, rl.MASK)
     try:
         if ref.source == "encoded":
-            img = im.decode_image(ref.data) if decode else None
+            img = im.decode_image(ref.data) if decode or visible else None
         else:
             img = ref.image()
     except codec.ImageError as exc:
         error = f"Cannot show this picture: {exc}"
         return Picture(
-            ref.feature, ref.index, ref.source, caption, None, "", error=error, step=ref.step
+            ref.feature,
+            ref.index,
+            ref.source,
+            caption,
+            None,
+            "",
+            error=error,
+            step=ref.step,
+            role=role,
+            main=main,
         )
     width, height = img.size if img is not None else (ref.width, ref.height)
     note = None
-    if ref.source == "encoded" and img is not None:
+    if ref.source == "encoded" and img is not None and role == rl.PHOTO:
         note = _size_note(record, ref, width, height)
-    drawn = 0
-    problems: list[str] = []
-    classes: list[LegendEntry] = []
-    if with_boxes and img is not None and ref.step is None:
-        found = im.find_boxes(
-            record, width, height, normalized=how.normalized, label_map=how.label_map
-        )
-        classes = legend(found, how.hidden)
-        shown = shown_boxes(found, how.hidden)
-        if found:
-            img = im.draw_boxes(img, shown)
-            drawn = sum(1 for b in shown if b.drawable)
-        problems = im.box_problems(
-            record, width, height, normalized=how.normalized, label_map=how.label_map
-        )
-    if img is None or (not drawn and ref.format in im.BROWSER_FORMATS):
+    layers: list[Layer] = []
+    drawn = False
+    if main and how is not None and img is not None and ref.step is None:
+        layers = lay.record_layers(record, ref, width, height, how, roles)
+        drawn = _drawn(layers, how)
+    if img is not None and visible:
+        shown = _visible(img, role)
+        drawn = drawn or shown is not img
+        img = shown
+    if drawn and img is not None:
+        img = lay.draw_layers(img, layers, how) if layers and how is not None else img
+        data, out_fmt = _png(img), "PNG"
+    elif img is None or ref.format in im.BROWSER_FORMATS:
         # As stored: what a browser shows (or, undecoded, what there is).
         data, out_fmt = ref.data, ref.format.upper()
     else:
         data, out_fmt = _png(img), "PNG"
+    boxes = next((x for x in layers if x.kind == lay.BOXES), None)
     detail = f"{_SOURCE_WORDS.get(ref.source, ref.format.upper())} {width}×{height}"
+    if role != rl.PHOTO:
+        detail = f"{ROLE_WORDS.get(role, role)} · {detail}"
     if ref.source == "encoded":
         detail += f", {format_bytes(len(ref.data))}"
-    if classes:
-        detail += f", {plural(drawn, 'box', 'boxes')}"
-        hidden_boxes = sum(e.count for e in classes if e.hidden)
+    count = 0
+    if boxes is not None and boxes.legend:
+        count = boxes.count if how is not None and how.boxes else 0
+        detail += f", {plural(count, 'box', 'boxes')}"
+        hidden_boxes = sum(e.count for e in boxes.legend if e.hidden)
         if hidden_boxes:
             detail += f" ({plural(hidden_boxes, 'more box', 'more boxes')} hidden)"
+    if how is not None:
+        detail += _layer_words(layers, how)
     return Picture(
         feature=ref.feature,
         index=ref.index,
@@ -325,10 +475,20 @@ def _picture(
         width=width,
         height=height,
         note=note,
-        boxes=drawn,
+        boxes=count,
         step=ref.step,
-        box_problems=tuple(problems),
-        legend=tuple(classes),
+        box_problems=boxes.problems if boxes is not None else (),
+        legend=boxes.legend if boxes is not None else (),
+        role=role,
+        main=main,
+        layers=tuple(layers),
+    )
+
+
+def _info(ref: im.ImageRef, role: str, main: bool) -> PictureInfo:
+    facts = rl.picture_facts(ref)
+    return PictureInfo(
+        ref.feature, ref.index, ref.step, role, ref.format, facts.width, facts.height, main
     )
 
 
@@ -341,23 +501,78 @@ def record_pictures(
     normalized: bool | None = None,
     label_map: Mapping[int, str] | None = None,
     hidden: Iterable[ClassKey] = (),
-) -> list[Picture]:
-    """Every picture of a record (up to ``limit``), ready to show, then raw-pixel features
-    whose declared size does not match (as messages).
+    options: LayerOptions | None = None,
+    start: int = 0,
+) -> Pictures:
+    """The pictures of a record, ready to show: ``limit`` of them from ``start`` in the order
+    of :func:`codec.roles.picture_roles` (the main picture first; the returned
+    :class:`Pictures` lists every picture, says how many were left out, and ``start`` shows
+    the rest), then raw-pixel features whose declared size does not match (as messages).
 
-    Encoded JPEG/PNG/GIF/WebP go out as they are stored; with ``boxes`` and Object Detection
-    boxes present, the first picture is drawn with its boxes (a lossless PNG), bad boxes
-    clipped and marked, and what is wrong with them in ``box_problems``; its ``legend`` lists
-    the classes, and the boxes of ``hidden`` classes are left out of the drawing.
-    ``normalized`` is the dataset's decision (:func:`boxes_normalized`); ``label_map`` marks
+    Encoded JPEG/PNG/GIF/WebP go out as they are stored; the main picture is drawn with its
+    layers (:mod:`codec.layers`: class map, masks, boxes, predictions, keypoints, as
+    ``options`` say; a lossless PNG) when ``boxes`` is true; bad boxes are clipped and
+    marked, and what is wrong with them is in ``box_problems``; its ``legend`` lists the
+    boxes' classes, and the boxes, masks and keypoints of ``hidden`` classes are left out.
+    Class maps and masks are shown in colour, never as black squares. ``normalized`` is the
+    dataset's decision (:func:`boxes_normalized`); ``label_map`` names classes and marks
     labels outside it."""
-    refs = im.find_images(record)[:limit]
-    with_boxes = boxes and _BOXES_PRESENT in record.features
-    how = _BoxOptions(normalized, label_map, frozenset(hidden))
+    roles = rl.picture_roles(record)
+    how = layer_options(options, boxes, normalized, label_map, hidden)
+    main = roles[0][0] if roles else None
+    listed = [_info(ref, role, ref is main) for ref, role in roles]
+    start = max(0, start)
+    window = roles[start : start + max(0, limit)]
     pictures = [
-        _picture(record, ref, with_boxes and n == 0, decode, how) for n, ref in enumerate(refs)
+        _picture(record, ref, role, ref is main, decode, how, roles) for ref, role in window
     ]
-    return pictures + _raw_candidates(record, {(r.feature, r.index) for r in refs})
+    extra = _raw_candidates(record, {(r.feature, r.index) for r, _ in roles}) if not start else []
+    return Pictures(pictures + extra, listed, start, len(window))
+
+
+def view_summary(record: ex.Record, options: LayerOptions | None = None) -> dict[str, object]:
+    """The record's view as plain data (``tfrecord-browser show --json``): ``picture``, its
+    main picture (``feature``, ``index``, ``format``, ``width``, ``height``) or None;
+    ``layers`` (:meth:`codec.layers.Layer.as_dict`, bottom to top); ``pictures``, every
+    picture's ``feature``, ``index`` and ``role`` in order. Layers are read, never drawn."""
+    roles = rl.picture_roles(record)
+    pictures = [{"feature": r.feature, "index": r.index, "role": role} for r, role in roles]
+    if not roles:
+        return {"picture": None, "layers": [], "pictures": pictures}
+    main = roles[0][0]
+    size = _full_size(main)
+    layers: list[Layer] = []
+    if size is None:
+        try:
+            size = main.image().size
+        except codec.ImageError:
+            size = None
+    if size is not None:
+        how = options or LayerOptions()
+        layers = lay.record_layers(record, main, size[0], size[1], how, roles)
+    picture = {
+        "feature": main.feature,
+        "index": main.index,
+        "format": main.format,
+        "width": size[0] if size else None,
+        "height": size[1] if size else None,
+    }
+    return {"picture": picture, "layers": [x.as_dict() for x in layers], "pictures": pictures}
+
+
+def main_view_png(record: ex.Record, options: LayerOptions | None = None) -> bytes | None:
+    """The record's main picture with its layers, as the record view draws it, as PNG
+    (``tfrecord-browser show --out``); None without a picture; ``options`` None draws no
+    layers. Raises :class:`codec.ImageError` when the picture cannot be decoded."""
+    roles = rl.picture_roles(record)
+    if not roles:
+        return None
+    main, role = roles[0]
+    img = _visible(main.image(), role)
+    if options is not None and main.step is None:
+        layers = lay.record_layers(record, main, img.width, img.height, options, roles)
+        img = lay.draw_layers(img, layers, options)
+    return _png(img)
 
 
 # -- thumbnails --------------------------------------------------------------------------
@@ -392,25 +607,19 @@ def _moved(
     ]
 
 
-def _thumb_boxes(
-    img: Image.Image, boxes: Sequence[im.PixelBox], sx: float, sy: float, captions: bool
-) -> Image.Image:
-    """Boxes on a small picture, scaled to it: thin outlines in their class colours, class
-    text only when asked and when the picture has room for it
-    (:func:`codec.images.caption_size`)."""
-    return im.draw_boxes(img, _moved(boxes, (sx, sy)), captions)
-
-
 @dataclass(frozen=True)
 class Thumb:
-    """A small picture of a record: ``data`` in ``mime``, the full picture's size, and how
-    many of the boxes drawn on it have a problem."""
+    """A small picture of a record: ``data`` in ``mime``, the full picture's size, how many
+    of the boxes drawn on it have a problem, and the ``layers`` read for it (their counts:
+    a tile's predictions below the threshold are not drawn, ``Layer.below`` says how
+    many)."""
 
     data: bytes
     mime: str
     width: int
     height: int
     bad_boxes: int = 0
+    layers: tuple[Layer, ...] = ()
 
 
 def thumbnail(
@@ -420,22 +629,30 @@ def thumbnail(
     captions: bool = False,
     normalized: bool | None = None,
     hidden: Iterable[ClassKey] = (),
+    options: LayerOptions | None = None,
 ) -> Thumb | None:
-    """A small picture of the record's first image, with its boxes drawn when asked (bad ones
-    marked, and counted; those of ``hidden`` classes left out); None when the record has no
-    picture. ``normalized`` is the dataset's decision (:func:`boxes_normalized`).
-    Raises :class:`codec.ImageError` when it cannot be decoded."""
-    refs = im.find_images(record)
-    if not refs:
+    """A small picture of the record's main picture (:func:`codec.roles.main_picture`),
+    with its layers drawn when ``boxes`` (as ``options`` say: class map, masks, boxes,
+    predictions at or above the threshold, keypoints; bad boxes marked and counted; the
+    classes ``hidden`` left out); captions only when asked and when the tile has room. None
+    when the record has no picture. ``normalized`` is the dataset's decision
+    (:func:`boxes_normalized`). Raises :class:`codec.ImageError` when it cannot be
+    decoded."""
+    roles = rl.picture_roles(record)
+    if not roles:
         return None
-    ref = refs[0]
+    ref, role = roles[0]
     img, (fw, fh) = _thumb_image(ref, size)
+    img = _visible(img, role)
+    how = layer_options(options, boxes, normalized, None, hidden)
     bad = 0
-    if boxes and ref.step is None and _BOXES_PRESENT in record.features:
-        found = shown_boxes(im.find_boxes(record, fw, fh, normalized=normalized), hidden)
-        if found:
-            img = _thumb_boxes(img, found, img.width / fw, img.height / fh, captions)
-            bad = sum(1 for b in found if b.problems)
+    layers: list[Layer] = []
+    if how is not None and ref.step is None:
+        layers = lay.record_layers(record, ref, fw, fh, how, roles)
+        if _drawn(layers, how):
+            scale = (img.width / fw, img.height / fh)
+            img = lay.draw_layers(img, layers, how, scale, captions=captions)
+        bad = sum(x.bad for x in layers if x.kind == lay.BOXES and how.boxes)
     out = io.BytesIO()
     if img.mode in ("RGBA", "LA", "P"):
         img.save(out, format="PNG")
@@ -445,7 +662,7 @@ def thumbnail(
             img = img.convert("RGB")
         img.save(out, format="JPEG", quality=85)
         mime = "image/jpeg"
-    return Thumb(out.getvalue(), mime, fw, fh, bad)
+    return Thumb(out.getvalue(), mime, fw, fh, bad, tuple(layers))
 
 
 # -- the full view: zoom and pan -----------------------------------------------------------
@@ -460,10 +677,10 @@ _VIEW_TEXT = 14  # caption font size in the full view
 
 @dataclass(frozen=True)
 class FullView:
-    """A part of a picture drawn at ``zoom`` with its boxes: ``data`` (PNG) shows the
+    """A part of a picture drawn at ``zoom`` with its layers: ``data`` (PNG) shows the
     picture's ``region`` (x0, y0, x1, y1 in its own pixels) of a ``width`` × ``height``
-    picture; ``boxes`` boxes are drawn on it. ``error`` replaces it when the picture cannot
-    be shown."""
+    picture; ``boxes`` ground-truth boxes are drawn in it; ``layers`` are the main picture's
+    (empty for another picture). ``error`` replaces it when the picture cannot be shown."""
 
     data: bytes | None
     width: int = 0
@@ -472,6 +689,7 @@ class FullView:
     region: tuple[int, int, int, int] = (0, 0, 0, 0)
     boxes: int = 0
     error: str | None = None
+    layers: tuple[Layer, ...] = ()
 
     @property
     def whole(self) -> bool:
@@ -501,19 +719,26 @@ def _region(
 
 
 def _region_image(
-    ref: im.ImageRef, size: tuple[int, int], zoom: float, region: tuple[int, int, int, int]
+    ref: im.ImageRef,
+    size: tuple[int, int],
+    zoom: float,
+    region: tuple[int, int, int, int],
+    role: str = rl.PHOTO,
 ) -> Image.Image:
     """The pixels of ``region`` at ``zoom``: a reduced decode (JPEGs in draft mode) below
-    100 %, the full picture cut to the region above; never more than the view holds."""
+    100 %, the full picture cut to the region above; never more than the view holds. A class
+    map or a mask is coloured first (:func:`_visible`) and scaled without mixing values."""
     x0, y0, x1, y1 = region
     out_size = (max(1, round((x1 - x0) * zoom)), max(1, round((y1 - y0) * zoom)))
-    if zoom < 1 and ref.source == "encoded":
+    values = role in (rl.CLASS_MAP, rl.MASK)
+    if zoom < 1 and ref.source == "encoded" and not values:
         img, _full = im.thumbnail_image(ref.data, max(1, math.ceil(max(size) * zoom)))
         k = img.width / size[0]
         part = img.crop((round(x0 * k), round(y0 * k), round(x1 * k), round(y1 * k)))
     else:
-        part = ref.image().crop(region)
-    resample = Image.Resampling.NEAREST if zoom >= 2 else Image.Resampling.LANCZOS
+        part = _visible(ref.image(), role).crop(region)
+    nearest = zoom >= 2 or values
+    resample = Image.Resampling.NEAREST if nearest else Image.Resampling.LANCZOS
     return part if part.size == out_size else part.resize(out_size, resample)
 
 
@@ -529,17 +754,20 @@ def full_view(
     normalized: bool | None = None,
     label_map: Mapping[int, str] | None = None,
     hidden: Iterable[ClassKey] = (),
+    options: LayerOptions | None = None,
 ) -> FullView:
     """Picture ``feature[index]`` of ``record`` as a ``view`` (width, height) shows it:
     whole (``zoom`` None: fitted, small pictures enlarged) or at ``zoom`` (1 = 100 %)
-    around ``center`` (fractions of the picture), with its boxes (those of ``hidden``
-    classes left out) drawn at that scale in thin lines. What is drawn is never larger than
-    the view, whatever the picture's size (within the decode limits of
-    :mod:`codec.images`)."""
+    around ``center`` (fractions of the picture). The main picture has its layers drawn at
+    that scale in thin lines (as ``options`` say, when ``boxes``; those of ``hidden``
+    classes left out). What is drawn is never larger than the view, whatever the picture's
+    size (within the decode limits of :mod:`codec.images`)."""
     where = (feature, index, None)
-    ref = next((r for r in im.find_images(record) if (r.feature, r.index, r.step) == where), None)
-    if ref is None:
+    roles = rl.picture_roles(record)
+    found = next(((r, role) for r, role in roles if (r.feature, r.index, r.step) == where), None)
+    if found is None:
         return FullView(None, error=f"This record has no picture {feature}[{index}].")
+    ref, role = found
     try:
         size = _full_size(ref)
         if size is None:
@@ -547,21 +775,25 @@ def full_view(
         fit = min(view[0] / size[0], view[1] / size[1])
         scale = fit if zoom is None else zoom
         region = _region(size, scale, center, view)
-        img = _region_image(ref, size, scale, region)
+        img = _region_image(ref, size, scale, region, role)
     except codec.ImageError as exc:
         return FullView(None, error=f"Cannot show this picture: {exc}")
+    how = layer_options(options, boxes, normalized, label_map, hidden)
     drawn = 0
-    if boxes and _BOXES_PRESENT in record.features:
-        found = im.find_boxes(record, size[0], size[1], normalized=normalized, label_map=label_map)
+    layers: list[Layer] = []
+    if how is not None and ref is roles[0][0]:
+        layers = lay.record_layers(record, ref, size[0], size[1], how, roles)
         x0, y0, x1, y1 = region
-        seen = [
-            b
-            for b in shown_boxes(found, hidden)
-            if b.drawable and b.xmax >= x0 and b.xmin <= x1 and b.ymax >= y0 and b.ymin <= y1
-        ]
         sx, sy = img.width / (x1 - x0), img.height / (y1 - y0)
-        img = im.draw_boxes(
-            img, _moved(seen, (sx, sy), (x0, y0)), line_width=_VIEW_LINE, text_size=_VIEW_TEXT
-        )
-        drawn = len(seen)
-    return FullView(_png(img), size[0], size[1], scale, region, drawn)
+        if _drawn(layers, how):
+            img = lay.draw_layers(
+                img, layers, how, (sx, sy), (x0, y0), line_width=_VIEW_LINE, text_size=_VIEW_TEXT
+            )
+        for layer in layers:
+            if layer.kind == lay.BOXES and layer.shapes and how.boxes:
+                drawn += sum(
+                    1
+                    for b in layer.shapes
+                    if b.xmax >= x0 and b.xmin <= x1 and b.ymax >= y0 and b.ymin <= y1
+                )
+    return FullView(_png(img), size[0], size[1], scale, region, drawn, layers=tuple(layers))

@@ -1,0 +1,1132 @@
+"""What is drawn over a record's main picture, and how: its layers.
+
+A record's main picture (:func:`codec.roles.main_picture`) carries up to five kinds of layer
+(:data:`LAYER_KINDS`), drawn bottom to top in this order:
+
+- ``class_map``: a semantic class map (a picture whose role is ``class_map`` and whose size
+  matches or scales to the photo's, :func:`codec.roles.fits`), blended over the photo at
+  ``opacity`` in a fixed palette (:data:`PALETTE`, the PASCAL VOC one). Value 0 is the
+  background and is left clear; 255 is "void" (VOC's border), drawn hatched in
+  :data:`VOID_COLOR` and named ``void`` in the legend; other values take their names from
+  the label map.
+- ``masks``: instance masks of the ground truth — ``<prefix>mask`` as one PNG per object
+  (values > 0 inside; scaled to the photo when their size differs but scales to it) or as
+  N·H·W floats (> 0 inside; H and W from ``<root>height`` / ``<root>width``, else the
+  photo's) — tinted at ``opacity`` in their object's class colour
+  (:func:`codec.detection.class_color`), with a one-pixel outline in full colour; smaller
+  objects over larger ones. A mask picture outside a detection layout (a feature named
+  ``mask``) is tinted in its feature's colour.
+- ``boxes``: the ground truth's boxes, drawn as everywhere else
+  (:func:`codec.images.draw_boxes`: class colours and captions, bad boxes dashed magenta).
+- ``predictions``: a model's boxes (a layout whose :attr:`~codec.detection.Layout.kind` is
+  ``"predictions"``: ``image/detection/…``): dashed in their class colour, captioned
+  ``name 0.87``; only those scoring at least ``score_threshold`` are drawn, and the layer
+  says how many the threshold hides (``total`` − ``count``; ``below``).
+- ``keypoints``: ``<prefix>keypoint/x`` / ``y`` (K per object, normalised or pixels) as dots
+  in their object's class colour — filled when visible (``visibility`` 2, or no visibility
+  list), hollow when labelled but not visible (1), not drawn when not labelled (0) or not a
+  number — joined by COCO's 17-point skeleton (:data:`COCO_SKELETON`) when K = 17.
+
+Boxes, masks and keypoints of the classes in ``hidden`` are left out. :func:`record_layers`
+reads a record's layers once, in the main picture's full pixels; :func:`draw_layers` draws
+them on any rendering of it — the whole picture, a region at any zoom, a thumbnail — given
+the ``scale`` and ``origin`` of that rendering. Masks and class maps are blended with numpy
+in one pass per layer, sampled at the output's resolution, so a thumbnail costs what its
+pixels cost.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from codec import detection
+from codec.detection import ClassKey, Layout, class_caption, class_color
+from codec.errors import CodecError
+from codec.example import Record
+from codec.kinds import BYTES, FLOAT, INT64
+from codec.roles import CLASS_MAP, MASK, fits, picture_roles
+from codec.values import image_size
+
+if TYPE_CHECKING:
+    from codec.images import ImageRef, PixelBox
+
+__all__ = [
+    "BOXES",
+    "CLASS_MAP_LAYER",
+    "COCO_SKELETON",
+    "KEYPOINTS",
+    "LAYER_KINDS",
+    "MASKS",
+    "PALETTE",
+    "PREDICTIONS",
+    "VOID",
+    "VOID_COLOR",
+    "Layer",
+    "LayerOptions",
+    "LegendItem",
+    "draw_layers",
+    "record_layers",
+]
+
+BOXES = "boxes"
+PREDICTIONS = "predictions"
+MASKS = "masks"
+CLASS_MAP_LAYER = "class_map"
+KEYPOINTS = "keypoints"
+LAYER_KINDS = (BOXES, PREDICTIONS, MASKS, CLASS_MAP_LAYER, KEYPOINTS)
+_DRAW_ORDER = (CLASS_MAP_LAYER, MASKS, BOXES, PREDICTIONS, KEYPOINTS)
+
+VOID = 255  # the class map value of VOC's "void" border
+VOID_COLOR = "#e0e0c0"  # VOC's own colour for it; drawn hatched with white
+
+
+def _voc_palette() -> np.ndarray:
+    """The PASCAL VOC palette: value ``i``'s bits spread over the high bits of R, G and B."""
+    i = np.arange(256)
+    out = np.zeros((256, 3), dtype=np.int64)
+    for j in range(8):
+        for c in range(3):
+            out[:, c] |= ((i >> (3 * j + c)) & 1) << (7 - j)
+    return out.astype(np.uint8)
+
+
+PALETTE = _voc_palette()
+"""Class map colours: ``PALETTE[value]`` is (R, G, B), VOC's palette (255 is VOC's void)."""
+
+# COCO's person skeleton (person_keypoints annotations' "skeleton", 1-based there).
+COCO_SKELETON = tuple(
+    (a - 1, b - 1)
+    for a, b in (
+        (16, 14),
+        (14, 12),
+        (17, 15),
+        (15, 13),
+        (12, 13),
+        (6, 12),
+        (7, 13),
+        (6, 7),
+        (6, 8),
+        (7, 9),
+        (8, 10),
+        (9, 11),
+        (2, 3),
+        (1, 2),
+        (1, 3),
+        (2, 4),
+        (3, 5),
+        (4, 6),
+        (5, 7),
+    )
+)
+
+_EDGE = (0, 0, 0)
+
+
+@dataclass(frozen=True)
+class LayerOptions:
+    """How layers are drawn: a switch per kind (all on by default), the predictions'
+    ``score_threshold`` (a prediction scoring at least this is drawn), the ``opacity`` of
+    class maps and masks (0–1), the dataset's ``normalized`` decision for boxes and
+    keypoints (None: each record's coordinates decide by majority), a ``label_map``
+    (label → name) and the ``hidden`` classes, whose boxes, masks and keypoints are left
+    out. Hashable (a cache key)."""
+
+    boxes: bool = True
+    predictions: bool = True
+    masks: bool = True
+    class_map: bool = True
+    keypoints: bool = True
+    score_threshold: float = 0.5
+    opacity: float = 0.5
+    normalized: bool | None = None
+    label_map: Mapping[int, str] | None = None
+    hidden: frozenset[ClassKey] = frozenset()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hidden", frozenset(self.hidden))
+        if self.label_map is not None:
+            object.__setattr__(self, "label_map", dict(self.label_map))
+        opacity = float(self.opacity)
+        object.__setattr__(
+            self, "opacity", min(1.0, max(0.0, opacity)) if opacity == opacity else 0.5
+        )
+
+    def __hash__(self) -> int:
+        names = None if self.label_map is None else tuple(sorted(self.label_map.items()))
+        return hash(
+            (
+                self.boxes,
+                self.predictions,
+                self.masks,
+                self.class_map,
+                self.keypoints,
+                self.score_threshold,
+                self.opacity,
+                self.normalized,
+                names,
+                self.hidden,
+            )
+        )
+
+    def shows(self, kind: str) -> bool:
+        """Whether layers of ``kind`` are drawn."""
+        return bool(getattr(self, kind, False))
+
+    @property
+    def any(self) -> bool:
+        """Whether any kind of layer is drawn."""
+        return any(self.shows(k) for k in LAYER_KINDS)
+
+
+@dataclass(frozen=True)
+class LegendItem:
+    """One entry of a layer's legend: a class (``key`` = ``(text, label)``; for a class map
+    ``(name, value)``), its ``caption``, ``color`` (``#rrggbb``), ``count`` (boxes, masks or
+    keypoints drawn; pixels for a class map value), how many of them have a problem
+    (``bad``) and whether the class is ``hidden``."""
+
+    key: ClassKey
+    caption: str
+    color: str
+    count: int
+    bad: int = 0
+    hidden: bool = False
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One layer of a main picture.
+
+    ``kind`` is one of :data:`LAYER_KINDS`; ``source`` the feature or prefix it comes from
+    (``image/object/``, ``image/detection/``, ``image/segmentation/class/encoded``…);
+    ``count`` what is drawn (boxes, predictions at or above the threshold, masks, class map
+    values other than background, keypoints); for predictions ``total`` (before the
+    threshold), ``threshold`` (None when they have no scores) and ``below`` (how many the
+    threshold hides). ``legend``: the classes drawn, with colours and counts. ``problems``:
+    what is wrong, in words (ground-truth boxes: as :func:`codec.images.box_problems`; masks
+    or a class map that cannot be laid over). ``bad``: boxes drawn with a problem.
+    ``size``: the main picture's (width, height), which the layer's shapes are in.
+    ``shapes`` (not compared) is what :func:`draw_layers` draws; None when the layer is
+    switched off in the options it was read with (then nothing was decoded for it)."""
+
+    kind: str
+    source: str
+    count: int
+    total: int | None = None
+    threshold: float | None = None
+    below: int = 0
+    legend: tuple[LegendItem, ...] = ()
+    problems: tuple[str, ...] = ()
+    bad: int = 0
+    size: tuple[int, int] = (0, 0)
+    shapes: Any = field(default=None, repr=False, compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """``{"kind", "source", "count"}``, and ``"total"`` and ``"threshold"`` for
+        predictions: the layer as ``tfrecord-browser show --json`` prints it."""
+        out: dict[str, Any] = {"kind": self.kind, "source": self.source, "count": self.count}
+        if self.kind == PREDICTIONS:
+            out["total"] = self.total
+            out["threshold"] = self.threshold
+        return out
+
+    @property
+    def words(self) -> str:
+        """The layer in a few words: ``3 boxes``, ``5 of 20 predictions (score ≥ 0.5)``,
+        ``2 masks``, ``class map: 4 classes``, ``30 keypoints``."""
+        n = self.count
+        if self.kind == BOXES:
+            return _plural(n, "box", "boxes")
+        if self.kind == PREDICTIONS:
+            total = self.total if self.total is not None else n
+            head = (
+                f"{n:,} of {_plural(total, 'prediction')}"
+                if total != n
+                else _plural(n, "prediction")
+            )
+            if self.threshold is not None and self.below:
+                head += f" (score ≥ {self.threshold:g})"
+            return head
+        if self.kind == MASKS:
+            return _plural(n, "mask")
+        if self.kind == CLASS_MAP_LAYER:
+            return f"class map: {_plural(n, 'class', 'classes')}"
+        return _plural(n, "keypoint")
+
+
+def _plural(n: int, one: str, many: str | None = None) -> str:
+    return f"{n:,} {one if n == 1 else (many or one + 's')}"
+
+
+# --------------------------------------------------------------------------------------------
+# Reading a record's layers
+
+
+@dataclass(frozen=True)
+class _Prediction:
+    box: PixelBox
+    score: float | None
+    caption: str
+
+
+@dataclass(frozen=True)
+class _Mask:
+    """One object's mask: ``crop`` (bool) is the part of a ``size`` mask (its own pixels)
+    from ``origin`` (x, y) that holds all of it; ``color`` its RGB."""
+
+    crop: np.ndarray
+    origin: tuple[int, int]
+    size: tuple[int, int]
+    color: tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class _ClassMap:
+    values: np.ndarray  # uint8 (h, w), at the class map's own size
+    hidden: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True)
+class _Keypoints:
+    xs: np.ndarray  # (N, K) in pixels of the main picture; NaN where not drawn
+    ys: np.ndarray
+    visible: np.ndarray  # (N, K) bool: True filled, False hollow
+    colors: tuple[str, ...]  # one per object
+    skeleton: tuple[tuple[int, int], ...]
+
+
+def _kind(layout: Layout, names: Iterable[str]) -> str:
+    """``"objects"`` or ``"predictions"``: :attr:`Layout.kind` (the one rule, in
+    :mod:`codec.detection`)."""
+    kind = getattr(layout, "kind", "")
+    if kind:
+        return str(kind)
+    # A layout from before kinds were known: the same rule, read here.
+    if layout.prefix.endswith("detection/"):
+        return "predictions"
+    if layout.prefix.endswith("object/"):
+        return "objects"
+    have = set(names)
+    return (
+        "predictions" if any(layout.prefix + s in have for s in ("score", "scores")) else "objects"
+    )
+
+
+def _pick(found: list[Layout], main: str) -> Layout | None:
+    """The layout whose picture is ``main``, else the first."""
+    for layout in found:
+        if layout.image == main:
+            return layout
+    return found[0] if found else None
+
+
+def _values(features: Mapping[str, Any], name: str | None, types: tuple[str, ...]) -> list[Any]:
+    if name is None:
+        return []
+    f = features.get(name)
+    if f is None or f.type not in types:
+        return []
+    return list(f.values)
+
+
+def _prediction_keys(layout: Layout, features: Mapping[str, Any]) -> tuple[str, str | None]:
+    """The label and score lists of predictions: :attr:`Layout.label` / :attr:`Layout.score`
+    when the layout names them (``image/detection/label``, ``image/detection/score``)."""
+    label = layout.label
+    if label not in features and layout.prefix + "label" in features:
+        label = layout.prefix + "label"
+    score = getattr(layout, "score", None)
+    if score is None:
+        score = next(
+            (layout.prefix + s for s in ("score", "scores") if layout.prefix + s in features), None
+        )
+    return label, score
+
+
+def _scalar(features: Mapping[str, Any], name: str) -> int | None:
+    f = features.get(name)
+    if f is not None and f.type == INT64 and len(f.values) == 1 and int(f.values[0]) > 0:
+        return int(f.values[0])
+    return None
+
+
+def _normalized(options: LayerOptions, coords: Iterable[float]) -> bool:
+    if options.normalized is not None:
+        return options.normalized
+    return detection.decide_normalized(coords, share=0.5)
+
+
+def _pixel_boxes(
+    features: Mapping[str, Any],
+    layout: Layout,
+    width: int,
+    height: int,
+    normalized: bool,
+    label_map: Mapping[int, str] | None,
+) -> tuple[list[PixelBox], list[str]]:
+    """The layout's boxes in pixels and the record's box problems in words (as
+    :func:`codec.images.find_boxes` and :func:`codec.images.box_problems` give them)."""
+    from codec.images import PixelBox
+
+    got = detection.record_boxes(
+        features, layout, normalized=normalized, width=width, height=height, label_map=label_map
+    )
+    boxes = []
+    problems = list(got.problems)
+    for b in got.boxes:
+        px = b.pixels(width, height, normalized)
+        x0, y0, x1, y1 = px if px is not None else (0.0, 0.0, 0.0, 0.0)
+        boxes.append(
+            PixelBox(
+                x0, y0, x1, y1, b.text, b.label, normalized, b.index, b.problems, px is not None
+            )
+        )
+        if b.problems:
+            named = f" ({b.caption})" if b.caption else ""
+            problems.append(f"box {b.index}{named}: {'; '.join(b.problems)}")
+    return boxes, problems
+
+
+def _class_order(key: ClassKey) -> tuple[bool, int, bool, str]:
+    text, label = key
+    return (label is None, label or 0, text is None, text or "")
+
+
+def _legend(
+    keys: Sequence[ClassKey],
+    hidden: frozenset[ClassKey],
+    bad: Sequence[bool] = (),
+    captions: Mapping[ClassKey, str] | None = None,
+) -> tuple[LegendItem, ...]:
+    counts: dict[ClassKey, list[int]] = {}
+    for i, key in enumerate(keys):
+        c = counts.setdefault(key, [0, 0])
+        c[0] += 1
+        c[1] += bool(bad[i]) if i < len(bad) else 0
+    return tuple(
+        LegendItem(
+            key,
+            (captions or {}).get(key) or class_caption(*key) or "(no class)",
+            class_color(key),
+            n,
+            b,
+            key in hidden,
+        )
+        for key, (n, b) in sorted(counts.items(), key=lambda kv: _class_order(kv[0]))
+    )
+
+
+def _boxes_layer(
+    features: Mapping[str, Any], layout: Layout, width: int, height: int, options: LayerOptions
+) -> tuple[Layer, list[PixelBox]]:
+    normalized = _normalized(options, detection.coordinates(features, layout))
+    boxes, problems = _pixel_boxes(features, layout, width, height, normalized, options.label_map)
+    drawable = [b for b in boxes if b.drawable]
+    shown = [b for b in drawable if b.key not in options.hidden]
+    layer = Layer(
+        BOXES,
+        layout.prefix,
+        len(shown),
+        legend=_legend(
+            [b.key for b in drawable], options.hidden, [bool(b.problems) for b in drawable]
+        ),
+        problems=tuple(problems),
+        bad=sum(1 for b in boxes if b.problems and b.key not in options.hidden),
+        size=(width, height),
+        shapes=shown if options.boxes else None,
+    )
+    return layer, boxes
+
+
+def _prediction_name(
+    label: int | None, text: str | None, label_map: Mapping[int, str] | None
+) -> str:
+    if label is not None and label_map is not None and label in label_map:
+        return label_map[label]
+    if text:
+        return text
+    return "" if label is None else str(label)
+
+
+def _predictions_layer(
+    features: Mapping[str, Any], layout: Layout, width: int, height: int, options: LayerOptions
+) -> Layer:
+    from codec.images import PixelBox
+
+    label_key, score_key = _prediction_keys(layout, features)
+    normalized = _normalized(options, detection.coordinates(features, layout))
+    got = detection.record_boxes(
+        features, layout, normalized=normalized, width=width, height=height
+    )
+    labels = [int(v) for v in _values(features, label_key, (INT64,))]
+    scores = [float(v) for v in _values(features, score_key, (FLOAT,))]
+    drawn: list[_Prediction] = []
+    keys: list[ClassKey] = []
+    below = 0
+    captions: dict[ClassKey, str] = {}
+    for b in got.boxes:
+        label = labels[b.index] if b.index < len(labels) else b.label
+        score = scores[b.index] if b.index < len(scores) else getattr(b, "score", None)
+        if score_key is not None and not (score is not None and score >= options.score_threshold):
+            below += 1
+            continue
+        px = b.pixels(width, height, normalized)
+        if px is None:
+            continue
+        key: ClassKey = (b.text, label)
+        name = _prediction_name(label, b.text, options.label_map)
+        mapped = (options.label_map or {}).get(label) if label is not None else None
+        captions[key] = class_caption(mapped or b.text, label)
+        keys.append(key)
+        if key in options.hidden:
+            continue
+        box = PixelBox(*px, b.text, label, normalized, b.index, (), True)
+        caption = f"{name} {score:.2f}" if score is not None else name
+        drawn.append(_Prediction(box, score, caption.strip()))
+    return Layer(
+        PREDICTIONS,
+        layout.prefix,
+        len(drawn),
+        total=len(got.boxes),
+        threshold=options.score_threshold if score_key is not None else None,
+        below=below,
+        legend=_legend(keys, options.hidden, captions=captions),
+        size=(width, height),
+        shapes=drawn if options.predictions else None,
+    )
+
+
+def _rgb_hex(rgb: Iterable[Any]) -> str:
+    r, g, b = (int(c) for c in rgb)
+    return f"#{r:02x}{g:02x}{b:02x}"
+
+
+def _hex_rgb(color: str) -> tuple[int, int, int]:
+    return int(color[1:3], 16), int(color[3:5], 16), int(color[5:7], 16)
+
+
+def _crop(mask: np.ndarray) -> tuple[np.ndarray, tuple[int, int]] | None:
+    """The part of a bool mask that holds all of it, and where it starts; None when empty."""
+    rows = np.flatnonzero(mask.any(axis=1))
+    if rows.size == 0:
+        return None
+    cols = np.flatnonzero(mask.any(axis=0))
+    y0, y1, x0, x1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
+    return np.ascontiguousarray(mask[y0:y1, x0:x1]), (x0, y0)
+
+
+def _png_mask(data: bytes, photo: tuple[int, int]) -> tuple[np.ndarray | None, str | None]:
+    """An object's PNG mask as bools (> 0 inside), or why it cannot be laid over the photo."""
+    from codec.images import decode_image
+
+    header = image_size(data)
+    if header is None:
+        return None, "is not a picture"
+    if not fits((header[1], header[2]), photo):
+        return None, f"is {header[1]}×{header[2]}, not the picture's {photo[0]}×{photo[1]}"
+    try:
+        img = decode_image(data)
+    except CodecError as exc:
+        return None, str(exc)
+    arr = np.asarray(img)
+    if arr.ndim == 3:
+        arr = arr[:, :, : 3 if arr.shape[2] >= 3 else 1].max(axis=2)
+    return arr > 0, None
+
+
+def _masks_layer(
+    features: Mapping[str, Any],
+    layout: Layout,
+    keys: Sequence[ClassKey],
+    width: int,
+    height: int,
+    options: LayerOptions,
+) -> Layer | None:
+    name = layout.prefix + "mask"
+    feat = features.get(name)
+    if feat is None or feat.type not in (BYTES, FLOAT) or not feat.values:
+        return None
+    problems: list[str] = []
+    arrays: list[tuple[int, np.ndarray]] = []  # (object, bool mask at its own size)
+    if feat.type == BYTES:
+        count = len(feat.values)
+        if options.masks:
+            for i, data in enumerate(feat.values):
+                key = keys[i] if i < len(keys) else (None, None)
+                if key in options.hidden:
+                    continue
+                mask, why = _png_mask(bytes(data), (width, height))
+                if mask is None:
+                    problems.append(f"mask {i} {why}")
+                else:
+                    arrays.append((i, mask))
+    else:
+        h = _scalar(features, layout.height) or height
+        w = _scalar(features, layout.width) or width
+        n, rest = divmod(len(feat.values), h * w)
+        count = n
+        if rest or n == 0:
+            return Layer(
+                MASKS,
+                name,
+                0,
+                problems=(f"{name} has {len(feat.values):,} values, not N·{h}·{w}",),
+                size=(width, height),
+            )
+        if not fits((w, h), (width, height)):
+            return Layer(
+                MASKS,
+                name,
+                0,
+                problems=(
+                    f"{name} is {n}·{h}·{w}: masks of {w}×{h}, not the picture's {width}×{height}",
+                ),
+                size=(width, height),
+            )
+        if options.masks:
+            stack = np.asarray(feat.values, dtype=np.float32).reshape(n, h, w) > 0
+            for i in range(n):
+                key = keys[i] if i < len(keys) else (None, None)
+                if key not in options.hidden:
+                    arrays.append((i, stack[i]))
+    shown_keys = [keys[i] if i < len(keys) else (None, None) for i in range(count)]
+    if not options.masks:
+        drawn_keys = [k for k in shown_keys if k not in options.hidden]
+        return Layer(
+            MASKS,
+            name,
+            len(drawn_keys),
+            legend=_legend(shown_keys, options.hidden),
+            size=(width, height),
+        )
+    masks: list[tuple[int, _Mask]] = []
+    for i, mask in arrays:
+        cropped = _crop(mask)
+        if cropped is None:
+            continue
+        crop, origin = cropped
+        color = _hex_rgb(class_color(shown_keys[i]))
+        masks.append((int(crop.sum()), _Mask(crop, origin, (mask.shape[1], mask.shape[0]), color)))
+    # Larger objects first, so smaller ones are drawn over them; ties by object number.
+    ordered = [m for _, m in sorted(masks, key=lambda am: -am[0])]
+    return Layer(
+        MASKS,
+        name,
+        len(ordered),
+        legend=_legend(shown_keys, options.hidden),
+        problems=tuple(problems),
+        size=(width, height),
+        shapes=ordered,
+    )
+
+
+def _lone_mask_layer(ref: ImageRef, width: int, height: int, options: LayerOptions) -> Layer:
+    """A mask picture outside a detection layout, tinted in its feature's colour."""
+    key: ClassKey = (ref.feature, None)
+    if not options.masks:
+        return Layer(
+            MASKS, ref.feature, 1, legend=_legend([key], options.hidden), size=(width, height)
+        )
+    mask, why = _png_mask(ref.data, (width, height)) if ref.source == "encoded" else (None, None)
+    if mask is None and ref.source != "encoded":
+        try:
+            mask = np.asarray(ref.image().convert("L")) > 0
+        except CodecError as exc:
+            why = str(exc)
+    cropped = _crop(mask) if mask is not None else None
+    if mask is None or cropped is None or key in options.hidden:
+        problems = (f"{ref.feature} {why}",) if why else ()
+        return Layer(MASKS, ref.feature, 0, problems=problems, size=(width, height))
+    crop, origin = cropped
+    shape = _Mask(crop, origin, (mask.shape[1], mask.shape[0]), _hex_rgb(class_color(key)))
+    return Layer(
+        MASKS,
+        ref.feature,
+        1,
+        legend=_legend([key], options.hidden),
+        size=(width, height),
+        shapes=[shape],
+    )
+
+
+def _class_map_layer(ref: ImageRef, width: int, height: int, options: LayerOptions) -> Layer:
+    try:
+        img = ref.image()
+    except CodecError as exc:
+        return Layer(
+            CLASS_MAP_LAYER,
+            ref.feature,
+            0,
+            problems=(f"{ref.feature}: {exc}",),
+            size=(width, height),
+        )
+    if not fits(img.size, (width, height)):
+        return Layer(
+            CLASS_MAP_LAYER,
+            ref.feature,
+            0,
+            problems=(
+                f"{ref.feature} is {img.width}×{img.height}, not the picture's {width}×{height}",
+            ),
+            size=(width, height),
+        )
+    if img.mode not in ("L", "P"):
+        arr = np.asarray(img)
+        if arr.ndim == 3 or arr.dtype.kind not in "ui" or (arr.size and arr.max() > 255):
+            return Layer(
+                CLASS_MAP_LAYER,
+                ref.feature,
+                0,
+                problems=(f"{ref.feature} is not a map of class values 0–255 (mode {img.mode})",),
+                size=(width, height),
+            )
+        values = arr.astype(np.uint8)
+    else:
+        values = np.asarray(img, dtype=np.uint8)
+    counts = np.bincount(values.reshape(-1), minlength=256)
+    names = options.label_map or {}
+    legend: list[LegendItem] = []
+    hidden: set[int] = set()
+    for value in np.flatnonzero(counts).tolist():
+        v = int(value)
+        if v == 0:
+            continue
+        name = "void" if v == VOID else names.get(v)
+        key: ClassKey = (name, v)
+        if key in options.hidden:
+            hidden.add(v)
+        color = VOID_COLOR if v == VOID else _rgb_hex(PALETTE[v])
+        legend.append(
+            LegendItem(key, class_caption(name, v), color, int(counts[v]), 0, key in options.hidden)
+        )
+    return Layer(
+        CLASS_MAP_LAYER,
+        ref.feature,
+        len(legend) - len(hidden),
+        legend=tuple(legend),
+        size=(width, height),
+        shapes=_ClassMap(values, frozenset(hidden)) if options.class_map else None,
+    )
+
+
+def _keypoint_count(features: Mapping[str, Any], layout: Layout, n: int) -> int | None:
+    counted = getattr(detection, "keypoint_count", None)
+    if counted is not None:
+        k = counted(features, layout)
+        return int(k) if k else None
+    xs = _values(features, layout.prefix + "keypoint/x", (FLOAT,))
+    ys = _values(features, layout.prefix + "keypoint/y", (FLOAT,))
+    if n <= 0 or not xs or len(xs) != len(ys) or len(xs) % n:
+        return None
+    return len(xs) // n
+
+
+def _keypoints_layer(
+    features: Mapping[str, Any],
+    layout: Layout,
+    keys: Sequence[ClassKey],
+    width: int,
+    height: int,
+    options: LayerOptions,
+) -> Layer | None:
+    x_key, y_key = layout.prefix + "keypoint/x", layout.prefix + "keypoint/y"
+    if x_key not in features or y_key not in features:
+        return None
+    n = len(_values(features, layout.boxes[0], (FLOAT, INT64)))
+    k = _keypoint_count(features, layout, n)
+    source = layout.prefix + "keypoint/"
+    if k is None or n == 0:
+        return Layer(KEYPOINTS, source, 0, size=(width, height))
+    xs = np.asarray(_values(features, x_key, (FLOAT,))[: n * k], dtype=np.float64).reshape(n, k)
+    ys = np.asarray(_values(features, y_key, (FLOAT,))[: n * k], dtype=np.float64).reshape(n, k)
+    vis_list = _values(features, layout.prefix + "keypoint/visibility", (INT64,))
+    if len(vis_list) >= n * k:
+        vis = np.asarray(vis_list[: n * k], dtype=np.int64).reshape(n, k)
+    else:
+        vis = np.full((n, k), 2, dtype=np.int64)
+    labelled = (vis > 0) & np.isfinite(xs) & np.isfinite(ys)
+    object_keys = [keys[i] if i < len(keys) else (None, None) for i in range(n)]
+    kept = np.array([key not in options.hidden for key in object_keys], dtype=bool)
+    drawn = labelled & kept[:, None]
+    normalized = _normalized(options, np.concatenate([xs[labelled], ys[labelled]]).tolist())
+    sx, sy = (width, height) if normalized else (1, 1)
+    px = np.where(drawn, xs * sx, np.nan)
+    py = np.where(drawn, ys * sy, np.nan)
+    with_points = [object_keys[i] for i in range(n) if labelled[i].any()]
+    return Layer(
+        KEYPOINTS,
+        source,
+        int(drawn.sum()),
+        legend=_legend(with_points, options.hidden),
+        size=(width, height),
+        shapes=_Keypoints(
+            px,
+            py,
+            vis != 1,
+            tuple(class_color(key) for key in object_keys),
+            COCO_SKELETON if k == 17 else (),
+        )
+        if options.keypoints
+        else None,
+    )
+
+
+def record_layers(
+    record: Record,
+    main: ImageRef,
+    width: int,
+    height: int,
+    options: LayerOptions | None = None,
+    roles: Sequence[tuple[ImageRef, str]] | None = None,
+) -> list[Layer]:
+    """The layers of ``record`` over its main picture ``main`` (a ``width`` × ``height``
+    picture), bottom to top: class maps, masks, boxes, predictions, keypoints (see the
+    module's docstring). Every layer the record has is listed, switched on or not; the
+    pixels of one switched off are not read (its ``shapes`` is None). A picture of a
+    SequenceExample's steps has no layers. ``roles`` is :func:`codec.roles.picture_roles`
+    when the caller has it. Never raises for odd values: what cannot be drawn is named in
+    the layer's ``problems``."""
+    options = options or LayerOptions()
+    if main.step is not None or width <= 0 or height <= 0:
+        return []
+    features = record.features
+    found = detection.layouts(features)
+    truth = _pick([lay for lay in found if _kind(lay, features) == "objects"], main.feature)
+    model = _pick([lay for lay in found if _kind(lay, features) == "predictions"], main.feature)
+    out: dict[str, list[Layer]] = {k: [] for k in LAYER_KINDS}
+    keys: list[ClassKey] = []
+    if truth is not None:
+        layer, boxes = _boxes_layer(features, truth, width, height, options)
+        out[BOXES].append(layer)
+        keys = [b.key for b in boxes]
+        masks = _masks_layer(features, truth, keys, width, height, options)
+        if masks is not None:
+            out[MASKS].append(masks)
+        points = _keypoints_layer(features, truth, keys, width, height, options)
+        if points is not None:
+            out[KEYPOINTS].append(points)
+    if model is not None:
+        out[PREDICTIONS].append(_predictions_layer(features, model, width, height, options))
+    layout_masks = {lay.prefix + "mask" for lay in found}
+    for ref, role in roles if roles is not None else picture_roles(record):
+        if (
+            ref.step is not None
+            or ref is main
+            or (ref.feature, ref.index) == (main.feature, main.index)
+        ):
+            continue
+        if role == CLASS_MAP:
+            if options.class_map:
+                out[CLASS_MAP_LAYER].append(_class_map_layer(ref, width, height, options))
+            else:
+                out[CLASS_MAP_LAYER].append(
+                    Layer(CLASS_MAP_LAYER, ref.feature, 0, size=(width, height))
+                )
+        elif role == MASK and ref.feature not in layout_masks:
+            out[MASKS].append(_lone_mask_layer(ref, width, height, options))
+    return [layer for kind in _DRAW_ORDER for layer in out[kind]]
+
+
+# --------------------------------------------------------------------------------------------
+# Drawing
+
+
+@functools.lru_cache(maxsize=16)
+def _font(size: int) -> Any:
+    return ImageFont.load_default(size=size)
+
+
+def _axis(n_out: int, scale: float, origin: float) -> np.ndarray:
+    """The main picture's coordinate at the centre of each of ``n_out`` output pixels."""
+    return origin + (np.arange(n_out, dtype=np.float64) + 0.5) / scale
+
+
+def _sample(coords: np.ndarray, full: int, size: int) -> np.ndarray:
+    """Indices into a grid of ``size`` cells spread over ``full`` pixels (-1 outside it)."""
+    idx = np.floor(coords * (size / full)).astype(np.int64)
+    idx[(idx < 0) | (idx >= size)] = -1
+    return idx
+
+
+def _span(inside: np.ndarray) -> tuple[int, int] | None:
+    """The first and past-the-last True of a bool vector; None when there is none."""
+    hits = np.flatnonzero(inside)
+    return (int(hits[0]), int(hits[-1]) + 1) if hits.size else None
+
+
+def _paste(out: Image.Image, over: Image.Image, alpha: np.ndarray, corner: tuple[int, int]) -> None:
+    """``over`` blended onto ``out`` at ``corner`` through ``alpha`` (uint8, 255 = opaque)."""
+    out.paste(over, corner, Image.fromarray(np.ascontiguousarray(alpha), mode="L"))
+
+
+def _indexed(values: np.ndarray, palette: bytes) -> Image.Image:
+    """An RGB picture of uint8 ``values`` coloured through ``palette`` (768 bytes)."""
+    img = Image.fromarray(np.ascontiguousarray(values), mode="L")
+    img = img.convert("P")
+    img.putpalette(palette)
+    return img.convert("RGB")
+
+
+_PALETTE_BYTES = PALETTE.tobytes()
+
+
+def _draw_class_map(
+    out: Image.Image,
+    shape: _ClassMap,
+    size: tuple[int, int],
+    xs: np.ndarray,
+    ys: np.ndarray,
+    opacity: float,
+) -> None:
+    h, w = shape.values.shape
+    cols = _sample(xs, size[0], w)
+    rows = _sample(ys, size[1], h)
+    span_c, span_r = _span(cols >= 0), _span(rows >= 0)
+    if span_c is None or span_r is None:
+        return
+    (c0, c1), (r0, r1) = span_c, span_r
+    if (
+        (c0, r0, c1, r1) == (0, 0, w, h)
+        and (cols == np.arange(w)).all()
+        and (rows == np.arange(h)).all()
+    ):
+        vals = shape.values
+    else:
+        vals = shape.values[np.ix_(rows[r0:r1], cols[c0:c1])]
+    a = round(opacity * 255)
+    alpha_of = np.full(256, a, dtype=np.uint8)
+    alpha_of[0] = 0
+    alpha_of[VOID] = max(a, 153)
+    for v in shape.hidden:
+        alpha_of[v] = 0
+    alpha = alpha_of[vals]
+    if not alpha.any():
+        return
+    over = _indexed(vals, _PALETTE_BYTES)
+    void = vals == VOID
+    if alpha_of[VOID] and void.any():
+        rr = np.arange(r0, r1)[:, None]
+        cc = np.arange(c0, c1)[None, :]
+        stripes = void & (((rr + cc) // 3) % 2 == 0)
+        over.paste((255, 255, 255), (0, 0), Image.fromarray(stripes.astype(np.uint8) * 255, "L"))
+    _paste(out, over, alpha, (c0, r0))
+
+
+def _draw_masks(
+    out: Image.Image,
+    masks: Sequence[_Mask],
+    size: tuple[int, int],
+    xs: np.ndarray,
+    ys: np.ndarray,
+    opacity: float,
+) -> None:
+    blocks: list[tuple[int, int, int, np.ndarray]] = []  # (object, row, column, bools)
+    for i, m in enumerate(masks):
+        mw, mh = m.size
+        cols = _sample(xs, size[0], mw) - m.origin[0]
+        rows = _sample(ys, size[1], mh) - m.origin[1]
+        ch, cw = m.crop.shape
+        span_c = _span((cols >= 0) & (cols < cw))
+        span_r = _span((rows >= 0) & (rows < ch))
+        if span_c is None or span_r is None:
+            continue
+        (c0, c1), (r0, r1) = span_c, span_r
+        blocks.append((i, r0, c0, m.crop[np.ix_(rows[r0:r1], cols[c0:c1])]))
+    if not blocks:
+        return
+    top = min(r for _, r, _, _ in blocks)
+    left = min(c for _, _, c, _ in blocks)
+    bottom = max(r + b.shape[0] for _, r, _, b in blocks)
+    right = max(c + b.shape[1] for _, _, c, b in blocks)
+    # Object numbers + 1 (0: none), in as many bytes as there are objects.
+    index = np.zeros((bottom - top, right - left), dtype=np.uint8 if len(masks) < 255 else np.int32)
+    for i, r, c, block in blocks:
+        part = index[r - top : r - top + block.shape[0], c - left : c - left + block.shape[1]]
+        part[block] = i + 1
+    inside = index > 0
+    edge = np.zeros_like(inside)
+    edge[:, 1:] |= index[:, 1:] != index[:, :-1]
+    edge[:, :-1] |= index[:, :-1] != index[:, 1:]
+    edge[1:, :] |= index[1:, :] != index[:-1, :]
+    edge[:-1, :] |= index[:-1, :] != index[1:, :]
+    edge &= inside
+    alpha = inside.astype(np.uint8) * np.uint8(round(opacity * 255))
+    alpha[edge] = 255
+    colors = np.zeros((max(256, len(masks) + 1), 3), dtype=np.uint8)
+    colors[1 : len(masks) + 1] = [m.color for m in masks]
+    if index.dtype == np.uint8:
+        over = _indexed(index, colors[:256].tobytes())
+    else:
+        over = Image.fromarray(colors[index])
+    _paste(out, over, alpha, (left, top))
+
+
+def _dashed_line(
+    draw: Any, a: tuple[float, float], b: tuple[float, float], color: Any, width: int, dash: int
+) -> None:
+    length = math.hypot(b[0] - a[0], b[1] - a[1])
+    if length == 0:
+        return
+    steps = max(1, int(length // (2 * dash)) + 1)
+    for k in range(steps):
+        t0 = min(1.0, 2 * k * dash / length)
+        t1 = min(1.0, (2 * k + 1) * dash / length)
+        if t0 >= 1.0:
+            break
+        draw.line(
+            [
+                (a[0] + (b[0] - a[0]) * t0, a[1] + (b[1] - a[1]) * t0),
+                (a[0] + (b[0] - a[0]) * t1, a[1] + (b[1] - a[1]) * t1),
+            ],
+            fill=color,
+            width=width,
+        )
+
+
+def _fit_text(font: Any, text: str, room: float) -> str:
+    if font.getlength(text) <= room:
+        return text
+    while text and font.getlength(text + "…") > room:
+        text = text[:-1]
+    return text + "…" if text else ""
+
+
+def _ink(color: str) -> str:
+    r, g, b = _hex_rgb(color)
+    return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#ffffff"
+
+
+def _moved(box: PixelBox, scale: tuple[float, float], origin: tuple[float, float]) -> PixelBox:
+    import dataclasses
+
+    (sx, sy), (ox, oy) = scale, origin
+    return dataclasses.replace(
+        box,
+        xmin=(box.xmin - ox) * sx,
+        ymin=(box.ymin - oy) * sy,
+        xmax=(box.xmax - ox) * sx,
+        ymax=(box.ymax - oy) * sy,
+    )
+
+
+def _draw_predictions(
+    out: Image.Image,
+    preds: Sequence[_Prediction],
+    width: int,
+    font: Any,
+    scale: tuple[float, float],
+    origin: tuple[float, float],
+) -> None:
+    from codec.images import caption_place
+
+    draw = ImageDraw.Draw(out)
+    dash = max(4, width * 4)
+    for p in preds:
+        b = _moved(p.box, scale, origin)
+        x0, x1 = sorted((b.xmin, b.xmax))
+        y0, y1 = sorted((b.ymin, b.ymax))
+        if x1 < 0 or y1 < 0 or x0 > out.width or y0 > out.height:
+            continue
+        color = class_color(b.key)
+        corners = ((x0, y0), (x1, y0), (x1, y1), (x0, y1))
+        for j in range(4):
+            a, c = corners[j], corners[(j + 1) % 4]
+            _dashed_line(draw, a, c, _EDGE, width + 2, dash)
+            _dashed_line(draw, a, c, color, width, dash)
+        if font is None or not p.caption:
+            continue
+        caption = _fit_text(font, p.caption, out.width - 4)
+        right, bottom = font.getbbox(caption)[2:]
+        place = caption_place((x0, y0, x1, y1), (int(right) + 4, int(bottom) + 2), out.size)
+        draw.rectangle([place[0], place[1], place[2] - 1, place[3] - 1], fill=color, outline=_EDGE)
+        draw.text((place[0] + 2, place[1]), caption, fill=_ink(color), font=font)
+
+
+def _draw_keypoints(
+    out: Image.Image,
+    kp: _Keypoints,
+    width: int,
+    scale: tuple[float, float],
+    origin: tuple[float, float],
+) -> None:
+    draw = ImageDraw.Draw(out)
+    (sx, sy), (ox, oy) = scale, origin
+    xs = (kp.xs - ox) * sx
+    ys = (kp.ys - oy) * sy
+    r = max(2.0, width + 1.0)
+    for i in range(xs.shape[0]):
+        color = kp.colors[i]
+        for a, b in kp.skeleton:
+            if np.isfinite(xs[i, a]) and np.isfinite(xs[i, b]):
+                line = [(xs[i, a], ys[i, a]), (xs[i, b], ys[i, b])]
+                draw.line(line, fill=_EDGE, width=width + 2)
+                draw.line(line, fill=color, width=width)
+        for j in np.flatnonzero(np.isfinite(xs[i])):
+            x, y = float(xs[i, j]), float(ys[i, j])
+            if x < -r or y < -r or x > out.width + r or y > out.height + r:
+                continue
+            box = [x - r, y - r, x + r, y + r]
+            if kp.visible[i, j]:
+                draw.ellipse(box, fill=color, outline=_EDGE, width=1)
+            else:
+                draw.ellipse(box, fill=None, outline=color, width=max(1, width))
+
+
+def draw_layers(
+    img: Image.Image,
+    layers: Sequence[Layer],
+    options: LayerOptions | None = None,
+    scale: tuple[float, float] = (1.0, 1.0),
+    origin: tuple[float, float] = (0.0, 0.0),
+    *,
+    captions: bool = True,
+    line_width: int | None = None,
+    text_size: int | None = None,
+) -> Image.Image:
+    """A copy of ``img`` (as RGB) with ``layers`` drawn on it, those switched on in
+    ``options``. ``img`` shows the main picture at ``scale`` (output pixels per picture
+    pixel, x and y) from ``origin`` (the picture point at its top left corner): (1, 1) and
+    (0, 0) for the picture itself, (w / W, h / H) for a thumbnail, the zoom and the region's
+    corner for part of it. Lines are ``line_width`` wide (default: a hundredth of the output's
+    smaller side), captions in a font of ``text_size`` (default: from the output's size,
+    :func:`codec.images.caption_size`; none when ``captions`` is false or the output is
+    tiny)."""
+    from codec.images import caption_size, draw_boxes
+
+    options = options or LayerOptions()
+    out = img.convert("RGB")
+    if out is img:
+        out = img.copy()
+    wanted = [layer for layer in layers if layer.shapes is not None and options.shows(layer.kind)]
+    if not wanted:
+        return out
+    sx, sy = scale
+    ox, oy = origin
+    grids = [layer for layer in wanted if layer.kind in (CLASS_MAP_LAYER, MASKS)]
+    if grids:
+        xs = _axis(out.width, sx, ox)
+        ys = _axis(out.height, sy, oy)
+        for layer in grids:
+            if layer.kind == CLASS_MAP_LAYER:
+                _draw_class_map(out, layer.shapes, layer.size, xs, ys, options.opacity)
+            else:
+                _draw_masks(out, layer.shapes, layer.size, xs, ys, options.opacity)
+    width = line_width or max(1, round(min(out.size) / 100))
+    size = text_size or caption_size(*out.size)
+    font = _font(size) if captions and size else None
+    for layer in wanted:
+        if layer.kind == BOXES and layer.shapes:
+            moved = [_moved(b, scale, origin) for b in layer.shapes]
+            out = draw_boxes(out, moved, captions, line_width=width, text_size=size or None)
+        elif layer.kind == PREDICTIONS and layer.shapes:
+            _draw_predictions(out, layer.shapes, width, font, scale, origin)
+        elif layer.kind == KEYPOINTS:
+            _draw_keypoints(out, layer.shapes, width, scale, origin)
+    return out
