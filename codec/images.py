@@ -243,7 +243,8 @@ def stretch(
     window: tuple[float, float] | None = None,
 ) -> np.ndarray:
     """``array`` (any numeric dtype and shape) as uint8 of the same shape, contrast-stretched:
-    a valid value ``v`` becomes ``clip(round((v − lo) · 255 / (hi − lo)), 0, 255)`` with
+    a valid value ``v`` becomes ``clip(rint((v − lo) · 255 / (hi − lo)), 0, 255)`` (halves to
+    even) with
     ``(lo, hi)`` = ``window`` or :func:`stretch_window` (the ``low``-th and ``high``-th
     percentiles of the valid values); when ``hi == lo`` values from ``lo`` up are 255.
     Invalid values (:func:`invalid_pixels`: NaN, ±inf, and zero when ``zero_invalid`` — by
@@ -290,20 +291,20 @@ def colorize(gray: Any, cmap: str = "turbo", *, invalid: np.ndarray | None = Non
     table = COLORMAPS.get(cmap)
     if table is None:
         raise ImageError(f"colour map {cmap!r} is unknown (known: {', '.join(COLORMAPS)})")
-    out = table[g]
+    paletted = Image.fromarray(np.ascontiguousarray(g))
+    paletted.putpalette(table.tobytes())  # Pillow's lookup: faster than indexing in numpy
+    out = np.array(paletted.convert("RGB"))
     if invalid is not None:
-        out[np.asarray(invalid, dtype=bool).reshape(g.shape)] = 0
+        np.multiply(out, ~np.asarray(invalid, dtype=bool).reshape(g.shape)[:, :, None], out=out)
     return out
 
 
 # Keys naming what a colour map shows (any part of the key), and photos' keys (its last part,
 # or the whole key) whose high-bit-depth pictures stay grey.
-_DEPTH_KEY = re.compile(r"depth|disparit|(^|[/_])range", re.I)
+_DEPTH_KEY = re.compile(r"depth|disparit|(^|[/_])(disp|range)($|[/_])", re.I)
 _HEAT_KEY = re.compile(r"heat|saliency|attention|density", re.I)
 _PHOTO_KEY = re.compile(
-    r"^(image/encoded|encoded|image|img|image_raw|raw|photo|picture|frame|rgb|pixels"
-    r"|[^/]+/(image|img|encoded))$",
-    re.I,
+    r"(^|/)(image|img|image_raw|encoded|jpeg|png|raw|photo|picture|frame|rgb|pixels)$", re.I
 )
 
 
@@ -312,13 +313,16 @@ def picture_colormap(feature: str) -> str | None:
     is drawn in: ``"turbo"`` for depth, disparity or range maps (by key) and for any such
     picture under a key that is not a photo's (including ``""``, a record that is one
     tensor); ``"viridis"`` for heat, saliency, attention or density maps; ``None`` (grey) under a
-    photo's key (``image/encoded``, ``image``, ``image_raw``, ``encoded``, ``img``…). 8-bit
-    pictures are never colour-mapped."""
+    photo's key: one whose last part is ``image``, ``encoded``, ``image_raw``, ``img``,
+    ``jpeg``, ``png``… (``image/encoded``, TFDS ``steps/observation/image``). The key rules
+    are those of :mod:`codec.roles` (depth → turbo, "other" heat maps → viridis, photo →
+    grey, a 16-bit picture under any other key → depth). 8-bit pictures are never
+    colour-mapped."""
     if _DEPTH_KEY.search(feature):
         return "turbo"
     if _HEAT_KEY.search(feature):
         return "viridis"
-    if _PHOTO_KEY.match(feature):
+    if _PHOTO_KEY.search(feature):
         return None
     return "turbo"
 
@@ -395,9 +399,11 @@ def raw_pixels_to_image(
     dtype: Any = np.uint8,
     *,
     cmap: str | None = None,
+    measured: bool = False,
 ) -> Image.Image:
     """An image from a raw row-major pixel buffer of ``height × width × depth`` values
-    (little-endian when wider than a byte), shown as :func:`tensor_to_image` shows an array.
+    (little-endian when wider than a byte), shown as :func:`tensor_to_image` shows an array
+    (``cmap`` and ``measured`` as there).
     Raises :class:`ImageError` when the sizes do not match or the shape is not a picture."""
     dt = np.dtype(dtype)
     if height <= 0 or width <= 0 or depth not in (1, 2, 3, 4):
@@ -416,7 +422,7 @@ def raw_pixels_to_image(
             f" × depth {depth}{per} = {need} bytes"
         )
     arr = np.frombuffer(buf, dtype=dt.newbyteorder("<") if dt.itemsize > 1 else dt)
-    return tensor_to_image(arr.reshape(height, width, depth), cmap=cmap)
+    return tensor_to_image(arr.reshape(height, width, depth), cmap=cmap, measured=measured)
 
 
 def _to_uint8(arr: np.ndarray) -> tuple[np.ndarray, bool]:
@@ -558,8 +564,8 @@ class ImageRef:
     (its ``data`` is the whole record). ``source`` is ``"encoded"``, ``"raw"`` or
     ``"tensor"``; ``format`` the encoded format (``"jpeg"``, ``"png"``…), ``"raw"`` or
     ``"tensor"``; ``width``/``height``/``depth`` are known for raw and tensor pictures (0 for
-    encoded ones until decoded), ``dtype`` for tensors (``"uint8"``, ``"uint16"``,
-    ``"float32"``…; ``"uint8"`` for raw pixels, ``""`` for encoded pictures)."""
+    encoded ones until decoded), ``dtype`` that of the values of tensors and raw buffers
+    (``"uint8"``, ``"uint16"``, ``"int32"``, ``"float32"``…; ``""`` for encoded pictures)."""
 
     feature: str
     index: int
@@ -612,7 +618,15 @@ class ImageRef:
                 " too large to decode here"
             )
         if self.source == "raw":
-            return raw_pixels_to_image(self.data, self.height, self.width, self.depth, cmap=cm)
+            return raw_pixels_to_image(
+                self.data,
+                self.height,
+                self.width,
+                self.depth,
+                self.dtype or "uint8",
+                cmap=cm,
+                measured=_measured(self.feature),
+            )
         try:
             arr = parse_tensor(self.data)
         except CodecError as exc:
@@ -735,12 +749,38 @@ def _refs_in(
         if tensor is not None:
             out.append(tensor)
             continue
+        if _measured(name):
+            measure = _raw_measure(context, name, v)
+            if measure is not None:
+                h, w, dtype = measure
+                out.append(ImageRef(name, i, "raw", "raw", v, h, w, 1, step=step, dtype=dtype))
+                continue
         if _RAW_NAME.search(name):
             raw = _raw_shape(context, name, len(v))
             if raw is not None:
                 h, w, d = raw
                 out.append(ImageRef(name, i, "raw", "raw", v, h, w, d, step=step, dtype="uint8"))
     return out
+
+
+def _raw_measure(features: dict[str, Feature], name: str, v: bytes) -> tuple[int, int, str] | None:
+    """``(height, width, dtype)`` of a raw single-channel map of measurements (depth,
+    disparity, heat) in feature ``name``: ``height × width`` values of 1, 2, 4 or 8 bytes
+    (uint8, uint16, int32 or float32, float64), little-endian, sizes from the record's height
+    and width features. Four bytes are int32 (DeepLab2's raw depth) unless values read so are
+    beyond ±2²⁴ — float32 bit patterns — among a regular sample of them."""
+    prefix = name.rsplit("/", 1)[0] + "/" if "/" in name else ""
+    h = _scalar_int(features, _HEIGHT_NAMES, prefix)
+    w = _scalar_int(features, _WIDTH_NAMES, prefix)
+    if h is None or w is None or h < 2 or w < 2:
+        return None
+    item, rem = divmod(len(v), h * w)
+    if rem or item not in (1, 2, 4, 8):
+        return None
+    if item != 4:
+        return h, w, {1: "uint8", 2: "uint16", 8: "float64"}[item]
+    sample = np.frombuffer(v, dtype="<i4")[:: max(1, (h * w) // 4096)]
+    return h, w, "float32" if bool(np.any(np.abs(sample.astype(np.int64)) > 1 << 24)) else "int32"
 
 
 def find_images(record: Record) -> list[ImageRef]:
@@ -750,7 +790,9 @@ def find_images(record: Record) -> list[ImageRef]:
     buffers in a bytes feature named like an image (``image_raw``, ``*raw*``, ``image``,
     ``pixels``…) whose length is height × width × depth from ``height``/``width``/``depth``
     features (also ``image/height``, ``image/width``, ``image/channels``; depth inferred when
-    missing).
+    missing); and, under a depth, disparity or heat map's key (``image/depth/encoded``), a raw
+    single-channel map of height × width values of 1, 2, 4 or 8 bytes (:func:`_raw_measure`:
+    uint8, uint16, int32 — DeepLab2's raw depth — or float32, float64).
 
     A record that is itself one serialized tensor (``record.kind == "raw"``, each record
     written by ``tf.io.serialize_tensor``) and is a picture gives one :class:`ImageRef` with

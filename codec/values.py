@@ -232,11 +232,15 @@ def is_high_depth(b: bytes | memoryview) -> bool:
         return ihdr is not None and ihdr[0] == 16 and ihdr[1] == 0
     if magic.format != "tiff":
         return False
+    import warnings
+
     from PIL import Image
 
     try:
-        with Image.open(io.BytesIO(b)) as im:  # lazy: reads the header only
-            return im.mode in HIGH_DEPTH_MODES
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a damaged header's complaints: the answer is no
+            with Image.open(io.BytesIO(b)) as im:  # lazy: reads the header only
+                return im.mode in HIGH_DEPTH_MODES
     except Exception:  # an unreadable header is not a picture of any depth
         return False
 
