@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, TextIO
 
@@ -17,12 +18,15 @@ import codec
 from browser_app.errors import InputError, SpecError, UsageError, message, os_error_message
 from codec.errors import LimitError, RemoteError
 from codec.kinds import COMPRESSIONS
-from codec.locations import shown
+from codec.locations import is_url, shown
 from codec.settings import MAX_INFLATE_ENV, parse_size
 from codec.text_index import Listings, use_text_index
+from codec.values import plural
 
 if TYPE_CHECKING:
     from typing import TypeAlias
+
+    from codec.tfds import SplitFolder
 
     Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
 
@@ -39,6 +43,8 @@ __all__ = [
     "open_inputs",
     "positive",
     "records_option",
+    "split_folder",
+    "with_split",
 ]
 
 Handler = Callable[[argparse.Namespace, TextIO], int]
@@ -56,7 +62,8 @@ def add_input(p: argparse.ArgumentParser, many: bool = True) -> None:
             nargs="+",
             metavar="PATH",
             help="files, globs, shard patterns (train-*-of-00010), name@N, folders; or URLs"
-            " of the same (s3://bucket/train-*, gs://bucket/x@16, a folder prefix, https://...)",
+            " of the same (s3://bucket/train-*, gs://bucket/x@16, a folder prefix, https://...);"
+            " a TFDS dataset folder or a TFX ExampleGen output, one split of it as FOLDER:SPLIT",
         )
     p.add_argument(
         "--compression",
@@ -141,12 +148,105 @@ def expand_inputs(paths: Sequence[str], *, anon: bool = False) -> list[str]:
     same); raises :class:`InputError` when one of them names nothing, or ``name@N`` too many
     shards. A remote listing that fails is a :class:`~codec.errors.RemoteError` (and a URL
     whose library is missing a :class:`~codec.errors.MissingExtraError`), raised as is."""
+    out: list[str] = []
+    plain: list[str] = []
+
+    def flush() -> None:
+        if plain:
+            try:
+                out.extend(codec.expand_paths(plain, anon=anon))
+            except RemoteError:
+                raise
+            except (FileNotFoundError, LimitError) as exc:
+                raise InputError(message(exc)) from exc
+            plain.clear()
+
+    for p in paths:
+        found = split_folder(p)
+        if found is None:
+            plain.append(p)
+            continue
+        flush()
+        folder, split = found
+        for note in folder.notes:
+            sys.stderr.write(f"tfrecord-browser: {folder.folder}: {note}\n")
+        out.extend(p for p in _split_files(folder, split) if p not in out)
+    flush()
+    return out
+
+
+def split_folder(spec: str) -> tuple[SplitFolder, str | None] | None:
+    """The TFDS dataset or TFX split folder a spec names (``FOLDER`` or ``FOLDER:SPLIT``: see
+    :func:`codec.tfds.parse_split_spec`) and the split asked for; None for any other spec (a
+    file, a glob, a URL, a folder of records that describes no splits). A folder holding
+    several TFDS datasets or configs (and no records of its own), or a split asked of a folder
+    that has none, is an :class:`InputError` saying what to open instead."""
+    # Imported here: most inputs are files, and a file needs none of the dataset metadata.
+    from codec.tfds import TfdsChoiceError, open_split_folder, parse_split_spec
+
+    folder, split = parse_split_spec(spec)
+    if is_url(folder) or not os.path.isdir(folder):
+        return None
     try:
-        return codec.expand_paths(list(paths), anon=anon)
-    except RemoteError:
-        raise
-    except (FileNotFoundError, LimitError) as exc:
-        raise InputError(message(exc)) from exc
+        found = open_split_folder(folder)
+    except TfdsChoiceError as exc:
+        if split is None and _holds_records(folder):
+            return None  # a folder of records that also holds datasets further down
+        raise InputError(str(exc)) from exc
+    if found is None:
+        if split is not None:
+            raise InputError(
+                f"{folder} is not a TFDS dataset folder or a TFX ExampleGen output: it has no"
+                f" split {split!r}"
+            )
+        return None
+    if not found.splits:
+        return None
+    return found, split
+
+
+def _holds_records(folder: str) -> bool:
+    try:
+        with os.scandir(folder) as it:
+            return any(e.is_file() and codec.looks_like_tfrecord(e.name) for e in it)
+    except OSError:
+        return False
+
+
+def _split_files(folder: SplitFolder, split: str | None) -> list[str]:
+    """The files of ``split`` of ``folder`` (every split's, split after split, for None)."""
+    try:
+        splits = [folder.split(split)] if split is not None else list(folder.splits)
+    except KeyError as exc:
+        raise InputError(str(exc.args[0])) from exc
+    files = [p for s in splits for p in s.files]
+    if not files:
+        which = f"split {split!r} of {folder.name}" if split is not None else folder.name
+        declared = sum(len(s.shards) for s in splits)
+        raise InputError(
+            f"{which} ({folder.folder}) has no shard file"
+            + (f" ({plural(declared, 'declared shard')}, all missing)" if declared else "")
+        )
+    return files
+
+
+def with_split(paths: Sequence[str], split: str | None) -> list[str]:
+    """``paths`` with ``--split NAME`` applied: each a dataset folder, asked for that split
+    (``FOLDER:NAME``). A path that is no folder, or names another split already, is a
+    :class:`UsageError`."""
+    from codec.tfds import parse_split_spec
+
+    if split is None:
+        return list(paths)
+    out = []
+    for p in paths:
+        folder, named = parse_split_spec(p)
+        if named is not None and named != split:
+            raise UsageError(f"--split {split}: {p} names the split {named!r} already")
+        if is_url(folder) or not os.path.isdir(folder):
+            raise UsageError(f"--split {split}: {p} is not a dataset folder")
+        out.append(f"{folder}:{split}")
+    return out
 
 
 class InputFiles(list[codec.TFRecordFile]):

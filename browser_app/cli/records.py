@@ -15,7 +15,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 import codec
-from browser_app.cli.inputs import add_input, anon, open_inputs, records_option
+from browser_app.cli.inputs import (
+    add_input,
+    anon,
+    open_inputs,
+    records_option,
+    split_folder,
+    with_split,
+)
 from browser_app.cli.jobs import add_job_options, executor_of, run_job
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
 from browser_app.export.remote import object_kind
@@ -25,10 +32,12 @@ from codec.jobs import VerifyJob, tasks_of
 from codec.kinds import DATA_CRC, RAW, RECORD_KINDS
 from codec.locations import is_url, join_url, shown
 from codec.text_index import parse_text_index
+from codec.tfds import TFDS, check_shard_lengths
 from codec.values import format_bytes, plural
 
 if TYPE_CHECKING:
     from browser_app.cli.inputs import Subcommands
+    from codec.tfds import SplitFolder
 
 __all__ = ["cmd_dump", "cmd_index", "cmd_info", "cmd_verify", "register"]
 
@@ -37,8 +46,15 @@ AUTO = "auto"  # --kind: detect each record's kind
 
 def register(sub: Subcommands) -> None:
     """Add ``info``, ``verify``, ``dump`` and ``index`` to the command line."""
-    p = sub.add_parser("info", help="records, bytes, compression and a damage summary")
+    p = sub.add_parser(
+        "info",
+        help="records, bytes, compression and a damage summary",
+        description="Records, bytes, compression and the header scan's problems of every file;"
+        " of a TFDS dataset folder or a TFX ExampleGen output, its splits too: their records"
+        " against the shard lengths dataset_info.json declares.",
+    )
     add_input(p)
+    add_split(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=cmd_info)
 
@@ -56,6 +72,7 @@ def register(sub: Subcommands) -> None:
     p = sub.add_parser("dump", help="print records as JSON lines or text")
     p.add_argument("path", metavar="PATH")
     add_input(p, many=False)
+    add_split(p)
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("--records", metavar="SPEC", help="e.g. 0:10,15,-1")
     p.add_argument("--kind", choices=[AUTO, *RECORD_KINDS], default=AUTO)
@@ -83,12 +100,25 @@ def register(sub: Subcommands) -> None:
     p.set_defaults(handler=cmd_index)
 
 
+def add_split(p: argparse.ArgumentParser) -> None:
+    """``--split NAME``: one split of a TFDS dataset or TFX ExampleGen folder (as
+    ``FOLDER:NAME``)."""
+    p.add_argument(
+        "--split",
+        metavar="NAME",
+        help="the split of a TFDS dataset or TFX ExampleGen folder to read (as FOLDER:NAME)",
+    )
+
+
 # -- info --------------------------------------------------------------------------------
 
 
 def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
-    """Records, bytes, compression and the header scan's problems of every input."""
-    files = open_inputs(args.paths, args.compression, anon=anon(args))
+    """Records, bytes, compression and the header scan's problems of every input; the splits
+    of every dataset folder among them (:func:`_datasets`)."""
+    paths = with_split(args.paths, args.split)
+    folders = [found for p in paths if (found := split_folder(p)) is not None]
+    files = open_inputs(paths, args.compression, anon=anon(args))
     rows: list[dict[str, Any]] = []
     damaged = False
     for f in files:
@@ -110,8 +140,13 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
                     "text_index": files.text_indexes.get(f.path),
                 }
             )
+    datasets = [_dataset(folder, split, rows) for folder, split in folders]
+    damaged |= any(d["findings"] or any(s["findings"] for s in d["splits"]) for d in datasets)
     if args.json:
-        json.dump({"files": rows}, out)
+        doc: dict[str, Any] = {"files": rows}
+        if datasets:
+            doc["datasets"] = datasets
+        json.dump(doc, out)
         out.write("\n")
     else:
         for r in rows:
@@ -138,7 +173,96 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
         if len(rows) > 1:
             total = sum(r["records"] for r in rows)
             out.write(f"total: {plural(total, 'record')} in {len(rows)} files\n")
+        for d in datasets:
+            _write_dataset(d, out)
     return EXIT_DAMAGED if damaged else EXIT_OK
+
+
+def _dataset(folder: SplitFolder, split: str | None, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """A dataset folder's ``info``: what it is, its splits (``split`` alone when one was
+    asked for) with the records counted in their files against the declared shard lengths
+    (:func:`codec.tfds.check_shard_lengths`), its features as ``features.json`` declares
+    them, and what does not check out."""
+    counts = {os.path.realpath(r["path"]): r["records"] for r in rows}
+    splits = []
+    for s in folder.splits:
+        if split is not None and s.name != split:
+            continue
+        records = [counts.get(os.path.realpath(p), 0) for p in s.files]
+        declared = [d for d in s.declared_records if d is not None]
+        splits.append(
+            {
+                "name": s.name,
+                "records": sum(records),
+                "declared_records": s.declared_total,
+                "shards": len(s.shards),
+                "shard_records": records,
+                "declared_shard_records": declared if declared else None,
+                "files": s.files,
+                "missing": s.missing,
+                "num_bytes": s.num_bytes,
+                "findings": check_shard_lengths(s, records),
+            }
+        )
+    doc: dict[str, Any] = {
+        "kind": folder.kind,
+        "folder": folder.folder,
+        "name": folder.name,
+        "splits": splits,
+        "findings": list(folder.findings),
+        "notes": list(folder.notes),
+    }
+    ds = folder.tfds
+    if ds is not None:
+        doc.update(
+            {
+                "dataset": ds.name,
+                "version": ds.version,
+                "config": ds.config,
+                "description": ds.description,
+                "citation": ds.citation,
+                "homepage": ds.homepage,
+                "supervised_keys": list(ds.supervised_keys) if ds.supervised_keys else None,
+                "features": {
+                    key: {
+                        "kind": f.kind,
+                        "dtype": f.dtype,
+                        "shape": None if f.shape is None else list(f.shape),
+                        "encoding": f.encoding,
+                        "num_classes": f.num_classes,
+                        "names_file": f.names_file,
+                        "names": None if f.names is None else len(f.names),
+                        "sample_rate": f.sample_rate,
+                        "record_keys": list(f.record_keys),
+                    }
+                    for key, f in ds.features.items()
+                },
+            }
+        )
+    return doc
+
+
+def _write_dataset(d: dict[str, Any], out: TextIO) -> None:
+    what = "TFDS dataset" if d["kind"] == TFDS else "TFX ExampleGen output"
+    out.write(f"{d['name']}: {what} in {d['folder']}\n")
+    for s in d["splits"]:
+        declared = ""
+        if s["declared_records"] is not None:
+            declared = (
+                f" ({s['declared_records']:,} declared)"
+                if s["declared_records"] != s["records"]
+                else " (as declared)"
+            )
+        out.write(
+            f"  {s['name']}: {plural(s['records'], 'record')} in"
+            f" {plural(len(s['files']), 'shard')}{declared}\n"
+        )
+        for finding in s["findings"]:
+            out.write(f"    {finding}\n")
+    for finding in d["findings"]:
+        out.write(f"  finding: {finding}\n")
+    for note in d["notes"]:
+        out.write(f"  note: {note}\n")
 
 
 # -- verify ------------------------------------------------------------------------------
@@ -219,7 +343,17 @@ def cmd_dump(args: argparse.Namespace, out: TextIO) -> int:
     files (a glob, a shard set) record numbers are global, as in the app, and each line names
     the file and the record's number in it. A record that cannot be read or decoded is named
     on stderr and the rest are still printed."""
-    files = open_inputs([args.path], args.compression, anon=anon(args))
+    [path] = with_split([args.path], args.split)
+    found = split_folder(path)
+    if found is not None and found[1] is None and len(found[0].splits) > 1:
+        folder = found[0]
+        names = ", ".join(s.name for s in folder.splits)
+        first = folder.splits[0].name
+        raise UsageError(
+            f"{args.path} holds the splits {names} of {folder.name}: dump one of them"
+            f" ({args.path.rstrip('/')}:{first} or --split {first})"
+        )
+    files = open_inputs([path], args.compression, anon=anon(args))
     encode = _record_encoder(args.kind)
     damaged = False
     ds = codec.TFRecordDataset(files)
