@@ -212,3 +212,21 @@ def test_image_export_writes_tensor_records(tmp_path: Path) -> None:
     assert np.array_equal(first, photo)
     second = np.asarray(Image.open(folder / names[1]))
     assert second.dtype == np.uint8 and second.std() > 40  # the depth map, not a white tile
+
+
+def test_generated_tensor_records() -> None:
+    gen = pytest.importorskip("browser_app.generators.tensor_writer")
+    rgb, gray, disparity, floats = (ex.decode(p) for p in gen.tensor_records(2))
+    refs = [im.find_images(r) for r in (rgb, gray, disparity, floats)]
+    assert [[(r.feature, r.index, r.dtype, r.depth) for r in found] for found in refs] == [
+        [("", 0, "uint8", 3)],
+        [("", 0, "uint8", 1)],
+        [("", 0, "uint16", 1)],
+        [("", 0, "float32", 3)],
+    ]
+    photo = np.asarray(refs[0][0].image())
+    # float32 in [0, 1] comes back to the same 8-bit pixels.
+    assert np.array_equal(np.asarray(refs[3][0].image()), photo)
+    for found in refs:
+        tile = np.asarray(Image.open(io.BytesIO(found[0].thumbnail(64))))
+        assert tile.std() > 20  # every record a picture with detail, none a plain tile
