@@ -27,7 +27,7 @@ PACKAGES = ("codec", "browser_app")
 
 # Layers, lowest first; cli and ui share the top rank (and must not import each other).
 RANK = {"codec": 0, "base": 1, "edits": 2, "export": 3, "view": 4, "cli": 5, "ui": 5}
-BASE = {"errors", "selection", "paths", "sample_data"}
+BASE = {"errors", "selection", "paths", "sample_data", "generators"}
 NO_STREAMLIT = {"codec", "base", "edits", "export", "view", "cli"}
 PAGES = "browser_app.ui.pages"
 CACHE_HOME = "browser_app.ui.services"  # a package, with its modules

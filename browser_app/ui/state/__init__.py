@@ -10,6 +10,8 @@ checked for its type:
 - :mod:`.url`: the bookmarkable state, adopted from the link on a session's first run;
 - :mod:`.args`: what the launcher passed (the root, the paths to open, where jobs run);
 - :mod:`.uploads`: the files uploaded in this session;
+- :mod:`.layers`: the layers drawn over pictures, the score threshold and opacity, per
+  source;
 - :mod:`.values`: what pages and widgets hand to each other (the filter's result, the last
   export, the label map, the classes hidden, the records table's columns…);
 - :mod:`.widgets` and :mod:`.editor`: what a widget, and the record editor, remember
@@ -50,6 +52,17 @@ from browser_app.ui.state.jobs import (
     set_executor,
     set_executor_problem,
     set_job_cancelled,
+)
+from browser_app.ui.state.layers import (
+    DEFAULT_OPACITY,
+    DEFAULT_SCORE,
+    LAYER_KINDS,
+    hidden_layers,
+    layer_opacity,
+    score_threshold,
+    set_layer_opacity,
+    set_layer_shown,
+    set_score_threshold,
 )
 from browser_app.ui.state.store import (
     FlashKind,
@@ -158,8 +171,11 @@ from browser_app.ui.state.widgets import (
 )
 
 __all__ = [
+    "DEFAULT_OPACITY",
     "DEFAULT_PAGE_SIZE",
+    "DEFAULT_SCORE",
     "FILTER_SELECTION",
+    "LAYER_KINDS",
     "PAGE_SIZES",
     "SIGNED_MARK",
     "UPLOAD_PREFIX",
@@ -197,6 +213,7 @@ __all__ = [
     "forget_recent",
     "full_view",
     "hidden_classes",
+    "hidden_layers",
     "indexing_paused",
     "inflate_caps",
     "inflate_offer",
@@ -209,6 +226,7 @@ __all__ = [
     "label_map_beside_off",
     "label_map_refused",
     "landing",
+    "layer_opacity",
     "link_spec",
     "linked_selection",
     "open_note",
@@ -225,6 +243,7 @@ __all__ = [
     "reset_widget",
     "review_id_feature",
     "saved_warnings",
+    "score_threshold",
     "selection",
     "session_connected",
     "session_key",
@@ -246,6 +265,8 @@ __all__ = [
     "set_label_map_beside_off",
     "set_label_map_refused",
     "set_landing",
+    "set_layer_opacity",
+    "set_layer_shown",
     "set_open_note",
     "set_overwrite_confirmed_for",
     "set_page_size",
@@ -256,6 +277,7 @@ __all__ = [
     "set_replace_confirm_reset",
     "set_review_id_feature",
     "set_saved_warnings",
+    "set_score_threshold",
     "set_selection",
     "set_show_boxes",
     "set_sidebar_counts",

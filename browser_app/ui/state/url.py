@@ -1,7 +1,8 @@
 """What a person would bookmark: the open source, the current record, the page size, the
 selection, a jump into the bytes and anonymous access, kept in the session and written into
 the URL at every change (``?file=<path relative to the root>&record=<N>``, ``&size=``,
-``&sel=``/``&facet=``/``&sort=``, ``&at=<percent>``, ``&anon=1``).
+``&sel=``/``&facet=``/``&sort=``, ``&at=<percent>``, ``&anon=1``, and the score threshold of
+predictions, ``&score=0.3``, from :mod:`.layers`).
 
 Nothing is ever unpickled from a URL: query parameters are parsed as text and integers. A
 remote spec goes into the URL only as :func:`codec.locations.shown` writes it: a signed URL's
@@ -16,6 +17,7 @@ import streamlit as st
 from browser_app.paths import relative_inside
 from browser_app.selection import Selection
 from browser_app.ui.state.args import app_args
+from browser_app.ui.state.layers import Q_SCORE, link_score, score_param
 from browser_app.ui.state.store import flash
 from browser_app.ui.state.uploads import is_upload
 from codec.locations import is_url, shown
@@ -119,6 +121,7 @@ def init() -> None:
         ss[_SOURCE] = str(spec)
         ss[_RECORD] = max(0, rec or 0)
         _remember(str(spec))
+        link_score(str(spec))
         linked = _selection_param()
         # A link's selection reads every record (facts, a filter, sort keys): it waits for
         # the sidebar, which applies it at once for a dataset of a usual size and asks for
@@ -200,7 +203,10 @@ def _publish() -> None:
         linked = ss.get(_LINKED)
         shown = linked if isinstance(linked, Selection) else selection()
         want.update(shown.to_params())  # a link's selection stays in it until answered
-    for name in (Q_FILE, Q_RECORD, Q_SIZE, Q_AT, Q_ANON, *_SELECTION_PARAMS):
+        score = score_param(spec)
+        if score:
+            want[Q_SCORE] = score
+    for name in (Q_FILE, Q_RECORD, Q_SIZE, Q_AT, Q_ANON, Q_SCORE, *_SELECTION_PARAMS):
         if name in want:
             if st.query_params.get_all(name) != want[name]:
                 st.query_params[name] = want[name] if len(want[name]) > 1 else want[name][0]
