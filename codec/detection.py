@@ -2,10 +2,19 @@
 
 The Object Detection API stores boxes as parallel lists under a prefix: the four
 ``<prefix>bbox/{xmin,ymin,xmax,ymax}`` lists, ``<prefix>class/text`` and
-``<prefix>class/label``, and any other ``<prefix>*`` list (``difficult``, ``area``...), one
-value per object; the picture is ``<root>encoded`` with ``<root>height`` / ``<root>width``
+``<prefix>class/label``, and other ``<prefix>*`` lists (``difficult``, ``area``, masks,
+keypoints...); the picture is ``<root>encoded`` with ``<root>height`` / ``<root>width``
 (``image/object/`` and ``image/`` in the API's own layout). :func:`layouts` finds every such
 prefix among a dataset's feature names, so the same code serves any naming.
+
+A layout is ground truth (``"objects"``) or a model's ``"predictions"``
+(``image/detection/`` as ``infer_detections.py`` writes it, with ``label`` and ``score``
+lists; :func:`layout_kind`). :func:`layouts` gives the ground truth first, so ``[0]`` is
+what a record's boxes are whenever it has some.
+
+Object lists are checked by what they hold (:func:`list_kind`, :func:`object_lengths`: one
+rule for a record and for the dataset's schema): N values per object, N·K per keypoint list,
+N PNGs or N·H·W numbers for masks, one value per DensePose point.
 
 Coordinates are normalised ([0, 1] of the picture) or pixels. That is decided per dataset
 (:func:`decide_normalized`), never per record, so one bad value cannot turn a record's
@@ -44,9 +53,11 @@ __all__ = [
     "class_color",
     "coordinates",
     "decide_normalized",
+    "factor_lists",
     "keypoint_count",
     "layout_kind",
     "layout_of",
+    "layout_rank",
     "layout_root",
     "layouts",
     "list_kind",
@@ -175,9 +186,11 @@ def layout_of(prefix: str, names: Iterable[str]) -> Layout:
     return Layout(prefix, layout_root(prefix), boxes + tuple(rest), layout_kind(prefix, have))
 
 
-def _rank(layout: Layout) -> tuple[bool, bool, str]:
-    usual = "image/detection/" if layout.kind == PREDICTIONS else "image/object/"
-    return (layout.kind == PREDICTIONS, layout.prefix != usual, layout.prefix)
+def layout_rank(prefix: str, kind: str) -> tuple[bool, bool, str]:
+    """The order of layouts: ground truth first (``image/object/`` first of all), then
+    predictions (``image/detection/`` first), each by prefix."""
+    usual = "image/detection/" if kind == PREDICTIONS else "image/object/"
+    return (kind == PREDICTIONS, prefix != usual, prefix)
 
 
 def layouts(names: Iterable[str]) -> list[Layout]:
@@ -194,7 +207,7 @@ def layouts(names: Iterable[str]) -> list[Layout]:
         prefix = name[: -len(_SUFFIX)]
         if all(f"{prefix}bbox/{s}" in have for s in BBOX):
             out.append(layout_of(prefix, have))
-    return sorted(out, key=_rank)
+    return sorted(out, key=lambda lay: layout_rank(lay.prefix, lay.kind))
 
 
 def decide_normalized(values: Iterable[float], share: float = NORMALIZED_SHARE) -> bool:
@@ -326,6 +339,14 @@ FACTORS: dict[str, str] = {"keypoint": "K", "class_score": "C"}
 _FIRST_OF = {"keypoint": ("keypoint/x", "keypoint/y")}  # a group's lists that vote first
 
 
+def factor_lists(layout: Layout, names: Iterable[str], kind: str) -> list[str]:
+    """The lists among ``names`` of a kind of :data:`FACTORS`, in the order they vote for the
+    record's K (C): ``keypoint/x``, ``keypoint/y``, then the others by name."""
+    first = [layout.prefix + r for r in _FIRST_OF.get(kind, ())]
+    mine = sorted(k for k in set(names) if list_kind(layout, k) == kind)
+    return [k for k in first if k in mine] + [k for k in mine if k not in first]
+
+
 def list_kind(layout: Layout, name: str) -> ListKind:
     """What list ``name`` of ``layout`` holds, which says how long it must be in a record
     with N objects (N: the length of the bbox lists):
@@ -427,10 +448,9 @@ class ObjectLengths:
     def problem(self, j: int, i: int) -> str:
         """List ``j`` of record ``i`` in words: ``image/object/keypoint/x has 30 values;
         expected N·K = 2·17 = 34``."""
-        return (
-            f"{self.names[j]} has {int(self.lengths[j, i])} values;"
-            f" expected {self.expectation(j, i)}"
-        )
+        length = int(self.lengths[j, i])
+        has = f"has {length} value{'s' if length != 1 else ''}" if length else "has no values"
+        return f"{self.names[j]} {has}; expected {self.expectation(j, i)}"
 
     def problems(self, i: int) -> list[str]:
         """Every list of record ``i`` whose length its layout does not explain, in words."""
@@ -477,13 +497,10 @@ def object_lengths(
     expected = np.full((len(names), count), -1, np.int64)
     per: dict[str, np.ndarray] = {}
     for kind in FACTORS:
-        rows = [j for j, k in enumerate(kinds) if k == kind]
-        if not rows:
+        order = factor_lists(layout, names, kind)
+        if not order:
             continue
-        first = [layout.prefix + r for r in _FIRST_OF.get(kind, ())]
-        rows.sort(
-            key=lambda j: (names[j] not in first, first.index(names[j]) if names[j] in first else 0)
-        )
+        rows = [names.index(k) for k in order]
         if factors is not None and kind in factors:
             per[kind] = np.full(count, int(factors[kind]), np.int64)
         else:
@@ -504,8 +521,10 @@ def object_lengths(
     known = expected >= 0
     divides = np.where(n > 0, lens % np.maximum(n, 1) == 0, lens == 0)
     is_mask = np.array([k == "mask" for k in kinds], bool)[:, None]
+    is_factor = np.array([k in FACTORS for k in kinds], bool)[:, None]
     loose = ~known & is_mask  # a float mask of a picture whose size is not known
-    wrong = (known & (lens != expected)) | (loose & ~divides)
+    # No K (C) makes every list of its kind N·K: none of them is explained.
+    wrong = (known & (lens != expected)) | (loose & ~divides) | (~known & is_factor)
     return ObjectLengths(layout, names, kinds, lens, numbers, n, per, px, pts, expected, wrong)
 
 

@@ -114,7 +114,7 @@ def test_any_float_in_a_box_is_drawn_or_named_never_a_crash(
     assert len(named) == len(bad)
     if len({len(xs), len(ys), len(x1), len(y1)}) > 1:
         # Each bbox list whose length differs from the others' is named with what it needs.
-        assert any(" values; expected N = " in t for t in pics[0].box_problems)
+        assert any("; expected N = " in t for t in pics[0].box_problems)
     # A box that is not a finite number is never drawn; every drawn box lies on the picture.
     for b in boxes:
         stored = [_f32(v) for v in (xs[b.index], ys[b.index], x1[b.index], y1[b.index])]

@@ -4,9 +4,13 @@ For every detection layout of the dataset (:func:`codec.detection.layouts`: any 
 which the four ``bbox/{xmin,ymin,xmax,ymax}`` lists occur) the checks collect, with the
 records involved:
 
-- ``object_lengths``: a record with boxes lists (any of the four) whose parallel lists (bbox,
-  class text, class label, any other ``<prefix>*`` list that records with boxes lists have
-  anywhere in the dataset; an absent list counts as empty) have different lengths;
+- ``object_lengths``: a record with boxes lists (any of the four) whose object lists no
+  layout explains (:func:`codec.detection.object_lengths`, the rule a record's view uses
+  too): N values per object list, N·K per keypoint list with K the dataset's (the value most
+  records have), N PNGs or N·H·W numbers for ``mask``, the sum of ``densepose/num`` for
+  DensePose points; a list that records with boxes lists have elsewhere in the dataset
+  counts as empty where it is absent. Predictions (``image/detection/``) are a layout of
+  their own, with their own N. The first such record is given in words (``example``);
 - ``box_not_finite``: a coordinate is NaN or infinite;
 - ``box_range``: a coordinate outside [0, 1] when the dataset's coordinates are normalised,
   outside the picture when they are pixels (decided for the whole dataset, see
@@ -21,7 +25,8 @@ records involved:
 Work is vectorised per batch of records; only class texts and picture headers are read one
 by one. Every part merges associatively and commutatively, so the result does not depend on
 how the records were split into batches, ranges or processes (a record whose lists agree with
-each other but lack one the dataset has elsewhere is kept aside until the end).
+each other is kept aside, by the lists it has and its K, until the end, when the dataset's
+lists and K are known).
 """
 
 from __future__ import annotations
@@ -32,10 +37,21 @@ from typing import Any
 
 import numpy as np
 
-from ..detection import BBOX, NORMALIZED_SHARE, Layout, layout_of
+from ..detection import (
+    BBOX,
+    FACTORS,
+    NORMALIZED_SHARE,
+    Layout,
+    factor_lists,
+    layout_kind,
+    layout_of,
+    layout_rank,
+    list_kind,
+    object_lengths,
+)
 from ..values import image_size
 from .counters import RecordList, admits, narrow, settle, smallest
-from .stats import BYTES_CODE, INT64_CODE
+from .stats import BYTES_CODE, FLOAT_CODE, INT64_CODE
 from .walk import Columns
 
 __all__ = ["CHECKS", "DetectionChecks"]
@@ -49,6 +65,7 @@ CHECKS = (
     "label_text",
     "image_size",
 )
+_Key = tuple[frozenset[str], tuple[tuple[str, int], ...]]  # lists, K (C) by kind
 _PAIRS_CAP = 10_000  # distinct (label, text) pairs whose records are kept (the smallest)
 _SIDES = tuple(f"bbox/{s}" for s in BBOX)
 
@@ -60,9 +77,12 @@ class _PrefixChecks:
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
         self.seen: set[str] = set()  # lists under the prefix in records with boxes lists
-        # Records whose lists agree but are only those of the key: flagged at the end when
-        # the dataset has more.
-        self.pending: dict[frozenset[str], RecordList] = {}
+        # Records whose lists agree, by the lists they have and their K (C): flagged at the
+        # end when the dataset has more lists, or another K (C) in most records; with the
+        # first such record and its N.
+        self.pending: dict[_Key, RecordList] = {}
+        self.pending_first: dict[_Key, tuple[int, int]] = {}
+        self.first: tuple[int, str] | None = None  # the first record flagged, in words
         self.lists = {c: RecordList() for c in CHECKS}
         self.outside_01 = RecordList()  # coordinate < 0 or > 1 (if normalised)
         self.outside_image = RecordList()  # outside the picture (if pixels)
@@ -78,7 +98,22 @@ class _PrefixChecks:
     def is_layout(self) -> bool:
         return all(self.prefix + side in self.seen for side in _SIDES)
 
+    def note(self, example: tuple[int, str]) -> None:
+        """Keep ``(record, problem)`` when it is the first record flagged so far."""
+        if self.first is None or example < self.first:
+            self.first = example
+
+    def hold(self, key: _Key, records: np.ndarray, first: int, objects: int) -> None:
+        """Keep ``records`` aside under ``key``; ``first`` of them has ``objects`` objects."""
+        self.pending.setdefault(key, RecordList()).add(records)
+        held = self.pending_first.get(key)
+        if held is None or (first, objects) < held:
+            self.pending_first[key] = (first, objects)
+
     def shift(self, by: int) -> None:
+        if by and self.first is not None:
+            self.first = (self.first[0] + by, self.first[1])
+        self.pending_first = {k: (r + by, n) for k, (r, n) in self.pending_first.items()}
         for recs in [
             *self.lists.values(),
             *self.pending.values(),
@@ -90,12 +125,18 @@ class _PrefixChecks:
 
     def merge(self, o: _PrefixChecks) -> None:
         self.seen |= o.seen
-        for names, recs in o.pending.items():
-            held = self.pending.get(names)
+        for key, recs in o.pending.items():
+            held = self.pending.get(key)
             if held is None:
-                self.pending[names] = recs.copy()
+                self.pending[key] = recs.copy()
             else:
                 held.merge(recs)
+        for held_key, first in o.pending_first.items():
+            known = self.pending_first.get(held_key)
+            if known is None or first < known:
+                self.pending_first[held_key] = first
+        if o.first is not None:
+            self.note(o.first)
         for c in CHECKS:
             self.lists[c].merge(o.lists[c])
         self.outside_01.merge(o.outside_01)
@@ -105,10 +146,10 @@ class _PrefixChecks:
         self.boxes += o.boxes
         self.records += o.records
         self.pairs.update(o.pairs)
-        for key, recs in o.pair_records.items():
-            mine = self.pair_records.get(key)
+        for pair, recs in o.pair_records.items():
+            mine = self.pair_records.get(pair)
             if mine is None:
-                self.pair_records[key] = recs.copy()
+                self.pair_records[pair] = recs.copy()
             else:
                 mine.merge(recs)
         self.pairs_cut, _ = narrow(self.pair_records, self.pairs_cut, o.pairs_cut)
@@ -124,27 +165,90 @@ class _PrefixChecks:
             recs = self.lists[c]
             if c == "box_range":
                 recs = self.outside_01 if self.normalized else self.outside_image
+            example = None
             if c == "object_lengths":
-                recs = RecordList()
-                recs.merge(self.lists[c])
-                for key, more in self.pending.items():
-                    if key != self.seen:
-                        recs.merge(more)
+                recs, example = self._object_lengths()
             if c == "label_text" and label_map is None:
                 continue
             if recs.count:
                 checks[c] = {"count": recs.count, "records": recs.tolist()}
+                if example is not None:
+                    checks[c]["example"] = {"record": example[0], "problem": example[1]}
         out: dict[str, Any] = {
+            "kind": self.kind,
             "normalized": self.normalized,
             "records": self.records,
             "boxes": self.boxes,
             "checks": checks,
         }
+        factors = self.factors()
+        if factors:
+            out["factors"] = factors
         if label_map is None:
             texts = self._label_texts()
             if texts:
                 out["label_texts"] = texts
         return out
+
+    @property
+    def kind(self) -> str:
+        return layout_kind(self.prefix, self.seen)
+
+    def factors(self) -> dict[str, int]:
+        """K (C) of the dataset, by kind: the value most records that agree with themselves
+        have (ties: the smaller)."""
+        votes: dict[str, Counter[int]] = {}
+        for (_names, factors), recs in self.pending.items():
+            for kind, value in factors:
+                votes.setdefault(kind, Counter())[value] += recs.count
+        return {
+            kind: min(counts, key=lambda v: (-counts[v], v))
+            for kind, counts in sorted(votes.items())
+        }
+
+    def _object_lengths(self) -> tuple[RecordList, tuple[int, str] | None]:
+        """The records whose object lists no layout explains, and the first of them in words:
+        those flagged on the way, those lacking a list other records have, and those whose
+        K (C) is not the dataset's."""
+        recs = RecordList()
+        recs.merge(self.lists["object_lengths"])
+        examples = [self.first] if self.first is not None else []
+        factors = self.factors()
+        for key, more in sorted(self.pending.items(), key=lambda kv: self.pending_first[kv[0]]):
+            names, own = key
+            missing = sorted(self.seen - names)
+            off = [(k, v) for k, v in own if factors.get(k, v) != v]
+            if not missing and not off:
+                continue
+            recs.merge(more)
+            first, objects = self.pending_first[key]
+            examples.append((first, self._pending_problem(names, objects, missing, off, factors)))
+        return recs, min(examples) if examples else None
+
+    def _pending_problem(
+        self,
+        names: frozenset[str],
+        objects: int,
+        missing: list[str],
+        off: list[tuple[str, int]],
+        factors: Mapping[str, int],
+    ) -> str:
+        """A held record's problem in words: a list it lacks, or a list whose K (C) is not
+        the dataset's (``image/object/keypoint/x has 30 values; expected N·K = 2·17 = 34``)."""
+        layout = layout_of(self.prefix, names | set(missing))
+        lengths = {b: np.array([objects]) for b in layout.boxes}
+        for name in missing:
+            lengths[name] = np.zeros(1, np.int64)
+        for kind, value in off:
+            first = factor_lists(layout, names, kind)[0]
+            lengths[first] = np.array([objects * value])
+        got = object_lengths(layout, lengths, factors=factors)
+        problems = got.problems(0)
+        text = problems[0] if problems else f"the {self.prefix}* lists differ from other records'"
+        if off and not missing:
+            kind, _value = off[0]
+            text += f" ({FACTORS[kind]} = {factors[kind]} in most records)"
+        return text
 
     def _label_texts(self) -> list[dict[str, Any]]:
         """Labels whose boxes carry more than one class text: the usual text and the records
@@ -220,9 +324,12 @@ class DetectionChecks:
             pc.shift(by)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            p: pc.to_json(self.label_map) for p, pc in sorted(self.prefixes.items()) if pc.is_layout
-        }
+        """Each layout's checks, ground truth first (``image/object/`` first of all), then
+        predictions (``image/detection/`` first), as :func:`codec.detection.layouts` orders
+        them."""
+        found = [pc for pc in self.prefixes.values() if pc.is_layout]
+        found.sort(key=lambda pc: layout_rank(pc.prefix, pc.kind))
+        return {pc.prefix: pc.to_json(self.label_map) for pc in found}
 
     # -- a batch of records ------------------------------------------------------------------
 
@@ -260,13 +367,7 @@ class DetectionChecks:
             return
         names = [n for n, (_lens, ids) in lengths.items() if (ids[boxed] >= 0).any()]
         pc.seen.update(names)
-        stack = np.stack([lengths[n][0][boxed] for n in names])
-        high = stack.max(axis=0)
-        uneven = high != stack.min(axis=0)
-        pc.lists["object_lengths"].add(records[boxed][uneven])
-        agree = records[boxed][~uneven & (high > 0)]
-        if agree.size:
-            pc.pending.setdefault(frozenset(names), RecordList()).add(agree)
+        self._lengths(pc, layout, c, fids, records[boxed], {n: lengths[n] for n in names}, boxed)
         # A record with boxes but uneven lists still has its first boxes checked.
         n_boxes = np.min([s[0] for s in sides], axis=0)
         has = n_boxes > 0
@@ -308,6 +409,76 @@ class DetectionChecks:
             pc.outside_image.add(np.unique(owner[finite & ((low < 0) | beyond)]))
         self._labels(pc, layout, c, fids, recs, counts, owner)
         self._image_sizes(pc, layout, c, fids, recs, width, height)
+
+    def _lengths(
+        self,
+        pc: _PrefixChecks,
+        layout: Layout,
+        c: Columns,
+        fids: Mapping[str, int],
+        recs: np.ndarray,
+        lengths: Mapping[str, tuple[np.ndarray, np.ndarray]],
+        boxed: np.ndarray,
+    ) -> None:
+        """The object lists of the records with boxes lists (``recs``), checked by what they
+        are (:func:`codec.detection.object_lengths`): the records no layout explains are
+        flagged now; the others are kept aside by the lists they have and their K (C) until
+        the dataset's are known."""
+        sub = {n: lens[boxed] for n, (lens, _ids) in lengths.items()}
+        numeric = {}
+        for n, (_lens, ids) in lengths.items():
+            if list_kind(layout, n) == "mask":
+                mine = ids[boxed]
+                kinds = c.kind[np.maximum(mine, 0)]
+                numeric[n] = (mine >= 0) & ((kinds == FLOAT_CODE) | (kinds == INT64_CODE))
+        width = self._scalar(c, fids.get(layout.width), recs)
+        height = self._scalar(c, fids.get(layout.height), recs)
+        points = self._sums(c, lengths.get(f"{layout.prefix}densepose/num"), boxed)
+        got = object_lengths(layout, sub, numeric=numeric, pixels=width * height, points=points)
+        bad = got.bad
+        if bad.any():
+            pc.lists["object_lengths"].add(recs[bad])
+            i = int(np.flatnonzero(bad)[0])
+            pc.note((int(recs[i]), got.problems(i)[0]))
+        agree = ~bad & (got.n > 0)
+        if not agree.any():
+            return
+        kinds = sorted(got.factors)
+        held, objects = recs[agree], got.n[agree]
+        table = np.array([got.factors[k][agree] for k in kinds], np.int64).reshape(
+            len(kinds), len(held)
+        )
+        rows, which = np.unique(table.T, axis=0, return_inverse=True)
+        which = np.asarray(which).reshape(-1)
+        for u, row in enumerate(rows.tolist()):
+            mine = which == u
+            key = (frozenset(lengths), tuple(zip(kinds, row)))
+            pc.hold(key, held[mine], int(held[mine][0]), int(objects[mine][0]))
+
+    @staticmethod
+    def _sums(
+        c: Columns, found: tuple[np.ndarray, np.ndarray] | None, boxed: np.ndarray
+    ) -> np.ndarray | None:
+        """The sum of an int64 list per record (``found``: its lengths and entries); -1 where
+        absent or not int64; None without the list."""
+        if found is None:
+            return None
+        ids = found[1][boxed]
+        out = np.full(len(ids), -1.0)
+        have = (ids >= 0) & (c.kind[np.maximum(ids, 0)] == INT64_CODE)
+        if have.any():
+            entries = ids[have]
+            mask = np.isin(c.int_owner, entries)
+            uniq, inv = np.unique(c.int_owner[mask], return_inverse=True)
+            totals = np.bincount(
+                np.asarray(inv).reshape(-1),
+                weights=c.ints[mask].astype(np.float64),
+                minlength=len(uniq),
+            )
+            pos = np.minimum(np.searchsorted(uniq, entries), max(len(uniq) - 1, 0))
+            hit = (pos < len(uniq)) & (uniq[pos] == entries) if len(uniq) else pos < 0
+            out[have] = np.where(hit, totals[pos] if len(uniq) else 0.0, 0.0)
+        return out
 
     @staticmethod
     def _scalar(c: Columns, fid: int | None, recs: np.ndarray) -> np.ndarray:

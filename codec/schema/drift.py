@@ -155,6 +155,11 @@ def findings(doc: Mapping[str, Any]) -> list[Finding]:
     return out
 
 
+def _braced(text: str) -> str:
+    """``text`` safe inside a message that is ``str.format``-ed."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
 def _detection(detection: Mapping[str, Any]) -> list[Finding]:
     out: list[Finding] = []
     for prefix, d in detection.items():
@@ -172,7 +177,14 @@ def _detection(detection: Mapping[str, Any]) -> list[Finding]:
                     Finding(check, feature, message.format(n=_records(n)), n, list(c["records"]))
                 )
 
-        add("object_lengths", f"{prefix}*", f"the {prefix}* lists have different lengths in {{n}}")
+        lengths = checks.get("object_lengths") or {}
+        first = (lengths.get("example") or {}).get("problem")
+        add(
+            "object_lengths",
+            f"{prefix}*",
+            f"the {prefix}* lists have lengths their layout does not explain in {{n}}"
+            + (f" (the first: {_braced(first)})" if first else ""),
+        )
         add("box_not_finite", bbox, f"{bbox} has a coordinate that is not a number in {{n}}")
         where = (
             "outside [0, 1] (normalised)" if d.get("normalized", True) else "outside the picture"
