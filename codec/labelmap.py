@@ -223,7 +223,11 @@ def read_capped(path: str, limit: int, what: str) -> bytes:
                 f"{what}: {st.st_size:,} bytes is too large for a {what} (at most {limit:,})"
             )
         with os.fdopen(fd, "rb", closefd=False) as f:
-            data = f.read(limit + 1)
+            # What fstat says and a byte more (a read allocates all it may return): a file
+            # grown since is caught below, never a buffer of the whole cap for a small file.
+            data = f.read(st.st_size + 1)
+            if len(data) > st.st_size:
+                data += f.read(limit + 1 - len(data))
     finally:
         os.close(fd)
     if len(data) > limit:  # it grew while it was read
