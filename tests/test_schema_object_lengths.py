@@ -347,3 +347,60 @@ def test_k_is_the_datasets_not_the_first_records(tmp_path):
     for cuts in ([0.3], [0.5, 0.8], [0.1, 0.2, 0.9]):
         parts = [job.task(t) for t in _tasks(path, cuts)]
         assert job.merge(parts, rerun=job.task).to_json()["findings"] == doc["findings"]
+
+
+# -- the generators' records, as the public writers lay them out ------------------------------
+
+
+def test_generated_public_layouts_give_no_object_lengths_finding(tmp_path):
+    """``schema --json`` on the generators' COCO (PNG masks, 17 keypoints), float-mask and
+    ``infer_detections.py`` records (feature order shuffled as another TensorFlow run writes
+    it), and on Pascal VOC records with predictions, object counts from 0 to 100: no
+    ``object_lengths`` finding, each layout its own kind, K = 17."""
+    from browser_app import generators as gen
+
+    rng = random.Random(5)
+    payloads = [
+        gen.coco(0, 0, max_side=64),
+        gen.coco(1, 3, max_side=64),
+        gen.coco(2, 100, max_side=48),
+        gen.coco_float_masks(3, 2, max_side=40),
+        gen.coco_float_masks(4, 0, max_side=40),
+        gen.predictions(6, 20, n_objects=0, max_side=64, masks=True, keypoints=True),
+        gen.predictions(7, 0, n_objects=5, max_side=64, masks=True, keypoints=True),
+        gen.predictions(8, 100, n_objects=2, max_side=64, masks=True, keypoints=True),
+    ]
+    payloads = [gen.shuffled_features(p, rng) for p in payloads]
+    pascal = [gen.pascal(10 + i, n, max_side=64) for i, n in enumerate((0, 1, 4, 100))]
+    pascal += [gen.predictions(20 + i, 7 * i, layout="pascal", max_side=64) for i in range(3)]
+    for name, family in (("coco", payloads), ("pascal", pascal)):
+        path = tmp_path / f"{name}.tfrecord"
+        gen.write(path, family)
+        done = run_cli("schema", str(path), "--json", cache=tmp_path / "cache")
+        assert done.returncode == 0, done.stderr
+        doc = json.loads(done.stdout)
+        assert _lengths(doc) == [], name
+        det = doc["detection"]  # the command line prints keys sorted
+        assert set(det) == {"image/object/", "image/detection/"}
+        assert det["image/object/"]["kind"] == "objects"
+        assert det["image/detection/"]["kind"] == "predictions"
+        if name == "coco":
+            assert det["image/object/"]["factors"] == {"keypoint": 17}
+    # A planted keypoint list one value short is the one record found.
+    feats = decode_features(gen.coco(9, 2, max_side=64))
+    t, v = feats["image/object/keypoint/x"]
+    feats["image/object/keypoint/x"] = (t, v[:-4])
+    bad = tmp_path / "bad.tfrecord"
+    gen.write(bad, [*payloads[:4], encode_example(feats), *payloads[4:]])
+    doc = infer_schema(str(bad)).to_json()
+    (finding,) = _lengths(doc)
+    assert finding["records"] == [4]
+    assert "image/object/keypoint/x has 30 values; expected N·K = 2·17 = 34" in finding["message"]
+
+
+def decode_features(payload: bytes) -> dict[str, tuple[str, list[Any]]]:
+    """An Example's features as ``encode_example`` takes them."""
+    from codec.example import decode
+
+    rec = decode(payload)
+    return {name: (f.type, list(f.values)) for name, f in rec.features.items()}
