@@ -61,13 +61,15 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import CodecError, DecodeError
-from .example import Record
 from .labelmap import read_capped
 from .names import ClassNames, labels_file_name, read_names
 from .values import image_size, plural
+
+if TYPE_CHECKING:
+    from .example import Record
 
 __all__ = [
     "AUDIO",

@@ -148,31 +148,36 @@ def expand_inputs(paths: Sequence[str], *, anon: bool = False) -> list[str]:
     same); raises :class:`InputError` when one of them names nothing, or ``name@N`` too many
     shards. A remote listing that fails is a :class:`~codec.errors.RemoteError` (and a URL
     whose library is missing a :class:`~codec.errors.MissingExtraError`), raised as is."""
+    found = [split_folder(p) for p in paths]
+    if not any(found):
+        return _expand(paths, anon)
     out: list[str] = []
-    plain: list[str] = []
-
-    def flush() -> None:
-        if plain:
-            try:
-                out.extend(codec.expand_paths(plain, anon=anon))
-            except RemoteError:
-                raise
-            except (FileNotFoundError, LimitError) as exc:
-                raise InputError(message(exc)) from exc
-            plain.clear()
-
-    for p in paths:
-        found = split_folder(p)
-        if found is None:
-            plain.append(p)
+    skipped: list[tuple[str, str]] = []
+    for p, f in zip(paths, found):
+        if f is None:
+            more = _expand([p], anon)
+            skipped.extend(getattr(more, "skipped", ()))
+            out.extend(more)
             continue
-        flush()
-        folder, split = found
+        folder, split = f
         for note in folder.notes:
             sys.stderr.write(f"tfrecord-browser: {folder.folder}: {note}\n")
-        out.extend(p for p in _split_files(folder, split) if p not in out)
-    flush()
-    return out
+        out.extend(_split_files(folder, split))
+    files = list(dict.fromkeys(out))  # a file named twice is read once, as expand_paths has it
+    try:
+        from codec.expand import Expanded  # type: ignore[attr-defined]
+    except ImportError:
+        return files
+    return Expanded(files, skipped)  # what a folder or a ** glob left out, kept
+
+
+def _expand(paths: Sequence[str], anon: bool) -> list[str]:
+    try:
+        return codec.expand_paths(list(paths), anon=anon)
+    except RemoteError:
+        raise
+    except (FileNotFoundError, LimitError) as exc:
+        raise InputError(message(exc)) from exc
 
 
 def split_folder(spec: str) -> tuple[SplitFolder, str | None] | None:
