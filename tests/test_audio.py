@@ -453,3 +453,52 @@ def test_audioset_records(tmp_path):
         assert all(s.type == "bytes" and len(s.values[0]) == 128 for s in steps)
     csv = (tmp_path / "class_labels_indices.csv").read_text().splitlines()
     assert csv[0] == "index,mid,display_name" and csv[1] == '0,/m/09x0r,"Speech"'
+
+
+# -- frame sequences: MediaPipe media_sequence (the other SequenceExample media layout) -------
+
+
+def test_media_sequence_clips(tmp_path):
+    import io
+
+    from PIL import Image
+
+    from browser_app.generators import sequences
+
+    path = sequences.write_media_sequences(tmp_path / "clips.tfrecord", frames=6)
+    with TFRecordFile(path) as f:
+        records = [ex.decode(p) for p in f]
+    assert [r.features["clip/label/string"].values[0].decode() for r in records] == list(
+        sequences.CLIP_LABELS
+    )
+    region_keys = {f"region/bbox/{k}" for k in ("ymin", "xmin", "ymax", "xmax")} | {
+        "region/label/index",
+        "region/label/string",
+        "region/timestamp",
+        "region/is_annotated",
+    }
+    for r in records:
+        c = r.features
+        assert c["image/format"].values == [b"JPEG"] and c["image/frame_rate"].values == [8.0]
+        assert (c["image/width"].values[0], c["image/height"].values[0]) == sequences.FRAME_SIZE
+        assert c["clip/end/timestamp"].values == [750_000]
+        index = c["clip/label/index"].values[0]
+        assert sequences.CLIP_LABELS[index] == c["clip/label/string"].values[0].decode()
+        lists = r.feature_lists
+        assert set(lists) == {"image/encoded", "image/timestamp"} | region_keys
+        assert all(len(steps) == 6 for steps in lists.values())
+        assert [s.values[0] for s in lists["image/timestamp"]] == [k * 125_000 for k in range(6)]
+        boxes = 0
+        for i, step in enumerate(lists["image/encoded"]):
+            with Image.open(io.BytesIO(step.values[0])) as im:
+                assert im.format == "JPEG" and im.size == sequences.FRAME_SIZE
+                assert np.asarray(im).std() > 10  # a photograph, not a flat colour
+            n = len(lists["region/bbox/xmin"][i].values)
+            assert all(
+                len(lists[k][i].values) == n
+                for k in region_keys - {"region/timestamp", "region/is_annotated"}
+            )
+            for k in ("ymin", "xmin", "ymax", "xmax"):
+                assert all(0.0 <= v <= 1.0 for v in lists[f"region/bbox/{k}"][i].values)
+            boxes += n
+        assert boxes > 0
