@@ -292,7 +292,8 @@ def _classes(
     names = tuple(features)
     found = layouts_of.get(names)
     if found is None:
-        found = layouts_of[names] = layouts(names)
+        # Ground truth only: a model's predictions are not the record's objects.
+        found = layouts_of[names] = [lay for lay in layouts(names) if lay.kind == "objects"]
     n = 0
     for layout in found:
         for box in record_boxes(features, layout, normalized=True).boxes:

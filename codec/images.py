@@ -851,8 +851,8 @@ def _record_boxes(
     normalized: bool | None,
     label_map: Mapping[int, str] | None,
 ) -> tuple[RecordBoxes, bool] | None:
-    found = layouts(record.features)
-    if not found:
+    found = [lay for lay in layouts(record.features) if lay.kind == "objects"]
+    if not found:  # predictions alone are a layer of their own (codec.layers), not boxes
         return None
     layout = found[0]
     if normalized is None:
@@ -876,8 +876,9 @@ def find_boxes(
     normalized: bool | None = None,
     label_map: Mapping[int, str] | None = None,
 ) -> list[PixelBox]:
-    """Boxes of the first detection layout of ``record`` (``image/object/bbox/*`` in the
-    Object Detection API's own layout), in pixels of an image of the given size.
+    """Boxes of the first ground-truth layout of ``record`` (``image/object/bbox/*`` in the
+    Object Detection API's own layout; never a model's predictions, ``image/detection/*``),
+    in pixels of an image of the given size.
 
     ``normalized`` is the dataset's decision (:func:`codec.detection.decide_normalized`);
     without it the record's own coordinates decide by majority, so one out-of-range value

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, get_args
 
+from ..detection import layout_root
 from ..values import plural
 
 __all__ = ["CHECKS", "Finding", "findings"]
@@ -165,7 +166,9 @@ def _detection(detection: Mapping[str, Any]) -> list[Finding]:
     for prefix, d in detection.items():
         checks = d.get("checks", {})
         bbox = f"{prefix}bbox"
-        root = prefix[: -len("object/")] if prefix.endswith("object/") else prefix
+        root = layout_root(prefix)
+        # A model's predictions name their classes in ``<prefix>label`` (detection_inference).
+        label = f"{prefix}label" if d.get("kind") == "predictions" else f"{prefix}class/label"
 
         def add(
             check: Check, feature: str, message: str, checks: Mapping[str, Any] = checks
@@ -191,11 +194,7 @@ def _detection(detection: Mapping[str, Any]) -> list[Finding]:
         )
         add("box_range", bbox, f"{bbox} has a coordinate {where} in {{n}}")
         add("box_inverted", bbox, f"{bbox} has xmin ≥ xmax or ymin ≥ ymax in {{n}}")
-        add(
-            "label_map",
-            f"{prefix}class/label",
-            f"{prefix}class/label is not in the label map in {{n}}",
-        )
+        add("label_map", label, f"{label} is not in the label map in {{n}}")
         add(
             "label_text",
             f"{prefix}class/text",
@@ -213,7 +212,7 @@ def _detection(detection: Mapping[str, Any]) -> list[Finding]:
                 Finding(
                     "label_text",
                     f"{prefix}class/text",
-                    f"{prefix}class/label {t['label']} is {t['usual']!r} in most boxes but"
+                    f"{label} {t['label']} is {t['usual']!r} in most boxes but"
                     f" {others} in {_records(n)}",
                     n,
                     list(t["records"]),

@@ -57,7 +57,13 @@ def box_scale(src: Source, schema: SchemaResult | None) -> view.BoxScale:
     from every record when ``schema`` (its inferred schema, if any) read them all, else from
     the first :data:`~browser_app.view.BOX_SAMPLE` records."""
     if schema is not None and not schema.schema.get("sampled"):
-        decisions = [d.get("normalized") for d in schema.schema.get("detection", {}).values()]
+        layouts = schema.schema.get("detection", {})
+        # The ground truth's decision: ``image/object/`` first, never a model's predictions.
+        decisions = [
+            d.get("normalized")
+            for _prefix, d in sorted(layouts.items(), key=lambda kv: kv[0] != "image/object/")
+            if d.get("kind") != "predictions"
+        ]
         if decisions:
             return view.BoxScale(bool(decisions[0]), int(schema.schema["records"]), False)
     return _box_scale(src.key, view.BOX_SAMPLE, src.dataset)
