@@ -502,3 +502,30 @@ def test_media_sequence_clips(tmp_path):
                 assert all(0.0 <= v <= 1.0 for v in lists[f"region/bbox/{k}"][i].values)
             boxes += n
         assert boxes > 0
+
+
+def test_mutated_audio_headers_never_raise():
+    import random
+
+    rng = random.Random(26)
+    samples = [
+        wav_bytes(tone(0.05), RATE),
+        gen.encoded_audio("extensible", "stereo tone", 8000)[:600],
+        gen.flac_bytes(tone(0.05), RATE),
+        vorbis_ogg(),
+        opus_ogg(),
+        mp3_frames(4, id3=True),
+    ]
+    for base in samples:
+        for _ in range(400):
+            b = bytearray(base)
+            for _ in range(rng.randint(1, 6)):
+                b[rng.randrange(min(len(b), 96))] = rng.randrange(256)
+            data = bytes(b[: rng.randint(0, len(b))]) if rng.random() < 0.3 else bytes(b)
+            info = describe_audio(data)
+            if info is not None:
+                info.text()
+            try:
+                samples_of(data)
+            except (DecodeError, UnsupportedError):
+                pass
