@@ -38,14 +38,15 @@ lowercased):
 **Order** (:func:`picture_roles`): photos first — a record's own features before the steps
 of a SequenceExample's feature lists, then the well-known keys by their rank in
 :data:`PHOTO_KEYS` (``<root>encoded`` of a detection layout and ``…/image`` keys after them),
-then any other photo by key — then every other picture by key; ties by step, then by index
-in the feature's list. :func:`main_picture` is the first of that order: the best photo, or,
-in a record without a photo, its first picture of any role (a dataset of depth maps still
-has a picture to show).
+then any other photo, colour ones (3 or 4 channels, or JPEG) before the others, by key —
+then every other picture by key; ties by step, then by index in the feature's list.
 
-**Layers**: a class map, a mask or a depth map is laid over the photo only when its size
-matches, or scales to, the photo's (:func:`fits`: the same aspect ratio within 1 %);
-otherwise it is only listed.
+:func:`main_picture` is the first of that order: the best photo, or, in a record without a
+photo, its first picture of any role (a dataset of depth maps still has a picture to show).
+
+**Layers** (:mod:`codec.layers`): a class map or a mask is laid over the photo only when its
+size matches, or scales to, the photo's (:func:`fits`: the same aspect ratio within 1 %);
+otherwise, and for depth maps and other pictures, it is only listed.
 """
 
 from __future__ import annotations
@@ -230,12 +231,15 @@ def _single_8bit_png(facts: PictureFacts, ref: ImageRef) -> bool:
     )
 
 
-def _order_key(ref: ImageRef, role: str, rank: int | None) -> tuple[bool, bool, int, str, int, int]:
+def _order_key(
+    ref: ImageRef, role: str, rank: int | None, colour: bool = True
+) -> tuple[bool, bool, int, bool, str, int, int]:
     step = ref.step
     return (
         role != PHOTO,
         step is not None,
         rank if role == PHOTO and rank is not None else len(PHOTO_KEYS) + 2,
+        not colour,
         ref.feature,
         -1 if step is None else step,
         ref.index,
@@ -278,7 +282,10 @@ def picture_roles(
             if _single_8bit_png(fact, ref) and fits(fact.size, photo_size) and _few_values(ref):
                 role = CLASS_MAP
         final.append(role)
-    order = sorted(range(len(found)), key=lambda i: _order_key(found[i], final[i], ranks[i]))
+    colour = [_colour(fact, r) for r, fact in zip(found, facts)]
+    order = sorted(
+        range(len(found)), key=lambda i: _order_key(found[i], final[i], ranks[i], colour[i])
+    )
     return [(found[i], final[i]) for i in order]
 
 

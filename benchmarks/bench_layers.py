@@ -1,0 +1,135 @@
+"""Layers over the main picture (issue 25):
+
+- every layer (class map, 10 PNG masks, boxes, 20 predictions, COCO keypoints) read and drawn
+  on a 640×480 record, cold (nothing decoded before) and again (the record view redrawn
+  after a switch, the threshold or the opacity changed);
+- a gallery page of 100 such records (160-pixel tiles with every layer) against a page of
+  the same 100 photographs alone, and against the same records with boxes only (what the
+  gallery drew before layers).
+
+The records are the generators' (``browser_app.generators``: ``infer_detections`` output over
+a COCO record with masks and keypoints, and a DeepLab class map), scaled to 640×480.
+"""
+
+from __future__ import annotations
+
+import io
+import time
+from collections.abc import Callable
+
+import numpy as np
+from PIL import Image
+
+from benchmarks.common import Row
+from browser_app import generators as G
+from browser_app.view import pictures as P
+from codec import example as ex
+from codec import layers as L
+from codec import roles as R
+
+SIZE = (640, 480)
+GROUP = "layers"
+
+
+def _png(img: Image.Image) -> bytes:
+    out = io.BytesIO()
+    img.save(out, format="PNG")
+    return out.getvalue()
+
+
+def record(seed: int, n_objects: int = 10, n_detections: int = 20) -> bytes:
+    """A 640×480 record with every layer."""
+    payload = G.predictions(
+        seed, n_detections, masks=True, keypoints=True, photo="rocket", n_objects=n_objects
+    )
+    feats = dict(ex.decode(payload).features)
+    photo = Image.open(io.BytesIO(feats["image/encoded"].values[0])).convert("RGB")
+    out = io.BytesIO()
+    photo.resize(SIZE, Image.Resampling.BILINEAR).save(out, format="JPEG", quality=90)
+    masks = [
+        _png(Image.open(io.BytesIO(m)).resize(SIZE, Image.Resampling.NEAREST))
+        for m in feats["image/object/mask"].values
+    ]
+    labels = G.class_map(seed, n_objects, photo="rocket")
+    spec = {name: (f.type, list(f.values)) for name, f in feats.items()}
+    spec["image/encoded"] = ("bytes", [out.getvalue()])
+    spec["image/width"] = ("int64", [SIZE[0]])
+    spec["image/height"] = ("int64", [SIZE[1]])
+    spec["image/object/mask"] = ("bytes", masks)
+    class_map = Image.fromarray(labels).resize(SIZE, Image.Resampling.NEAREST)
+    spec["image/segmentation/class/encoded"] = ("bytes", [_png(class_map)])
+    spec["image/segmentation/class/format"] = ("bytes", [b"png"])
+    return ex.encode_example(spec)
+
+
+def plain(payload: bytes) -> bytes:
+    """The same record's photograph alone."""
+    photo = ex.decode(payload).features["image/encoded"].values[0]
+    return ex.encode_example({"image/encoded": ("bytes", [photo])})
+
+
+def _best(
+    fn: Callable[[], object], repeat: int, before: Callable[[], object] = lambda: None
+) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        before()
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def draw_all(payload: bytes, options: L.LayerOptions) -> Image.Image:
+    rec = ex.decode(payload)
+    roles = R.picture_roles(rec)
+    main = roles[0][0]
+    img = main.image()
+    layers = L.record_layers(rec, main, img.width, img.height, options, roles)
+    return L.draw_layers(img, layers, options)
+
+
+def gallery_page(payloads: list[bytes], options: L.LayerOptions | None, size: int = 160) -> None:
+    for p in payloads:
+        P.thumbnail(ex.decode(p), size, True, True, options=options)
+
+
+def run(quick: bool = False) -> list[Row]:
+    repeat = 3 if quick else 7
+    count = 20 if quick else 100
+    one = record(7)
+    everything = L.LayerOptions()
+    rows = []
+    cold = _best(lambda: draw_all(one, everything), repeat, L.clear_decoded)
+    warm = _best(lambda: draw_all(one, everything), repeat)
+    rows.append(
+        Row(
+            GROUP,
+            "every layer on a 640×480 record, cold",
+            cold * 1000,
+            "ms",
+            "<= 30",
+            cold <= 0.030,
+        )
+    )
+    rows.append(Row(GROUP, "every layer on a 640×480 record, redrawn", warm * 1000, "ms"))
+    payloads = [record(seed) for seed in range(count)]
+    photos = [plain(p) for p in payloads]
+    boxes_only = L.LayerOptions(predictions=False, masks=False, class_map=False, keypoints=False)
+    t_plain = _best(lambda: gallery_page(photos, None), repeat)
+    t_layers = _best(lambda: gallery_page(payloads, everything), repeat, L.clear_decoded)
+    t_boxes = _best(lambda: gallery_page(payloads, boxes_only), repeat, L.clear_decoded)
+    rows.append(Row(GROUP, f"gallery page of {count}, photographs alone", t_plain * 1000, "ms"))
+    rows.append(Row(GROUP, f"gallery page of {count}, boxes only", t_boxes * 1000, "ms"))
+    rows.append(Row(GROUP, f"gallery page of {count}, every layer", t_layers * 1000, "ms"))
+    ratio = t_layers / t_plain
+    rows.append(Row(GROUP, "every layer / photographs alone", ratio, "×", "<= 1.25", ratio <= 1.25))
+    rows.append(Row(GROUP, "every layer / boxes only", t_layers / t_boxes, "×"))
+    return rows
+
+
+if __name__ == "__main__":
+    from benchmarks.common import table
+
+    print(table(run(quick="--quick" in __import__("sys").argv)))
+    _ = np  # numpy is imported for the generators' arrays
