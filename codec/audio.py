@@ -198,9 +198,7 @@ def _chunks(b: bytes | memoryview, start: int) -> list[tuple[bytes, int, int]]:
         cid = bytes(b[pos : pos + 4])
         (size,) = struct.unpack_from("<I", b, pos + 4)
         out.append((cid, pos + 8, size))
-        if cid == b"data":
-            break  # samples follow; anything after them is not needed
-        pos += 8 + size + (size & 1)
+        pos += 8 + size + (size & 1)  # past the end for a data chunk that says 0xFFFFFFFF
     return out
 
 
@@ -224,7 +222,7 @@ def _parse_wav(b: bytes | memoryview) -> _Wav:
             (big_data,) = struct.unpack_from("<Q", b, start + 8)
         elif cid == b"fact" and start + 4 <= n:
             (fact,) = struct.unpack_from("<I", b, start)
-        elif cid == b"data":
+        elif cid == b"data" and data is None:
             data = (start, size)
     if fmt is None:
         raise ValueError("no fmt chunk")

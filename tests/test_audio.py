@@ -529,3 +529,9 @@ def test_mutated_audio_headers_never_raise():
                 samples_of(data)
             except (DecodeError, UnsupportedError):
                 pass
+
+
+def test_a_data_chunk_before_fmt():
+    pcm = np.arange(8, dtype="<i2").tobytes()
+    info = describe_audio(riff(chunk(b"data", pcm), fmt_chunk(rate=8000)))
+    assert info.problem is None and info.seconds == pytest.approx(8 / 8000)
