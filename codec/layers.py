@@ -1,7 +1,8 @@
 """What is drawn over a record's main picture, and how: its layers.
 
 A record's main picture (:func:`codec.roles.main_picture`) carries up to five kinds of layer
-(:data:`LAYER_KINDS`), drawn bottom to top in this order:
+(:data:`LAYER_KINDS`), drawn bottom to top in this order (the ground truth over the
+predictions, so that its captions stay readable):
 
 - ``class_map``: a semantic class map (a picture whose role is ``class_map`` and whose size
   matches or scales to the photo's, :func:`codec.roles.fits`), blended over the photo at
@@ -16,23 +17,26 @@ A record's main picture (:func:`codec.roles.main_picture`) carries up to five ki
   (:func:`codec.detection.class_color`), with a one-pixel outline in full colour; smaller
   objects over larger ones. A mask picture outside a detection layout (a feature named
   ``mask``) is tinted in its feature's colour.
-- ``boxes``: the ground truth's boxes, drawn as everywhere else
-  (:func:`codec.images.draw_boxes`: class colours and captions, bad boxes dashed magenta).
 - ``predictions``: a model's boxes (a layout whose :attr:`~codec.detection.Layout.kind` is
   ``"predictions"``: ``image/detection/…``): dashed in their class colour, captioned
   ``name 0.87``; only those scoring at least ``score_threshold`` are drawn, and the layer
   says how many the threshold hides (``total`` − ``count``; ``below``).
+- ``boxes``: the ground truth's boxes, drawn as everywhere else
+  (:func:`codec.images.draw_boxes`: class colours and captions, bad boxes dashed magenta).
 - ``keypoints``: ``<prefix>keypoint/x`` / ``y`` (K per object, normalised or pixels) as dots
   in their object's class colour — filled when visible (``visibility`` 2, or no visibility
   list), hollow when labelled but not visible (1), not drawn when not labelled (0) or not a
   number — joined by COCO's 17-point skeleton (:data:`COCO_SKELETON`) when K = 17.
 
-Boxes, masks and keypoints of the classes in ``hidden`` are left out. :func:`record_layers`
-reads a record's layers once, in the main picture's full pixels; :func:`draw_layers` draws
-them on any rendering of it — the whole picture, a region at any zoom, a thumbnail — given
-the ``scale`` and ``origin`` of that rendering. Masks and class maps are blended with numpy
-in one pass per layer, sampled at the output's resolution, so a thumbnail costs what its
-pixels cost.
+Boxes, predictions, masks and keypoints of the classes in ``hidden`` are left out (and a
+class map's values whose ``(name, value)`` is there). :func:`record_layers` reads a record's
+layers once, in the main picture's full pixels; :func:`draw_layers` draws them on any
+rendering of it — the whole picture, a region at any zoom, a thumbnail — given the ``scale``
+and ``origin`` of that rendering. Masks and class maps are sampled with numpy at the
+output's resolution and blended by one composite per layer, so a thumbnail costs what its
+pixels cost; decoded masks and class maps are kept (:data:`DECODED_CACHE_BYTES`, least
+recently used out), so drawing a record again after a switch or a slider moved decodes
+nothing.
 """
 
 from __future__ import annotations
@@ -82,7 +86,7 @@ MASKS = "masks"
 CLASS_MAP_LAYER = "class_map"
 KEYPOINTS = "keypoints"
 LAYER_KINDS = (BOXES, PREDICTIONS, MASKS, CLASS_MAP_LAYER, KEYPOINTS)
-_DRAW_ORDER = (CLASS_MAP_LAYER, MASKS, BOXES, PREDICTIONS, KEYPOINTS)
+_DRAW_ORDER = (CLASS_MAP_LAYER, MASKS, PREDICTIONS, BOXES, KEYPOINTS)
 
 VOID = 255  # the class map value of VOC's "void" border
 VOID_COLOR = "#e0e0c0"  # VOC's own colour for it; drawn hatched with white
@@ -860,7 +864,7 @@ def record_layers(
     roles: Sequence[tuple[ImageRef, str]] | None = None,
 ) -> list[Layer]:
     """The layers of ``record`` over its main picture ``main`` (a ``width`` × ``height``
-    picture), bottom to top: class maps, masks, boxes, predictions, keypoints (see the
+    picture), bottom to top: class maps, masks, predictions, boxes, keypoints (see the
     module's docstring). Every layer the record has is listed, switched on or not; the
     pixels of one switched off are not read (its ``shapes`` is None). A picture of a
     SequenceExample's steps has no layers. ``roles`` is :func:`codec.roles.picture_roles`
@@ -1024,12 +1028,15 @@ def _draw_masks(
         part = index[r - top : r - top + block.shape[0], c - left : c - left + block.shape[1]]
         part[block] = i + 1
     inside = index > 0
-    edge = np.zeros_like(inside)
-    edge[:, 1:] |= index[:, 1:] != index[:, :-1]
-    edge[:, :-1] |= index[:, :-1] != index[:, 1:]
-    edge[1:, :] |= index[1:, :] != index[:-1, :]
-    edge[:-1, :] |= index[:-1, :] != index[1:, :]
-    edge &= inside
+    # An object's outline: its pixels next to another object's or to none (outside the
+    # part drawn counts as none).
+    framed = np.pad(index, 1)
+    edge = (
+        (framed[1:-1, 1:-1] != framed[1:-1, :-2])
+        | (framed[1:-1, 1:-1] != framed[1:-1, 2:])
+        | (framed[1:-1, 1:-1] != framed[:-2, 1:-1])
+        | (framed[1:-1, 1:-1] != framed[2:, 1:-1])
+    ) & inside
     alpha = inside.astype(np.uint8) * np.uint8(round(opacity * 255))
     alpha[edge] = 255
     colors = np.zeros((max(256, len(masks) + 1), 3), dtype=np.uint8)
@@ -1079,9 +1086,6 @@ def _moved(box: PixelBox, scale: tuple[float, float], origin: tuple[float, float
     )
 
 
-PREDICTION_CAPTION_SIDE = 240  # pictures smaller than this (tiles) show predictions uncaptioned
-
-
 def _draw_predictions(
     out: Image.Image,
     preds: Sequence[_Prediction],
@@ -1115,7 +1119,7 @@ def _draw_predictions(
         draw_over.rectangle(box, outline=color, width=width)
     cut = np.asarray(alpha) & _dashes(out.width, out.height, max(4, width * 4))
     out.paste(over, (0, 0), Image.fromarray(cut, mode="L"))
-    if font is None or min(out.size) < PREDICTION_CAPTION_SIDE:
+    if font is None:
         return
     draw = ImageDraw.Draw(out)
     for box, color, caption in placed:
