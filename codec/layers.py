@@ -19,8 +19,9 @@ predictions, so that its captions stay readable):
   ``mask``) is tinted in its feature's colour.
 - ``predictions``: a model's boxes (a layout whose :attr:`~codec.detection.Layout.kind` is
   ``"predictions"``: ``image/detection/…``): dashed in their class colour, captioned
-  ``name 0.87``; only those scoring at least ``score_threshold`` are drawn, and the layer
-  says how many the threshold hides (``total`` − ``count``; ``below``).
+  ``name 0.87`` on pictures of :data:`PREDICTION_CAPTION_SIDE` pixels or more; only those
+  scoring at least ``score_threshold`` are drawn, and the layer says how many the threshold
+  hides (``total`` − ``count``; ``below``).
 - ``boxes``: the ground truth's boxes, drawn as everywhere else
   (:func:`codec.images.draw_boxes`: class colours and captions, bad boxes dashed magenta).
 - ``keypoints``: ``<prefix>keypoint/x`` / ``y`` (K per object, normalised or pixels) as dots
@@ -729,12 +730,13 @@ def _class_values(ref: ImageRef) -> tuple[np.ndarray, np.ndarray] | str:
         return str(exc)
     if img.mode in ("L", "P"):
         values = np.asarray(img, dtype=np.uint8)
+        counts = np.asarray(img.histogram()[:256], dtype=np.int64)  # Pillow counts faster
     else:
         arr = np.asarray(img)
         if arr.ndim == 3 or arr.dtype.kind not in "ui" or (arr.size and arr.max() > 255):
             return f"is not a map of class values 0–255 (mode {img.mode})"
         values = arr.astype(np.uint8)
-    counts = np.bincount(values.reshape(-1), minlength=256)
+        counts = np.bincount(values.reshape(-1), minlength=256)
     if ref.source == "encoded":
         _DECODED.put(key, (values, counts), values.nbytes + counts.nbytes)
     return values, counts
@@ -1086,6 +1088,12 @@ def _moved(box: PixelBox, scale: tuple[float, float], origin: tuple[float, float
     )
 
 
+PREDICTION_CAPTION_SIDE = 240
+"""Predictions are captioned only on pictures at least this large on their smaller side (the
+record view, the full view, exports): on a gallery tile their colour tells the class, and a
+caption per prediction would cover the picture."""
+
+
 def _draw_predictions(
     out: Image.Image,
     preds: Sequence[_Prediction],
@@ -1119,7 +1127,7 @@ def _draw_predictions(
         draw_over.rectangle(box, outline=color, width=width)
     cut = np.asarray(alpha) & _dashes(out.width, out.height, max(4, width * 4))
     out.paste(over, (0, 0), Image.fromarray(cut, mode="L"))
-    if font is None:
+    if font is None or min(out.size) < PREDICTION_CAPTION_SIDE:
         return
     draw = ImageDraw.Draw(out)
     for box, color, caption in placed:

@@ -521,7 +521,7 @@ def test_view_summary_and_main_view_png() -> None:
 def _golden_views() -> dict[str, bytes]:
     coco = ex.decode(G.coco(0, photo="astronaut", max_side=256))
     seg = ex.decode(G.segmentation(0, photo="coffee", max_side=256))
-    preds = ex.decode(G.predictions(0, 20, photo="rocket", n_objects=2, max_side=256))
+    preds = ex.decode(G.predictions(0, 20, photo="rocket", n_objects=2, max_side=400))
     names = {1: "person", 2: "bicycle", 3: "car", 4: "motorcycle", 5: "airplane"}
     options = L.LayerOptions(label_map=names)
     thumb = P.thumbnail(preds, 160, captions=True, options=options)
