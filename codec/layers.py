@@ -43,9 +43,13 @@ nothing.
 from __future__ import annotations
 
 import functools
+import io
+import os
+import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -577,38 +581,86 @@ def clear_decoded() -> None:
     _DECODED.clear()
 
 
-def _png_cut(data: bytes, photo: tuple[int, int]) -> tuple[_Cut | None, str | None]:
-    """An object's PNG mask (> 0 inside) kept small, or why it cannot be laid over the photo
-    (None and None: an empty mask)."""
-    from codec.images import decode_image
-
-    header = image_size(data)
-    if header is None:
-        return None, "is not a picture"
-    if not fits((header[1], header[2]), photo):
-        return None, f"is {header[1]}×{header[2]}, not the picture's {photo[0]}×{photo[1]}"
-    key = ("mask", data)
-    found = _DECODED.get(key)
-    if found is not None:
-        return (None if found is _EMPTY else found), None
+def _decoded_cut(data: bytes) -> _Cut | str | None:
+    """A PNG mask decoded and kept small (None: empty), or why it cannot be decoded. Safe in
+    a worker thread: Pillow alone, no warnings filters (the header's size is checked before,
+    under :data:`codec.images.MAX_DECODE_PIXELS`, which is below Pillow's bomb limit)."""
     try:
-        img = decode_image(data)
-    except CodecError as exc:
-        return None, str(exc)
+        img = Image.open(io.BytesIO(data))
+        img.load()
+    except Exception as exc:  # any decoder failure is this mask's problem, in words
+        return f"cannot be decoded: {_OBJECT_REPR.sub('', str(exc)).strip()}"
     if img.mode in ("L", "P", "1"):
         # Pillow finds the part that holds the mask without copying the whole of it.
         box = img.getbbox()
-        part = np.asarray(img.crop(box)) > 0 if box is not None else None
-        cut = (part, (box[0], box[1]), img.size) if box is not None and part is not None else None
-        if cut is not None and not cut[0].any():
-            cut = None
-    else:
-        arr = np.asarray(img)
-        if arr.ndim == 3:
-            arr = arr[:, :, : 3 if arr.shape[2] >= 3 else 1].max(axis=2)
-        cut = _cut(arr > 0)
-    _DECODED.put(key, _EMPTY if cut is None else cut, 0 if cut is None else cut[0].nbytes)
-    return cut, None
+        if box is None:
+            return None
+        part = np.asarray(img.crop(box)) > 0
+        return (part, (box[0], box[1]), img.size) if part.any() else None
+    arr = np.asarray(img)
+    if arr.ndim == 3:
+        arr = arr[:, :, : 3 if arr.shape[2] >= 3 else 1].max(axis=2)
+    return _cut(arr > 0)
+
+
+_OBJECT_REPR = re.compile(r"\s*<[^<>]*object at 0x[0-9a-fA-F]+>")  # Pillow names its file object
+_POOL: tuple[int, ThreadPoolExecutor] | None = None
+_POOL_LOCK = threading.Lock()
+PARALLEL_MASKS = 3  # a record with this many masks to decode has them decoded in threads
+
+
+def _pool() -> ThreadPoolExecutor | None:
+    """The threads masks are decoded in (Pillow and zlib let go of the GIL while they work),
+    one pool per process: a pool inherited through fork has no threads."""
+    global _POOL
+    workers = min(4, os.cpu_count() or 1)
+    if workers < 2:
+        return None
+    with _POOL_LOCK:
+        if _POOL is None or _POOL[0] != os.getpid():
+            _POOL = (os.getpid(), ThreadPoolExecutor(workers, thread_name_prefix="tfb-masks"))
+        return _POOL[1]
+
+
+def _png_cuts(
+    datas: Sequence[bytes], photo: tuple[int, int]
+) -> list[tuple[_Cut | None, str | None]]:
+    """Each object's PNG mask (> 0 inside) kept small, or why it cannot be laid over the photo
+    (None and None: an empty mask). Masks decoded before are taken from the cache; three or
+    more new ones are decoded in threads."""
+    from codec.images import MAX_DECODE_PIXELS
+
+    out: list[tuple[_Cut | None, str | None]] = [(None, None)] * len(datas)
+    todo: list[int] = []
+    for i, data in enumerate(datas):
+        header = image_size(data)
+        if header is None:
+            out[i] = (None, "is not a picture")
+        elif not fits((header[1], header[2]), photo):
+            out[i] = (None, f"is {header[1]}×{header[2]}, not the picture's {photo[0]}×{photo[1]}")
+        elif header[1] * header[2] > MAX_DECODE_PIXELS:
+            out[i] = (None, f"of {header[1]:,}×{header[2]:,} pixels: too large to decode here")
+        else:
+            found = _DECODED.get(("mask", data))
+            if found is None:
+                todo.append(i)
+            else:
+                out[i] = (None if found is _EMPTY else found, None)
+    pool = _pool() if len(todo) >= PARALLEL_MASKS else None
+    decoded = (
+        list(pool.map(_decoded_cut, [datas[i] for i in todo]))
+        if pool is not None
+        else [_decoded_cut(datas[i]) for i in todo]
+    )
+    for i, got in zip(todo, decoded):
+        if isinstance(got, str):
+            out[i] = (None, got)
+            continue
+        _DECODED.put(
+            ("mask", datas[i]), _EMPTY if got is None else got, 0 if got is None else got[0].nbytes
+        )
+        out[i] = (got, None)
+    return out
 
 
 def _masks_layer(
@@ -628,11 +680,13 @@ def _masks_layer(
     if feat.type == BYTES:
         count = len(feat.values)
         if options.masks:
-            for i, data in enumerate(feat.values):
-                key = keys[i] if i < len(keys) else (None, None)
-                if key in options.hidden:
-                    continue
-                cut, why = _png_cut(bytes(data), (width, height))
+            wanted = [
+                i
+                for i in range(count)
+                if (keys[i] if i < len(keys) else (None, None)) not in options.hidden
+            ]
+            found = _png_cuts([bytes(feat.values[i]) for i in wanted], (width, height))
+            for i, (cut, why) in zip(wanted, found):
                 if why is not None:
                     problems.append(f"mask {i} {why}")
                 elif cut is not None:
@@ -698,7 +752,7 @@ def _lone_mask_layer(ref: ImageRef, width: int, height: int, options: LayerOptio
     cut: _Cut | None = None
     why: str | None = None
     if ref.source == "encoded":
-        cut, why = _png_cut(ref.data, (width, height))
+        ((cut, why),) = _png_cuts([ref.data], (width, height))
     else:
         try:
             mask = np.asarray(ref.image().convert("L")) > 0
