@@ -312,23 +312,6 @@ class _Keypoints:
     skeleton: tuple[tuple[int, int], ...]
 
 
-def _kind(layout: Layout, names: Iterable[str]) -> str:
-    """``"objects"`` or ``"predictions"``: :attr:`Layout.kind` (the one rule, in
-    :mod:`codec.detection`)."""
-    kind = getattr(layout, "kind", "")
-    if kind:
-        return str(kind)
-    # A layout from before kinds were known: the same rule, read here.
-    if layout.prefix.endswith("detection/"):
-        return "predictions"
-    if layout.prefix.endswith("object/"):
-        return "objects"
-    have = set(names)
-    return (
-        "predictions" if any(layout.prefix + s in have for s in ("score", "scores")) else "objects"
-    )
-
-
 def _pick(found: list[Layout], main: str) -> Layout | None:
     """The layout whose picture is ``main``, else the first."""
     for layout in found:
@@ -344,20 +327,6 @@ def _values(features: Mapping[str, Any], name: str | None, types: tuple[str, ...
     if f is None or f.type not in types:
         return []
     return list(f.values)
-
-
-def _prediction_keys(layout: Layout, features: Mapping[str, Any]) -> tuple[str, str | None]:
-    """The label and score lists of predictions: :attr:`Layout.label` / :attr:`Layout.score`
-    when the layout names them (``image/detection/label``, ``image/detection/score``)."""
-    label = layout.label
-    if label not in features and layout.prefix + "label" in features:
-        label = layout.prefix + "label"
-    score = getattr(layout, "score", None)
-    if score is None:
-        score = next(
-            (layout.prefix + s for s in ("score", "scores") if layout.prefix + s in features), None
-        )
-    return label, score
 
 
 def _scalar(features: Mapping[str, Any], name: str) -> int | None:
@@ -462,7 +431,7 @@ def _predictions_layer(
     ground truth is: a box that cannot be placed is simply not drawn)."""
     from codec.images import PixelBox
 
-    label_key, score_key = _prediction_keys(layout, features)
+    label_key, score_key = layout.label, layout.score
     coords = [_values(features, name, (FLOAT, INT64)) for name in layout.boxes]
     total = min(len(c) for c in coords)
     normalized = _normalized(options, (float(v) for c in coords for v in c))
@@ -931,8 +900,8 @@ def record_layers(
         return []
     features = record.features
     found = detection.layouts(features)
-    truth = _pick([lay for lay in found if _kind(lay, features) == "objects"], main.feature)
-    model = _pick([lay for lay in found if _kind(lay, features) == "predictions"], main.feature)
+    truth = _pick([lay for lay in found if lay.kind == detection.OBJECTS], main.feature)
+    model = _pick([lay for lay in found if lay.kind == detection.PREDICTIONS], main.feature)
     out: dict[str, list[Layer]] = {k: [] for k in LAYER_KINDS}
     keys: list[ClassKey] = []
     if truth is not None:

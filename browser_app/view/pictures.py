@@ -235,9 +235,10 @@ class BoxScale:
 
 
 def boxes_normalized(records: Iterable[bytes | None], total: int | None = None) -> BoxScale:
-    """Whether the boxes of a dataset are normalised, from the coordinates of ``records``
-    (payloads, taken one at a time; ``None`` for a damaged one) — the dataset's first
-    records, of ``total``: at least 90 % of the finite coordinates in [0, 1] means normalised
+    """Whether the boxes of a dataset are normalised, from the ground truth's coordinates of
+    ``records`` (payloads, taken one at a time; ``None`` for a damaged one; a model's
+    predictions never decide) — the dataset's first records, of ``total``: at least 90 % of
+    the finite coordinates in [0, 1] means normalised
     (:func:`codec.detection.decide_normalized`), so a few bad values stay bad values."""
     values: list[float] = []
     seen = False
@@ -247,7 +248,7 @@ def boxes_normalized(records: Iterable[bytes | None], total: int | None = None) 
         if payload is None:
             continue
         rec = ex.decode(payload, "auto")
-        found = detection.layouts(rec.features)
+        found = [x for x in detection.layouts(rec.features) if x.kind == detection.OBJECTS]
         if found:
             seen = True
             values.extend(detection.coordinates(rec.features, found[0]))
