@@ -34,7 +34,7 @@ from google.protobuf.message import DecodeError as _ProtoDecodeError
 from codec.errors import DecodeError, LimitError, UnsupportedError
 from codec.protos import event_pb2
 from codec.tensor import parse_tensor
-from codec.values import format_float, image_size
+from codec.values import format_float, image_size, plural
 
 __all__ = [
     "EVENT_FILE_NAME",
@@ -109,16 +109,15 @@ class SummaryValue:
             return f"{self.tag} = {format_float(self.scalar)}"
         if self.kind == "image":
             size = f" {self.width}×{self.height}" if self.width and self.height else ""
-            many = f" ({len(self.images)} pictures)" if len(self.images) > 1 else ""
+            many = f" ({plural(len(self.images), 'picture')})" if len(self.images) > 1 else ""
             return f"{self.tag}: image{size}{many}"
         if self.kind == "audio":
-            return (
-                f"{self.tag}: audio ({len(self.audio)} clip{'s' if len(self.audio) != 1 else ''})"
-            )
+            return f"{self.tag}: audio ({plural(len(self.audio), 'clip')})"
         if self.kind == "histogram" and self.histogram is not None:
             h = self.histogram
             return (
-                f"{self.tag}: histogram of {h.num:,.0f} values in {len(h.counts):,} buckets,"
+                f"{self.tag}: histogram of {plural(round(h.num), 'value')} in"
+                f" {plural(len(h.counts), 'bucket')},"
                 f" {format_float(h.min)} to {format_float(h.max)}"
             )
         if self.kind == "text" and self.text is not None:

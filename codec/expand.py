@@ -24,6 +24,7 @@ from collections.abc import Iterator, Sequence
 from .errors import LimitError
 from .locations import expand_urls, is_url, local_path
 from .text_index import index_names
+from .values import plural
 
 __all__ = [
     "MAX_DEPTH",
@@ -212,7 +213,9 @@ def _walk(top: str, skipped: list[tuple[str, str]]) -> Iterator[str]:
         for e in _entries(folder):
             visits += 1
             if visits > MAX_VISITS:
-                skipped.append((top, f"stopped after looking at {MAX_VISITS:,} entries"))
+                skipped.append(
+                    (top, f"stopped after looking at {plural(MAX_VISITS, 'entry', 'entries')}")
+                )
                 return
             if e.name.startswith("."):
                 continue
@@ -235,7 +238,7 @@ def _recursive_glob(s: str, skipped: list[tuple[str, str]]) -> list[str]:
     matched = 0
     for i, p in enumerate(glob.iglob(s, recursive=True)):
         if i >= MAX_VISITS:
-            looked.append((s, f"stopped after {MAX_VISITS:,} matches"))
+            looked.append((s, f"stopped after {plural(MAX_VISITS, 'match', 'matches')}"))
             break
         if not os.path.isfile(p):
             continue
@@ -256,8 +259,7 @@ def _reasons(skipped: Sequence[tuple[str, str]]) -> str:
         return ""
     few = "; ".join(f"{os.path.basename(p)}: {why}" for p, why in skipped[:3])
     more = f"; and {len(skipped) - 3:,} more" if len(skipped) > 3 else ""
-    what = "1 file" if len(skipped) == 1 else f"{len(skipped):,} files"
-    return f" ({what} looked at: {few}{more})"
+    return f" ({plural(len(skipped), 'file')} looked at: {few}{more})"
 
 
 MAX_SHARDS = 100_000  # name@N beyond this is refused before anything is listed
