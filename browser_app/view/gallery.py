@@ -4,7 +4,9 @@ picture."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import codec
@@ -12,6 +14,7 @@ from browser_app.edits.model import ADDED, DELETED, EDITED, EditedSlot
 from codec import example as ex
 from codec.dataset import DAMAGED, INTACT, RECOVERED
 from codec.detection import ClassKey
+from codec.layers import LayerOptions
 
 from .pictures import thumbnail
 from .table import PageItem, as_edited_slot
@@ -84,6 +87,7 @@ def _tile(
     boxes: bool,
     normalized: bool | None,
     hidden: Iterable[ClassKey] = (),
+    options: LayerOptions | None = None,
 ) -> GalleryItem:
     s = e.slot
     index = None if e.edit == ADDED else s.index
@@ -95,12 +99,19 @@ def _tile(
     caption = _caption(e, record_label(rec))
     status = s.status
     try:
-        t = thumbnail(rec, size, boxes, captions=True, normalized=normalized, hidden=hidden)
+        t = thumbnail(
+            rec, size, boxes, captions=True, normalized=normalized, hidden=hidden, options=options
+        )
     except codec.ImageError as exc:
         return GalleryItem(index, caption, None, "", f"Cannot show: {exc}", status)
     if t is None:
         return GalleryItem(index, caption, None, "", "no picture in this record", status)
     return GalleryItem(index, caption, t.data, t.mime, None, status, t.bad_boxes)
+
+
+_TILE_THREADS = max(1, min(4, os.cpu_count() or 1))
+"""Tiles drawn at once: decoding pictures and masks (Pillow, zlib) and blending layers (numpy)
+let go of the interpreter lock, so a page's tiles draw side by side on every core."""
 
 
 def gallery_items(
@@ -109,11 +120,21 @@ def gallery_items(
     boxes: bool = True,
     normalized: bool | None = None,
     hidden: Iterable[ClassKey] = (),
+    options: LayerOptions | None = None,
 ) -> list[GalleryItem]:
-    """One tile per record of the page (skipped regions have none): a picture (boxes drawn
-    with their class text when asked, read as the dataset's ``normalized`` decision), a
-    caption with the record number, label and pending edit (``#3 · cat · ✎``,
-    ``#4 · dog · deleted``, ``new n1 · cat``), or the problem. The boxes of ``hidden``
-    classes are not drawn."""
-    edited = (as_edited_slot(item) for item in items)
-    return [_tile(e, size, boxes, normalized, hidden) for e in edited if e.slot.index is not None]
+    """One tile per record of the page (skipped regions have none): the record's main
+    picture with its layers as ``options`` say (boxes with their class text when asked, read
+    as the dataset's ``normalized`` decision; predictions at or above the score threshold;
+    masks, class map, keypoints), a caption with the record number, label and pending edit
+    (``#3 · cat · ✎``, ``#4 · dog · deleted``, ``new n1 · cat``), or the problem. The boxes of
+    ``hidden`` classes are not drawn. Tiles are drawn on several threads, in page order."""
+    edited = [e for e in (as_edited_slot(item) for item in items) if e.slot.index is not None]
+    off = frozenset(hidden)
+
+    def tile(e: EditedSlot) -> GalleryItem:
+        return _tile(e, size, boxes, normalized, off, options)
+
+    if len(edited) < 4 or _TILE_THREADS == 1:
+        return [tile(e) for e in edited]
+    with ThreadPoolExecutor(_TILE_THREADS, thread_name_prefix="tfb-tile") as pool:
+        return list(pool.map(tile, edited))

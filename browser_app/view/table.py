@@ -30,6 +30,7 @@ from browser_app.edits.model import (
 from codec import example as ex
 from codec.dataset import DAMAGED, INTACT, RECOVERED, SKIPPED
 from codec.kinds import FLOAT, INT64, NONE, RAW, SEQUENCE_EXAMPLE
+from codec.layers import LayerOptions
 from codec.values import format_bytes
 
 from .pictures import BROKEN_PICTURE, data_url, thumbnail
@@ -187,12 +188,17 @@ def _columns(view: PageView, decoded: Sequence[ex.Record | None]) -> tuple[list[
 
 
 def _thumbnail_url(
-    view: PageView, rec: ex.Record | None, size: int, boxes: bool, normalized: bool | None
+    view: PageView,
+    rec: ex.Record | None,
+    size: int,
+    boxes: bool,
+    normalized: bool | None,
+    options: LayerOptions | None = None,
 ) -> str | None:
     if rec is None:
         return None
     try:
-        t = thumbnail(rec, size, boxes, normalized=normalized)
+        t = thumbnail(rec, size, boxes, normalized=normalized, options=options)
     except codec.ImageError:
         view.has_images = True
         return BROKEN_PICTURE
@@ -230,6 +236,7 @@ def page_view(
     thumb_size: int = 72,
     boxes: bool = True,
     normalized: bool | None = None,
+    options: LayerOptions | None = None,
 ) -> PageView:
     """One row per slot: record number, status, offset, size, kind, a thumbnail (data URL)
     when a picture exists (boxes read as the dataset's ``normalized`` decision), then a
@@ -243,7 +250,7 @@ def page_view(
     view = PageView()
     edited = [as_edited_slot(item) for item in items]
     decoded = [_decode(e.slot) for e in edited]
-    thumbs = [_thumbnail_url(view, rec, thumb_size, boxes, normalized) for rec in decoded]
+    thumbs = [_thumbnail_url(view, rec, thumb_size, boxes, normalized, options) for rec in decoded]
     names, text = _columns(view, decoded)
     for e, rec, thumb in zip(edited, decoded, thumbs):
         s = e.slot

@@ -12,7 +12,7 @@ import streamlit as st
 from browser_app.selection import Selection
 from browser_app.ui import frame, navigation, services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import jobs, schema
+from browser_app.ui.widgets import jobs, layers, schema
 from browser_app.view import match_rows, md_text, plural
 from codec.filters import FilterSyntaxError, UnknownFeatureError, compile_filter
 from codec.jobs import FilterJob, tasks_of
@@ -178,6 +178,7 @@ def _thumbnails(src: Source, chunk: list[int]) -> None:
         hidden=state.hidden_classes(src.spec),
         size=96,
         records=chunk,
+        layers=layers.for_source(src.spec),
     )
     tiles = [t for t in tiles if t.data]
     if not tiles:

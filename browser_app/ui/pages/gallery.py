@@ -11,7 +11,7 @@ import streamlit as st
 
 from browser_app.ui import frame, services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import detail, gallery_grid, landing, pager, remote, schema
+from browser_app.ui.widgets import detail, gallery_grid, landing, layers, pager, remote, schema
 
 
 def render() -> None:
@@ -36,6 +36,8 @@ def _tiles(src: Source) -> None:
     bar = st.container(horizontal=True, vertical_alignment="center", gap="small")
     with bar:
         boxes = detail.boxes_toggle("gallery")
+        if boxes:
+            layers.gallery_controls(src.spec)
         _name, size = gallery_grid.tile_size()
     items = services.gallery_items(  # edits applied
         src,
@@ -46,6 +48,7 @@ def _tiles(src: Source) -> None:
         hidden=state.hidden_classes(src.spec),
         size=size.thumb,
         boxes=boxes,
+        layers=layers.for_source(src.spec),
     )
     if not items:
         st.info(f"No records from {start:,} on.")

@@ -17,7 +17,16 @@ import streamlit as st
 from browser_app.errors import AppError
 from browser_app.ui import frame, services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import detail, editor, landing, pager, records_table, remote, schema
+from browser_app.ui.widgets import (
+    detail,
+    editor,
+    landing,
+    layers,
+    pager,
+    records_table,
+    remote,
+    schema,
+)
 from browser_app.view import PageView, plural
 from codec.errors import CodecError
 
@@ -78,6 +87,7 @@ def _page(src: Source) -> None:
         sel=state.selection(),
         schema=schema.stored(src),
         boxes=state.show_boxes(),
+        layers=layers.for_source(src.spec),
     )  # edits applied
     if not view.rows:
         st.info(f"No records from {start:,} on: {src.label} ends before that.")

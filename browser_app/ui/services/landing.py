@@ -15,6 +15,7 @@ from browser_app.view import SchemaResult
 from codec.detection import ClassKey
 from codec.errors import CodecError, RemoteError
 from codec.kinds import DATA_CRC
+from codec.layers import LayerOptions
 
 if TYPE_CHECKING:
     from browser_app.ui.source import Source
@@ -51,9 +52,12 @@ def _landed_page(
     boxes: bool,
     normalized: bool | None,
     _ds: codec.TFRecordDataset,
+    layers: LayerOptions | None = None,
 ) -> view.PageView:
     slots = _landed_slots(_ds.files[file], spans)
-    return view.page_view(slots, thumb_size=thumbs, boxes=boxes, normalized=normalized)
+    return view.page_view(
+        slots, thumb_size=thumbs, boxes=boxes, normalized=normalized, options=layers
+    )
 
 
 def landed_page(
@@ -64,12 +68,13 @@ def landed_page(
     schema: SchemaResult | None,
     thumbs: int = 72,
     boxes: bool = True,
+    layers: LayerOptions | None = None,
 ) -> view.PageView:
     """The records table of the records at ``spans`` of file ``file`` (found by a jump),
     cached per source identity; ``schema`` (the schema inferred for ``src``, if any) decides
     how boxes are read."""
     normalized = box_scale(src, schema).normalized if boxes else None
-    return _landed_page(src.key, file, spans, thumbs, boxes, normalized, src.dataset)
+    return _landed_page(src.key, file, spans, thumbs, boxes, normalized, src.dataset, layers)
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
@@ -82,9 +87,12 @@ def _landed_tiles(
     normalized: bool | None,
     hidden: frozenset[ClassKey],
     _ds: codec.TFRecordDataset,
+    layers: LayerOptions | None = None,
 ) -> list[view.GalleryItem]:
     slots = _landed_slots(_ds.files[file], spans)
-    return view.gallery_items(slots, size=size, boxes=boxes, normalized=normalized, hidden=hidden)
+    return view.gallery_items(
+        slots, size=size, boxes=boxes, normalized=normalized, hidden=hidden, options=layers
+    )
 
 
 def landed_tiles(
@@ -96,11 +104,12 @@ def landed_tiles(
     hidden: frozenset[ClassKey] = frozenset(),
     size: int = 160,
     boxes: bool = True,
+    layers: LayerOptions | None = None,
 ) -> list[view.GalleryItem]:
     """The gallery tiles of the records at ``spans`` of file ``file`` (found by a jump),
     without the boxes of the classes ``hidden``; ``schema`` as for :func:`landed_page`."""
     normalized = box_scale(src, schema).normalized if boxes else None
-    return _landed_tiles(src.key, file, spans, size, boxes, normalized, hidden, src.dataset)
+    return _landed_tiles(src.key, file, spans, size, boxes, normalized, hidden, src.dataset, layers)
 
 
 def landed_numbers(

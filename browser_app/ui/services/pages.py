@@ -25,6 +25,7 @@ from browser_app.ui.services.summary import box_scale
 from browser_app.view import SchemaResult
 from codec.detection import ClassKey
 from codec.errors import CodecError
+from codec.layers import LayerOptions
 
 if TYPE_CHECKING:
     from browser_app.ui.source import Source
@@ -110,9 +111,14 @@ def _page(
     normalized: bool | None,
     fingerprint: Fingerprint,
     _pages: _Pages,
+    layers: LayerOptions | None = None,
 ) -> view.PageView:
     return view.page_view(
-        _items(_pages, span), thumb_size=thumbs, boxes=boxes, normalized=normalized
+        _items(_pages, span),
+        thumb_size=thumbs,
+        boxes=boxes,
+        normalized=normalized,
+        options=layers,
     )
 
 
@@ -125,16 +131,20 @@ def page_view(
     schema: SchemaResult | None,
     thumbs: int = 72,
     boxes: bool = True,
+    layers: LayerOptions | None = None,
 ) -> view.PageView:
     """The records page's table of the records at positions ``start..stop`` of ``sel``
     (record numbers when it is the whole file) with the pending edits applied (cached per
     page); ``schema``, the schema inferred for ``src`` if any, decides how boxes are read
     and which records a finding holds. Rows of new records carry their anchor's number in
-    ``view.records`` (selecting one opens the anchor, whose editor offers the new record)."""
+    ``view.records`` (selecting one opens the anchor, whose editor offers the new record).
+    ``layers``: what is drawn over the thumbnails (every layer when None)."""
     normalized = box_scale(src, schema).normalized if boxes else None
     span = _span(src, start, stop, sel, schema)
     return _with_edits(
-        src, span, lambda fp, pages: _page(src.key, span, thumbs, boxes, normalized, fp, pages)
+        src,
+        span,
+        lambda fp, pages: _page(src.key, span, thumbs, boxes, normalized, fp, pages, layers),
     )
 
 
@@ -148,9 +158,15 @@ def _gallery(
     fingerprint: Fingerprint,
     _pages: _Pages,
     hidden: frozenset[ClassKey] = frozenset(),
+    layers: LayerOptions | None = None,
 ) -> list[view.GalleryItem]:
     return view.gallery_items(
-        _items(_pages, span), size=size, boxes=boxes, normalized=normalized, hidden=hidden
+        _items(_pages, span),
+        size=size,
+        boxes=boxes,
+        normalized=normalized,
+        hidden=hidden,
+        options=layers,
     )
 
 
@@ -165,12 +181,13 @@ def gallery_items(
     size: int = 160,
     boxes: bool = True,
     records: Sequence[int] | None = None,
+    layers: LayerOptions | None = None,
 ) -> list[view.GalleryItem]:
     """The gallery's tiles of the records at positions ``start..stop`` of ``sel`` (record
     numbers when it is the whole file), or of the given ``records``, with the pending edits
     applied (edited pictures and labels, new records in place, deleted ones captioned as
-    such); without the boxes of the classes ``hidden``. ``schema`` as for
-    :func:`page_view`."""
+    such); without the boxes of the classes ``hidden``; the other layers as ``layers`` say.
+    ``schema`` as for :func:`page_view`."""
     normalized = box_scale(src, schema).normalized if boxes else None
     if records is None:
         span = _span(src, start, stop, sel, schema)
@@ -179,7 +196,9 @@ def gallery_items(
     return _with_edits(
         src,
         span,
-        lambda fp, pages: _gallery(src.key, span, size, boxes, normalized, fp, pages, hidden),
+        lambda fp, pages: _gallery(
+            src.key, span, size, boxes, normalized, fp, pages, hidden, layers
+        ),
     )
 
 

@@ -17,6 +17,7 @@ from browser_app import view
 from browser_app.edits import FEATURE_LISTS
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
+from browser_app.ui.widgets import layers as layer_controls
 from browser_app.ui.widgets import picture_view, schema
 from codec import example as ex
 from codec.kinds import BYTES, RAW, SEQUENCE_EXAMPLE
@@ -25,7 +26,7 @@ from codec.values import format_bytes, plural
 
 __all__ = ["boxes_toggle", "feature_table", "feature_values", "pictures", "record_detail"]
 
-_BOXES_FEATURE = "image/object/bbox/xmin"  # a record with this feature has boxes to draw
+PICTURES_SHOWN = 16  # pictures of a record drawn at once; the rest a choice away
 _INLINE_DOWNLOAD = 256 << 10  # larger downloads are made when clicked
 _VALUES_SHOWN = 50  # bytes values written out per feature
 # Bounds that hold whatever a record holds; what is beyond them is a download.
@@ -42,16 +43,18 @@ def _on_boxes(name: str) -> None:
 
 
 def boxes_toggle(where: str, disabled: bool = False) -> bool:
-    """The "Boxes" switch (one setting shared by every page)."""
+    """The "Layers" switch (one setting shared by every page): whether anything is drawn
+    over pictures (boxes, predictions, masks, class maps, keypoints)."""
     name = f"boxes:{where}"
     state.set_widget_value(name, state.show_boxes())
     st.toggle(
-        "Boxes",
+        "Layers",
         key=state.widget_key(name),
         on_change=_on_boxes,
         args=(name,),
         disabled=disabled,
-        help="Draw Object Detection API boxes (image/object/bbox/*) with their class text",
+        help="Draw what the records hold over their pictures: ground-truth boxes with their"
+        " class text, predictions, instance masks, class maps and keypoints",
     )
     return state.show_boxes()
 
@@ -102,6 +105,8 @@ def pictures(
             if record is not None and how is not None:
                 picture_view.full_view_button(record, number, p, how)
                 picture_view.legend(how.spec, p.legend)
+                if p.main and how.boxes:
+                    layer_controls.controls(how.spec, p.layers)
             if p.note:
                 st.warning(view.md_text(p.note), icon=":material/aspect_ratio:")
             if p.box_problems:
@@ -373,19 +378,35 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
         _raw(slot.payload, slot.index)
         return
     chosen = state.label_map(src.spec)
+    names = chosen[1].names if chosen else None
     how = picture_view.BoxSettings(
         src.spec,
         services.box_scale(src, schema.stored(src)).normalized,
-        chosen[1].names if chosen else None,
+        names,
         boxes,
+        layer_controls.session_options(src.spec, names),
     )
+    start = _pictures_start(slot.index)
     pics = view.record_pictures(
         record,
         boxes=boxes,
+        limit=PICTURES_SHOWN,
         normalized=how.normalized,
         label_map=how.label_map,
         hidden=state.hidden_classes(src.spec),
+        options=how.options,
+        start=start,
     )
+    if pics.start != start:  # the record has fewer pictures than the part asked for
+        pics = view.record_pictures(
+            record,
+            boxes=boxes,
+            limit=PICTURES_SHOWN,
+            normalized=how.normalized,
+            label_map=how.label_map,
+            hidden=state.hidden_classes(src.spec),
+            options=how.options,
+        )
     kind = "SequenceExample" if record.kind == SEQUENCE_EXAMPLE else "Example"
     if pics:
         left, right = st.columns([3, 2])
@@ -401,10 +422,12 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
     if right is not None:
         with right:
             head_l, head_r = st.columns([2, 1], vertical_alignment="center")
-            head_l.markdown(f"**Pictures** · {len(pics)}")
+            head_l.markdown(f"**Pictures** · {pics.words}")
             with head_r:
-                has_boxes = _BOXES_FEATURE in record.features
-                boxes_toggle("detail", disabled=not has_boxes)
+                has_layers = any(p.layers for p in pics)
+                boxes_toggle("detail", disabled=boxes and not has_layers)
+            if pics.total > PICTURES_SHOWN:
+                _pictures_part(slot.index, pics)
             pictures(pics, record, how, slot.index)
     if record.kind == SEQUENCE_EXAMPLE:
         _sequence(record)
@@ -428,6 +451,33 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
         f"record_{slot.index}.pb",
         f"pb:{slot.index}",
         "application/octet-stream",
+    )
+
+
+def _pictures_start(number: int) -> int:
+    """The first picture drawn of record ``number`` (a part chosen by :func:`_pictures_part`)."""
+    value = state.widget_value(f"pictures:part:{number}")
+    if isinstance(value, str) and "–" in value:
+        try:
+            return max(0, int(value.split("–", 1)[0].replace(",", "")) - 1)
+        except ValueError:
+            return 0
+    return 0
+
+
+def _pictures_part(number: int, pics: view.Pictures) -> None:
+    """A choice of which part of a record's many pictures is drawn: every picture stays
+    reachable, :data:`PICTURES_SHOWN` at a time."""
+    parts = [
+        f"{a + 1:,}–{min(a + PICTURES_SHOWN, pics.total):,}"
+        for a in range(0, pics.total, PICTURES_SHOWN)
+    ]
+    st.segmented_control(
+        f"Pictures · {pics.total:,} in this record",
+        parts,
+        default=parts[0],
+        key=state.widget_key(f"pictures:part:{number}"),
+        help="Every picture of the record, a part at a time (the main picture first)",
     )
 
 

@@ -22,7 +22,7 @@ import streamlit as st
 import codec
 from browser_app.ui import opening, services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import detail, gallery_grid, remote, schema
+from browser_app.ui.widgets import detail, gallery_grid, layers, remote, schema
 from browser_app.ui.widgets.records_table import column_config
 from browser_app.view import (
     LandedNumber,
@@ -165,7 +165,12 @@ def _records(src: Source, got: codec.DatasetLanding, numbers: list[LandedNumber]
     their numbers and the caption that says what they are."""
     spans = _spans(got)
     view = services.landed_page(
-        src, got.file, spans, schema=schema.stored(src), boxes=state.show_boxes()
+        src,
+        got.file,
+        spans,
+        schema=schema.stored(src),
+        boxes=state.show_boxes(),
+        layers=layers.for_source(src.spec),
     )
     percent = state.landing() or 0.0
     st.caption(md_text(landed_caption(percent, numbers, _where(src, got))))
@@ -200,6 +205,7 @@ def _tiles(
         hidden=state.hidden_classes(src.spec),
         size=size,
         boxes=state.show_boxes(),
+        layers=layers.for_source(src.spec),
     )
     percent = state.landing() or 0.0
     st.caption(md_text(landed_caption(percent, numbers, _where(src, got))))

@@ -16,6 +16,7 @@ from browser_app.ui import state
 from browser_app.view.pictures import ZOOMS, LegendEntry, full_view
 from codec import example as ex
 from codec.detection import ClassKey
+from codec.layers import LayerOptions
 
 __all__ = ["BoxSettings", "full_view_button", "legend"]
 
@@ -25,12 +26,15 @@ LEGEND_SHOWN = 40  # classes listed under a picture; the rest are named in a lin
 @dataclass(frozen=True)
 class BoxSettings:
     """How a source's boxes are read and drawn: its ``spec``, the dataset's ``normalized``
-    decision, its ``label_map`` (or None) and whether boxes are drawn at all."""
+    decision, its ``label_map`` (or None), whether layers are drawn at all (``boxes``, the
+    page's switch) and which (``options``: the session's layer switches, score threshold and
+    opacity for the source)."""
 
     spec: str
     normalized: bool | None
     label_map: Mapping[int, str] | None
     boxes: bool
+    options: LayerOptions | None = None
 
 
 def _class_name(entry: LegendEntry) -> str:
@@ -134,6 +138,7 @@ def _full_view(record: ex.Record, feature: str, index: int, how: BoxSettings) ->
         normalized=how.normalized,
         label_map=how.label_map,
         hidden=state.hidden_classes(how.spec),
+        options=how.options,
     )
     if shown.error is not None or shown.data is None:
         st.error(view.md_text(shown.error or "Cannot show this picture."))
@@ -147,6 +152,9 @@ def _full_view(record: ex.Record, feature: str, index: int, how: BoxSettings) ->
         else f"pixels {x0:,}–{x1:,} across, {y0:,}–{y1:,} down (move the sliders to pan)"
     )
     boxes = f" · {view.plural(shown.boxes, 'box', 'boxes')} in view" if how.boxes else ""
+    others = [x.words for x in shown.layers if x.kind != "boxes" and x.shapes is not None]
+    if how.boxes and others:
+        boxes += " · " + ", ".join(others)
     hidden = len(state.hidden_classes(how.spec))
     if how.boxes and hidden:
         boxes += f" ({view.plural(hidden, 'class', 'classes')} hidden)"
