@@ -41,6 +41,7 @@ COMMANDS = {
     "verify": "records",
     "dump": "records",
     "index": "records",
+    "show": "show",
     "export": "export",
     "import": "export",
     "schema": "schema",
