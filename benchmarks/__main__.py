@@ -27,6 +27,7 @@ MODULES = [
     "ui",
     "remote",
     "scale",
+    "layers",
 ]
 
 

@@ -23,10 +23,11 @@ from PIL import Image
 
 from benchmarks.common import Row
 from browser_app import generators as G
-from browser_app.view import pictures as P
+from browser_app import view as V
 from codec import example as ex
 from codec import layers as L
 from codec import roles as R
+from codec.dataset import Slot
 
 SIZE = (640, 480)
 GROUP = "layers"
@@ -91,8 +92,11 @@ def draw_all(payload: bytes, options: L.LayerOptions) -> Image.Image:
 
 
 def gallery_page(payloads: list[bytes], options: L.LayerOptions | None, size: int = 160) -> None:
-    for p in payloads:
-        P.thumbnail(ex.decode(p), size, True, True, options=options)
+    """A gallery page as the app draws it (:func:`browser_app.view.gallery_items`: the tiles
+    of a page on several threads)."""
+    slots = [Slot(i, "bench.tfrecord", i * 1000, len(p), p, None) for i, p in enumerate(payloads)]
+    items = V.gallery_items(slots, size=size, boxes=options is not None, options=options)
+    assert all(it.data is not None for it in items)
 
 
 def run(quick: bool = False) -> list[Row]:

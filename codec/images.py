@@ -731,6 +731,9 @@ def _tensor_ref(name: str, i: int, v: bytes, step: int | None) -> ImageRef | Non
     return ImageRef(name, i, "tensor", "tensor", v, h, w, d, step=step, dtype=dtype)
 
 
+_SMALLEST_ENCODED = 26  # bytes: the smallest GIF a decoder takes is 26; PNG, JPEG... are larger
+
+
 def _refs_in(
     name: str,
     feat: Feature,
@@ -740,7 +743,10 @@ def _refs_in(
     if feat.type != "bytes":
         return []
     out = []
+    measured, raw_name = _measured(name), _RAW_NAME.search(name) is not None
     for i, v in enumerate(feat.values):
+        if len(v) < _SMALLEST_ENCODED and not (measured or raw_name):
+            continue  # class texts, keypoint names...: no picture is this small
         row = image_magic(v)
         if row is not None:
             out.append(ImageRef(name, i, "encoded", row.format, v, step=step))
@@ -749,13 +755,13 @@ def _refs_in(
         if tensor is not None:
             out.append(tensor)
             continue
-        if _measured(name):
+        if measured:
             measure = _raw_measure(context, name, v)
             if measure is not None:
                 h, w, dtype = measure
                 out.append(ImageRef(name, i, "raw", "raw", v, h, w, 1, step=step, dtype=dtype))
                 continue
-        if _RAW_NAME.search(name):
+        if raw_name:
             raw = _raw_shape(context, name, len(v))
             if raw is not None:
                 h, w, d = raw
