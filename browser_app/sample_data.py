@@ -19,7 +19,16 @@ Files (see :data:`SAMPLE_FILES`):
   buffers described by ``height``/``width``/``depth``;
 - ``sequence.tfrecord``: SequenceExamples (context + frame-level feature lists);
 - ``raw.tfrecord``: payloads that are not protobufs (JSON, CSV, binary);
-- ``tabular/train-0000{0,1,2}-of-00003.tfrecord``: a sharded table of small Examples.
+- ``tabular/train-0000{0,1,2}-of-00003.tfrecord``: a sharded table of small Examples;
+- ``coco/instances.tfrecord``: photographs in ``create_coco_tf_record.py``'s layout with PNG
+  instance masks and the 17 COCO keypoints of people, ``coco/predictions.tfrecord``: the same
+  layout as ``infer_detections.py`` writes it, 20 scored detections beside the ground truth,
+  and ``coco/label_map.pbtxt`` beside them (the app finds it there);
+- ``segmentation.tfrecord``: DeepLab records, a photograph and its VOC class map;
+- ``depth.tfrecord``: photographs with a 16-bit disparity PNG (DeepLab2's layout);
+- ``tensor_images.tfrecord``: records that are each one serialized picture tensor.
+
+The photographs and their layouts come from :mod:`browser_app.generators`.
 """
 
 from __future__ import annotations
@@ -44,10 +53,13 @@ from codec import example as ex
 from codec.framing import HEADER_SIZE
 from codec.tensor import serialize_tensor
 
+from . import generators as gen
+
 __all__ = [
     "CHECK_CLASSES",
     "CLASSES",
     "LABEL_MAP",
+    "PHOTO_SIDE",
     "PLANTS",
     "SAMPLE_FILES",
     "SAMPLE_VERSION",
@@ -60,21 +72,30 @@ __all__ = [
     "write_sample",
 ]
 
-SAMPLE_VERSION = "1"
+SAMPLE_VERSION = "2"
 CLASSES = ("circle", "square", "triangle", "star")
 SAMPLE_FILES = (
     "README.txt",
+    "coco/instances.tfrecord",
+    "coco/label_map.pbtxt",
+    "coco/predictions.tfrecord",
     "damaged.tfrecord",
+    "depth.tfrecord",
     "detection.tfrecord",
     "raw.tfrecord",
     "raw_pixels.tfrecord",
     "raw_pixels.tfrecord.gz",
+    "segmentation.tfrecord",
     "sequence.tfrecord",
     "tabular/train-00000-of-00003.tfrecord",
     "tabular/train-00001-of-00003.tfrecord",
     "tabular/train-00002-of-00003.tfrecord",
+    "tensor_images.tfrecord",
     "tensors.tfrecord",
 )
+# The photographs' longer side in the layout files: small files, yet large enough for the
+# app to caption predictions (it does from 240 pixels on).
+PHOTO_SIDE = 400
 
 # Colours that read well on screen; backgrounds are gradients between two of the soft ones.
 _LIGHT = [(214, 232, 252), (253, 226, 200), (212, 240, 218), (240, 216, 240), (252, 244, 196)]
@@ -319,6 +340,62 @@ def _tabular(rng: random.Random, shard: int) -> Iterator[bytes]:
         )
 
 
+# -- the layouts of public writers, over photographs (browser_app.generators) ----------------
+
+# Objects per record: None, the photograph's own; a number, exactly that many (made-up ones
+# added or the own ones cut): none, a few, a crowd.
+_COCO_COUNTS = (None, None, None, None, None, 0, 5, 6, 9, 4, 12, 7)
+
+
+def _coco() -> Iterator[bytes]:
+    """``create_coco_tf_record.py --include_masks`` with keypoints, class ids added."""
+    for i, count in enumerate(_COCO_COUNTS):
+        yield gen.coco(
+            1000 + i,
+            count,
+            photo=gen.PHOTOS[i % len(gen.PHOTOS)],
+            max_side=PHOTO_SIDE,
+            class_label=True,
+            image_id=100 + i,
+        )
+
+
+def _predictions() -> Iterator[bytes]:
+    """``infer_detections.py`` output over COCO records with masks and keypoints: 20
+    scored detections each, beside every layer of the ground truth."""
+    for i, count in enumerate(_COCO_COUNTS):
+        yield gen.predictions(
+            2000 + i,
+            20,
+            n_objects=count,
+            photo=gen.PHOTOS[(i + 2) % len(gen.PHOTOS)],
+            max_side=PHOTO_SIDE,
+            masks=True,
+            keypoints=True,
+        )
+
+
+def _segmentation() -> Iterator[bytes]:
+    """DeepLab class maps: the photographs' own objects, then made-up ones added."""
+    for i, count in enumerate((None, None, None, None, None, 4, 5, 8)):
+        yield gen.segmentation(
+            3000 + i, count, photo=gen.PHOTOS[i % len(gen.PHOTOS)], max_side=PHOTO_SIDE
+        )
+
+
+def _depth() -> Iterator[bytes]:
+    """Crops of the motorcycle with their disparity PNG; the first one not cropped."""
+    for i in range(4):
+        yield gen.depth(4000 + i, crop=i > 0, max_side=PHOTO_SIDE)
+
+
+def _tensor_images() -> list[bytes]:
+    """Two photographs, each as uint8 RGB, uint8 gray, uint16 disparity and float32 RGB."""
+    return gen.tensor_records(5000, photo_name="chelsea", max_side=128) + gen.tensor_records(
+        5001, photo_name="coffee", max_side=96
+    )
+
+
 _README = """\
 tfrecord-browser sample dataset (version {version}), made by browser_app/sample_data.py.
 Regenerate with: python scripts/make_sample.py
@@ -333,6 +410,21 @@ raw_pixels.tfrecord(.gz)    raw uint8 pixels with height/width/depth (plain and 
 sequence.tfrecord           8 SequenceExamples: context + frame-level feature lists
 raw.tfrecord                payloads that are not protobufs
 tabular/train-*-of-00003    120 small Examples in three shards
+
+Photographs in the layouts of public writers (pictures at most {side} pixels a side):
+
+coco/instances.tfrecord     {coco} COCO records (create_coco_tf_record.py --include_masks):
+                            boxes, class text and ids, PNG instance masks, the 17 COCO
+                            keypoints of people; some with made-up objects, one with none
+coco/predictions.tfrecord   {predictions} records as infer_detections.py writes them: 20 scored
+                            detections (image/detection/*) beside the ground truth with
+                            its masks and keypoints
+coco/label_map.pbtxt        COCO's 80 classes, found by the app beside the records
+segmentation.tfrecord       {segmentation} DeepLab records: a photograph and its VOC class map
+                            (PNG, 255 = void border)
+depth.tfrecord              {depth} photographs with a 16-bit disparity PNG (x256, 0 = unknown)
+tensor_images.tfrecord      {tensors} records, each one serialized picture tensor: uint8 RGB,
+                            uint8 gray, uint16 disparity, float32 RGB
 """
 
 
@@ -361,8 +453,18 @@ def write_sample(folder: str | os.PathLike[str]) -> list[Path]:
             w.write_all(_tabular(random.Random(100 + shard), shard))
     from codec.writer import atomic_output
 
+    (root / "coco").mkdir(exist_ok=True)
+    counts = {
+        "coco": gen.write(root / "coco" / "instances.tfrecord", _coco()),
+        "predictions": gen.write(root / "coco" / "predictions.tfrecord", _predictions()),
+        "segmentation": gen.write(root / "segmentation.tfrecord", _segmentation()),
+        "depth": gen.write(root / "depth.tfrecord", _depth()),
+        "tensors": gen.write(root / "tensor_images.tfrecord", _tensor_images()),
+    }
+    with atomic_output(root / "coco" / "label_map.pbtxt", "w") as f:
+        f.write(gen.coco_label_map())
     with atomic_output(root / "README.txt", "w") as f:
-        f.write(_README.format(version=SAMPLE_VERSION))
+        f.write(_README.format(version=SAMPLE_VERSION, side=PHOTO_SIDE, **counts))
     return [root / name for name in SAMPLE_FILES]
 
 

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import filecmp
+import io
 from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
 
 import codec
 from browser_app import sample_data
 from browser_app.sample_data import SAMPLE_FILES, write_sample
 from codec import example as ex
 from codec import images as im
+from codec.labelmap import find_label_map, read_label_map
+from codec.schema import infer_schema
 from codec.tensor import parse_tensor
 
 ASSETS = Path(__file__).resolve().parent.parent / "assets" / "sample"
@@ -42,8 +46,110 @@ def test_committed_sample_equals_the_generator(made):
     assert not extra, f"unexpected files in assets/sample: {sorted(extra)}"
 
 
+# The photographs' files (coco/, segmentation, depth, tensor pictures) and the drawn ones.
+PHOTO_FILES = {
+    "coco/instances.tfrecord",
+    "coco/label_map.pbtxt",
+    "coco/predictions.tfrecord",
+    "depth.tfrecord",
+    "segmentation.tfrecord",
+    "tensor_images.tfrecord",
+}
+
+
 def test_small(made):
-    assert sum((made / n).stat().st_size for n in SAMPLE_FILES) < 1 << 20
+    size = {n: (made / n).stat().st_size for n in SAMPLE_FILES}
+    assert sum(v for n, v in size.items() if n not in PHOTO_FILES) < 1 << 20
+    assert sum(size.values()) < 3 << 20  # well under the ~6 MB the sample may take
+    assert set(SAMPLE_FILES) >= PHOTO_FILES
+
+
+def _examples(path: Path) -> list[ex.Record]:
+    with codec.TFRecordFile(path, use_cache=False) as f:
+        assert f.verify().ok
+        return [ex.decode(p) for p in f]
+
+
+def _no_findings(path: Path, label_map: dict[int, str] | None = None) -> None:
+    doc = infer_schema(str(path), label_map=label_map, use_cache=False).to_json()
+    assert doc["findings"] == [], doc["findings"]
+
+
+def test_coco_instances_with_masks_keypoints_and_a_label_map(made):
+    found = find_label_map(str(made / "coco"))
+    assert found is not None and Path(found).name == "label_map.pbtxt"
+    names = read_label_map(found).names
+    assert len(names) == 80 and names[1] == "person"
+    recs = _examples(made / "coco" / "instances.tfrecord")
+    assert len(recs) == 12
+    counts, people = [], 0
+    for rec in recs:
+        feats = rec.features
+        (photo,) = [r for r in im.find_images(rec) if r.feature == "image/encoded"]
+        w, h = photo.image().size
+        assert max(w, h) == sample_data.PHOTO_SIDE
+        n = len(feats["image/object/class/text"].values)
+        counts.append(n)
+        labels = feats["image/object/class/label"].values
+        texts = [t.decode() for t in feats["image/object/class/text"].values]
+        assert [names[v] for v in labels] == texts  # the label map names every class
+        masks = feats["image/object/mask"].values
+        assert len(masks) == n
+        for m in masks:
+            with Image.open(io.BytesIO(m)) as mask:
+                assert mask.size == (w, h) and set(np.unique(np.asarray(mask))) <= {0, 1}
+        assert len(feats["image/object/keypoint/x"].values) == 17 * n
+        people += sum(v > 0 for v in feats["image/object/keypoint/num"].values)
+    assert 0 in counts and max(counts) >= 10 and people >= 2
+    _no_findings(made / "coco" / "instances.tfrecord", names)
+
+
+def test_coco_predictions_beside_the_ground_truth(made):
+    names = read_label_map(str(made / "coco" / "label_map.pbtxt")).names
+    recs = _examples(made / "coco" / "predictions.tfrecord")
+    assert len(recs) == 12
+    for rec in recs:
+        feats = rec.features
+        scores = feats["image/detection/score"].values
+        assert len(scores) == 20 and list(scores) == sorted(scores, reverse=True)
+        for side in ("xmin", "ymin", "xmax", "ymax"):
+            assert len(feats[f"image/detection/bbox/{side}"].values) == 20
+        assert all(v in names for v in feats["image/detection/label"].values)
+        assert "image/object/bbox/xmin" in feats and "image/object/mask" in feats
+    assert min(len(r.features["image/object/bbox/xmin"].values) for r in recs) == 0
+    _no_findings(made / "coco" / "predictions.tfrecord", names)
+
+
+def test_segmentation_depth_and_tensor_pictures(made):
+    recs = _examples(made / "segmentation.tfrecord")
+    assert len(recs) == 8
+    for rec in recs:
+        feats = rec.features
+        with Image.open(io.BytesIO(feats["image/encoded"].values[0])) as pic:
+            size = pic.size
+        with Image.open(io.BytesIO(feats["image/segmentation/class/encoded"].values[0])) as cm:
+            assert cm.size == size and cm.mode == "L"
+            values = set(np.unique(np.asarray(cm)).tolist())
+        assert 0 in values and 255 in values and len(values) >= 3  # classes and void
+    recs = _examples(made / "depth.tfrecord")
+    assert len(recs) == 4
+    for rec in recs:
+        feats = rec.features
+        with Image.open(io.BytesIO(feats["image/depth/encoded"].values[0])) as d:
+            assert d.mode.startswith("I;16") or d.mode == "I"
+            assert d.size == (feats["image/width"].values[0], feats["image/height"].values[0])
+            assert int(np.asarray(d).max()) > 255  # really 16 bits
+    for name in ("segmentation.tfrecord", "depth.tfrecord"):
+        _no_findings(made / name)
+    with codec.TFRecordFile(made / "tensor_images.tfrecord", use_cache=False) as f:
+        payloads = list(f)
+    assert len(payloads) == 8
+    shapes = [im.tensor_picture_shape(p) for p in payloads]
+    assert all(s is not None for s in shapes), shapes
+    assert {s[0] for s in shapes if s} == {"uint8", "uint16", "float32"}
+    assert {s[3] for s in shapes if s} == {1, 3}
+    for p in payloads:
+        assert parse_tensor(p).ndim in (2, 3)
 
 
 def test_detection_records(made):
