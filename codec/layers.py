@@ -1127,7 +1127,6 @@ def _draw_predictions(
 ) -> None:
     """Predictions dashed in their class colour over a dark edge (drawn solid on an overlay,
     cut into dashes by one mask, pasted once), captioned ``name 0.87``."""
-    from codec.images import caption_place
 
     placed = []
     for p in preds:
@@ -1158,9 +1157,23 @@ def _draw_predictions(
             continue
         text = _fit_text(font, caption, out.width - 4)
         right, bottom = font.getbbox(text)[2:]
-        place = caption_place(box, (int(right) + 4, int(bottom) + 2), out.size)
+        place = _below(box, (int(right) + 4, int(bottom) + 2), out.size)
         draw.rectangle([place[0], place[1], place[2] - 1, place[3] - 1], fill=color, outline=_EDGE)
         draw.text((place[0] + 2, place[1]), text, fill=_ink(color), font=font)
+
+
+def _below(
+    box: tuple[float, float, float, float], text: tuple[int, int], picture: tuple[int, int]
+) -> tuple[int, int, int, int]:
+    """Where a prediction's caption goes: under its box's bottom-left corner (just inside the
+    box when the picture ends there), so it never sits where the ground truth's caption does
+    (above the box, :func:`codec.images.caption_place`) for a prediction that matches it."""
+    x0, y1 = box[0], box[3]
+    pw, ph = picture
+    tw, th = min(text[0], pw), min(text[1], ph)
+    top = int(y1) if y1 + th <= ph else max(0, int(y1) - th)
+    left = int(min(max(0.0, x0), pw - tw))
+    return left, top, left + tw, top + th
 
 
 def _draw_keypoints(
