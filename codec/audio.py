@@ -43,9 +43,12 @@ from codec.errors import DecodeError, EncodeError, UnsupportedError
 __all__ = [
     "AUDIO_FORMATS",
     "MAX_CHUNKS",
+    "MIN_SAMPLES",
     "AudioInfo",
+    "channels_text",
     "describe_audio",
     "is_sample_list",
+    "rate_text",
     "sample_rate_of",
     "samples_of",
     "sniff_audio",

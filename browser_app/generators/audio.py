@@ -38,6 +38,7 @@ __all__ = [
     "NSYNTH_QUALITIES",
     "NSYNTH_RATE",
     "NSYNTH_SAMPLES",
+    "encoded_audio",
     "flac_bytes",
     "nsynth_note",
     "nsynth_payload",
