@@ -670,7 +670,7 @@ def _masks_layer(
                 MASKS,
                 name,
                 0,
-                problems=(f"{name} has {len(feat.values):,} values, not N·{h}·{w}",),
+                problems=(f"{name} has {_plural(len(feat.values), 'value')}, not N·{h}·{w}",),
                 size=(width, height),
             )
         if not fits((w, h), (width, height)):

@@ -563,7 +563,8 @@ def _split(
             findings.append(f"{where}: shardLengths is not a list; not checked")
         elif len(lengths_raw) > MAX_SHARDS:
             findings.append(
-                f"{where}: {len(lengths_raw):,} shards is more than {MAX_SHARDS:,}; left out"
+                f"{where}: {plural(len(lengths_raw), 'shard')} is more than"
+                f" {MAX_SHARDS:,}; left out"
             )
             return None
         else:
@@ -576,7 +577,9 @@ def _split(
         len(lengths) if lengths is not None else _int(_get(entry, "numShards", "num_shards"))
     )
     if num_shards is not None and not 0 <= num_shards <= MAX_SHARDS:
-        findings.append(f"{where}: {num_shards:,} shards is outside 0 to {MAX_SHARDS:,}; left out")
+        findings.append(
+            f"{where}: {plural(num_shards, 'shard')} is outside 0 to {MAX_SHARDS:,}; left out"
+        )
         return None
     template = _get(entry, "filepathTemplate", "filepath_template")
     if template is not None and not isinstance(template, str):
@@ -1030,7 +1033,9 @@ def check_shard_lengths(split: Split, actual_counts: Sequence[int]) -> list[str]
     findings: list[str] = []
     present = [s for s in split.shards if s.present]
     if len(actual_counts) != len(present):
-        raise ValueError(f"{len(actual_counts)} counts for {len(present)} files")
+        raise ValueError(
+            f"{plural(len(actual_counts), 'count')} for {plural(len(present), 'file')}"
+        )
     differ = []
     for shard, actual in zip(present, actual_counts):
         if shard.declared_records is not None and shard.declared_records != actual:
