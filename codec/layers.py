@@ -66,6 +66,7 @@ from codec.values import image_size
 
 if TYPE_CHECKING:
     from codec.images import ImageRef, PixelBox
+    from codec.tfds import BoxFeature
 
 __all__ = [
     "BOXES",
@@ -146,7 +147,10 @@ class LayerOptions:
     class maps and masks (0–1), the dataset's ``normalized`` decision for boxes and
     keypoints (None: each record's coordinates decide by majority), a ``label_map``
     (label → name) and the ``hidden`` classes, whose boxes, masks and keypoints are left
-    out. Hashable (a cache key)."""
+    out. ``box_features``: the TFDS ``BBoxFeature`` of the dataset, read from its
+    ``features.json`` (:func:`codec.tfds.box_features`), whose flat ``[ymin, xmin, ymax,
+    xmax]`` boxes are drawn as ground truth with their ClassLabel's names
+    (:func:`codec.tfds.with_boxes`). Hashable (a cache key)."""
 
     boxes: bool = True
     predictions: bool = True
@@ -158,9 +162,11 @@ class LayerOptions:
     normalized: bool | None = None
     label_map: Mapping[int, str] | None = None
     hidden: frozenset[ClassKey] = frozenset()
+    box_features: tuple[BoxFeature, ...] = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "hidden", frozenset(self.hidden))
+        object.__setattr__(self, "box_features", tuple(self.box_features))
         if self.label_map is not None:
             object.__setattr__(self, "label_map", dict(self.label_map))
         opacity = float(self.opacity)
@@ -182,6 +188,7 @@ class LayerOptions:
                 self.normalized,
                 names,
                 self.hidden,
+                self.box_features,
             )
         )
 
@@ -898,7 +905,11 @@ def record_layers(
     options = options or LayerOptions()
     if main.step is not None or width <= 0 or height <= 0:
         return []
-    features = record.features
+    features: Mapping[str, Any] = record.features
+    if options.box_features:
+        from codec.tfds import with_boxes
+
+        features = with_boxes(features, options.box_features)
     found = detection.layouts(features)
     truth = _pick([lay for lay in found if lay.kind == detection.OBJECTS], main.feature)
     model = _pick([lay for lay in found if lay.kind == detection.PREDICTIONS], main.feature)

@@ -49,6 +49,13 @@ What is read, and from where (TensorFlow Datasets 4.9, ``core/proto/dataset_info
 ``text``, ``translation.languages`` kind ``text`` (one per language for a translation)
 ==================================  =========================================================
 
+A ``BBoxFeature`` is drawn like any Object Detection box: :func:`box_features` reads, from
+the declared features (never from a key's name), which record keys hold boxes and which
+ClassLabel names them, as :class:`BoxFeature` values that :class:`codec.layers.LayerOptions`
+carries; :func:`with_boxes` turns a record's flat ``[ymin, xmin, ymax, xmax]`` floats into the
+``<key>/bbox/{xmin,ymin,xmax,ymax}`` and ``<key>/class/{label,text}`` lists
+:mod:`codec.detection` reads.
+
 A TFX ExampleGen output is a folder of ``Split-<name>/`` folders of ``data_tfrecord-*.gz``
 shards; :func:`open_splits` gives them as the same :class:`Split` objects, and
 :func:`open_split_folder` either kind as a :class:`SplitFolder`.
@@ -88,18 +95,21 @@ __all__ = [
     "TFDS",
     "TFX",
     "VIDEO",
+    "BoxFeature",
     "FeatureSpec",
     "Shard",
     "Split",
     "SplitFolder",
     "TfdsChoiceError",
     "TfdsDataset",
+    "box_features",
     "check_records",
     "check_shard_lengths",
     "open_split_folder",
     "open_splits",
     "open_tfds",
     "parse_split_spec",
+    "with_boxes",
 ]
 
 DATASET_INFO = "dataset_info.json"
@@ -1226,6 +1236,101 @@ def _shape_text(shape: Sequence[int | None] | None) -> str:
     if shape is None:
         return "(unknown)"
     return "(" + ", ".join("None" if d is None else str(d) for d in shape) + ")"
+
+
+# -- boxes --------------------------------------------------------------------------------------
+
+# The leaf names a ClassLabel beside a BBoxFeature is preferred under, in order (TFDS's own
+# object detection builders call it ``label``; a few ``labels`` or ``category``).
+_BOX_LABEL_NAMES = ("label", "labels", "category", "class")
+
+
+@dataclass(frozen=True)
+class BoxFeature:
+    """A TFDS ``BBoxFeature`` as boxes are drawn from it (hashable: it is part of
+    :class:`codec.layers.LayerOptions`, a cache key).
+
+    ``key`` is the record key of its values, four float32 per box, normalised
+    ``[ymin, xmin, ymax, xmax]``; ``label`` the record key of the ClassLabel that names its
+    boxes (one int64 per box, in the same ``Sequence``), or None; ``names`` that ClassLabel's
+    names as ``(index, name)`` pairs (from its ``*.labels.txt``), empty when it has none."""
+
+    key: str
+    label: str | None = None
+    names: tuple[tuple[int, str], ...] = ()
+
+    @property
+    def prefix(self) -> str:
+        """The Object Detection prefix its boxes are given under (``objects/bbox/``): the
+        lists :func:`with_boxes` adds are ``<prefix>bbox/xmin`` …, ``<prefix>class/label``
+        and ``<prefix>class/text``, none of them a key a TFDS record has."""
+        return self.key + "/"
+
+
+def box_features(features: Mapping[str, FeatureSpec]) -> tuple[BoxFeature, ...]:
+    """The ``BBoxFeature`` of ``features`` (a :attr:`TfdsDataset.features`) as
+    :class:`BoxFeature` values, in key order: each with the ClassLabel that names its boxes,
+    the one in the same ``FeaturesDict`` with as many sequence levels (``objects/label`` for
+    ``objects/bbox``), by preference the one called ``label`` (then ``labels``, ``category``,
+    ``class``), else the only one there is. Read from the declared features alone, never
+    guessed from a key's name."""
+    out = []
+    for key in sorted(features):
+        spec = features[key]
+        if spec.kind != BOUNDING_BOX:
+            continue
+        parent = key.rpartition("/")[0]
+        levels = len(spec.sequence_lengths)
+        beside = {
+            f.key.rpartition("/")[2]: f
+            for f in features.values()
+            if f.kind == CLASS_LABEL
+            and f.key.rpartition("/")[0] == parent
+            and len(f.sequence_lengths) == levels
+            and not f.ragged
+        }
+        label = next((beside[n] for n in _BOX_LABEL_NAMES if n in beside), None)
+        if label is None and len(beside) == 1:
+            label = next(iter(beside.values()))
+        names: tuple[tuple[int, str], ...] = ()
+        if label is not None and label.names is not None:
+            names = tuple(sorted(label.names.names.items()))
+        out.append(BoxFeature(spec.record_keys[0], label.record_keys[0] if label else None, names))
+    return tuple(out)
+
+
+def with_boxes(features: Mapping[str, Any], boxes: Sequence[BoxFeature]) -> dict[str, Any]:
+    """``features`` (a record's, :class:`codec.example.Feature` by key) with the boxes of each
+    of ``boxes`` added as :mod:`codec.detection` reads them: under :attr:`BoxFeature.prefix`,
+    ``bbox/xmin``, ``bbox/ymin``, ``bbox/xmax``, ``bbox/ymax`` (from the flat
+    ``[ymin, xmin, ymax, xmax]`` floats; a last incomplete box left out), ``class/label`` (the
+    ClassLabel's values, as stored: a count that differs from the boxes' is then a problem of
+    the record, as for any layout) and ``class/text`` (their names, when every label has
+    one). A record without a box feature's values, or with values of another type, gets
+    nothing for it. ``features`` itself is not changed."""
+    from .example import Feature
+    from .kinds import BYTES, FLOAT, INT64
+
+    out = dict(features)
+    for box in boxes:
+        f = features.get(box.key)
+        if f is None or f.type != FLOAT:
+            continue
+        values = list(f.values)
+        n = len(values) // 4
+        ymin, xmin, ymax, xmax = (values[k : 4 * n : 4] for k in range(4))
+        p = box.prefix
+        for side, vals in (("xmin", xmin), ("ymin", ymin), ("xmax", xmax), ("ymax", ymax)):
+            out[f"{p}bbox/{side}"] = Feature(FLOAT, list(vals))
+        lab = features.get(box.label) if box.label is not None else None
+        if lab is None or lab.type != INT64:
+            continue
+        labels = [int(v) for v in lab.values]
+        out[f"{p}class/label"] = Feature(INT64, labels)
+        names = dict(box.names)
+        if names and all(v in names for v in labels):
+            out[f"{p}class/text"] = Feature(BYTES, [names[v].encode("utf-8") for v in labels])
+    return out
 
 
 # -- TFX ExampleGen splits ----------------------------------------------------------------------
