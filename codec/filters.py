@@ -63,26 +63,36 @@ Meaning.
   features never matches a damaged record, while ``not intact`` finds them all.
 - A name that no record of the dataset has is an error (:class:`UnknownFeatureError`, with
   the closest names as suggestions), except inside ``has(...)``, which exists to ask.
+- Class names. Compiled with class names bound to features (``compile_filter(text,
+  names={"label": ClassNames})``, :mod:`codec.names`), a string compared with a bound
+  feature is a class name: ``label == "cat"``, ``label in ["cat", "dog"]``, ``"cat" in
+  label``, ``all(labels != "cat")`` compare the feature's int64 values with the name's index
+  (:meth:`~codec.names.ClassNames.index`). A bytes value still compares as text. A name the
+  bound file does not hold is an error (:class:`UnknownClassError`, with the closest names),
+  never a silent "no match".
 """
 
 from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Protocol
 
 import numpy as np
 
 from .errors import CodecError, CorruptRecordError, DecodeError
 
 __all__ = [
+    "ClassNamesLike",
     "Filter",
     "FilterRun",
     "FilterSyntaxError",
     "Looked",
+    "UnknownClassError",
     "UnknownFeatureError",
     "compile_filter",
     "filter_dataset",
@@ -127,6 +137,41 @@ class UnknownFeatureError(FilterSyntaxError):
             hint = "; did you mean " + " or ".join(repr(s) for s in self.suggestions) + "?"
         super().__init__(
             f"no record has a feature named {name!r}{hint} (has({name}) asks without this error)",
+            position,
+            expression,
+        )
+
+
+class ClassNamesLike(Protocol):
+    """What a filter needs of a feature's class names (:class:`codec.names.ClassNames`):
+    the index of a name, the names themselves (for suggestions) and where they came from."""
+
+    @property
+    def names(self) -> Mapping[int, str]: ...
+
+    @property
+    def source(self) -> str: ...
+
+    def index(self, name: str) -> int | None: ...
+
+
+class UnknownClassError(FilterSyntaxError):
+    """A filter compares a feature with a class name its bound names file does not hold;
+    ``position`` points at the string and the message suggests the closest names."""
+
+    def __init__(
+        self, name: str, feature: str, names: ClassNamesLike, position: int, expression: str
+    ) -> None:
+        self.name = name
+        self.feature = feature
+        known = list(dict.fromkeys(names.names.values()))
+        self.suggestions = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+        hint = ""
+        if self.suggestions:
+            hint = "; did you mean " + " or ".join(repr(s) for s in self.suggestions) + "?"
+        where = os.path.basename(names.source) or names.source
+        super().__init__(
+            f"{feature} has no class named {name!r} in {where}{hint}",
             position,
             expression,
         )
@@ -262,6 +307,24 @@ def _tokenize(text: str) -> list[Token]:
 @dataclass(frozen=True)
 class Literal:
     value: Any  # int, float, str or a tuple of those
+    pos: int = field(default=0, compare=False)  # where it starts in the text
+    # A list's items' positions (strings among them may be class names: see _with_names).
+    items: tuple[int, ...] = field(default=(), compare=False)
+
+
+class ClassName(str):
+    """A string compared with a feature that has class names: the name, and its ``index``.
+    It meets an int64 value as that index, a bytes value as text."""
+
+    index: int
+
+    def __new__(cls, text: str, index: int) -> ClassName:
+        self = super().__new__(cls, text)
+        self.index = index
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled to workers with its index
+        return (ClassName, (str(self), self.index))
 
 
 @dataclass(frozen=True)
@@ -418,7 +481,7 @@ class _Parser:
             return node
         if tok.kind in ("int", "float", "str"):
             self.next()
-            return Literal(tok.value)
+            return Literal(tok.value, tok.pos)
         if tok.kind == "lbrack":
             return self.parse_list()
         if tok.kind == "qname":
@@ -451,7 +514,7 @@ class _Parser:
                 return Call(word, arg.value, arg.pos)
             if word in ("true", "false"):
                 self.next()
-                return Literal(1 if word == "true" else 0)
+                return Literal(1 if word == "true" else 0, tok.pos)
             if word in ("index", "intact"):
                 self.next()
                 return Context(word)
@@ -485,16 +548,19 @@ class _Parser:
     def parse_list(self) -> Node:
         open_tok = self.next()
         items: list[Any] = []
+        where: list[int] = []
         if self.peek().kind == "rbrack":
             self.next()
-            return Literal(tuple(items))
+            return Literal(tuple(items), open_tok.pos)
         while True:
             tok = self.peek()
             if tok.kind in ("int", "float", "str"):
                 items.append(tok.value)
+                where.append(tok.pos)
                 self.next()
             elif tok.kind == "name" and tok.text in ("true", "false"):
                 items.append(1 if tok.text == "true" else 0)
+                where.append(tok.pos)
                 self.next()
             elif tok.kind == "end":
                 raise self.error("unbalanced '[': missing ']'", open_tok)
@@ -506,7 +572,7 @@ class _Parser:
                 continue
             if sep.kind == "rbrack":
                 self.next()
-                return Literal(tuple(items))
+                return Literal(tuple(items), open_tok.pos, tuple(where))
             if sep.kind == "end":
                 raise self.error("unbalanced '[': missing ']'", open_tok)
             raise self.error(f"expected ',' or ']' but found {_describe(sep)}", sep)
@@ -590,6 +656,10 @@ def _pair_ok(op: str, a: Any, b: Any) -> Truth:
     is a record number not known yet)."""
     if a is _SOME_INDEX or b is _SOME_INDEX:
         return None
+    if isinstance(a, ClassName) and not isinstance(b, (str, bytes, bytearray)):
+        a = a.index  # a class name meets a number as its index
+    elif isinstance(b, ClassName) and not isinstance(a, (str, bytes, bytearray)):
+        b = b.index
     if isinstance(a, bytes) and isinstance(b, str):
         b = b.encode("utf-8", "surrogatepass")
     elif isinstance(a, str) and isinstance(b, bytes):
@@ -889,8 +959,11 @@ def _required(node: Node) -> dict[str, int]:
     return out
 
 
-def compile_filter(text: str) -> Filter:
-    """Parse ``text``; raises :class:`FilterSyntaxError` with the position of the problem."""
+def compile_filter(text: str, names: Mapping[str, ClassNamesLike] | None = None) -> Filter:
+    """Parse ``text``; raises :class:`FilterSyntaxError` with the position of the problem.
+    ``names``: the class names bound to features (by record key), so that ``label == "cat"``
+    compares ``label`` with the index of ``cat``; a class name that the bound file does not
+    hold raises :class:`UnknownClassError`."""
     if not isinstance(text, str):
         raise TypeError("a filter is text")
     if len(text) > MAX_FILTER_CHARS:
@@ -898,7 +971,47 @@ def compile_filter(text: str) -> Filter:
             f"a filter of {len(text):,} characters; at most {MAX_FILTER_CHARS:,} are read",
             MAX_FILTER_CHARS,
         )
-    return Filter(text, _Parser(text).parse())
+    tree = _Parser(text).parse()
+    if names:
+        tree = _with_names(tree, names, text)
+    return Filter(text, tree)
+
+
+def _with_names(node: Node, names: Mapping[str, ClassNamesLike], text: str) -> Node:
+    """``node`` with every string compared with a feature that has class names made a
+    :class:`ClassName` (the name and its index); raises :class:`UnknownClassError` for a
+    name the feature's file does not hold."""
+    if isinstance(node, Compare):
+        left, right = node.left, node.right
+        if isinstance(left, Name) and left.name in names and isinstance(right, Literal):
+            right = _named_literal(right, left.name, names[left.name], text)
+        elif isinstance(right, Name) and right.name in names and isinstance(left, Literal):
+            left = _named_literal(left, right.name, names[right.name], text)
+        else:
+            left, right = _with_names(left, names, text), _with_names(right, names, text)
+        return Compare(node.op, left, right)
+    if isinstance(node, Not):
+        return Not(_with_names(node.operand, names, text))
+    if isinstance(node, Quant):
+        return Quant(node.func, _with_names(node.operand, names, text))
+    if isinstance(node, BoolOp):
+        return BoolOp(node.op, tuple(_with_names(n, names, text) for n in node.operands))
+    return node
+
+
+def _named_literal(lit: Literal, feature: str, names: ClassNamesLike, text: str) -> Literal:
+    def named(value: Any, pos: int) -> Any:
+        if not isinstance(value, str):
+            return value
+        index = names.index(value)
+        if index is None:
+            raise UnknownClassError(value, feature, names, pos, text)
+        return ClassName(value, index)
+
+    if isinstance(lit.value, tuple):
+        where = lit.items or (lit.pos,) * len(lit.value)
+        return replace(lit, value=tuple(named(v, p) for v, p in zip(lit.value, where)))
+    return replace(lit, value=named(lit.value, lit.pos))
 
 
 # --------------------------------------------------------------------------------------------
@@ -928,6 +1041,7 @@ def run_filter(
     start: int = 0,
     kind: str = "auto",
     check_names: bool = True,
+    names: Mapping[str, ClassNamesLike] | None = None,
 ) -> FilterRun:
     """Run ``filter`` over ``source`` (a :class:`codec.TFRecordFile` or
     :class:`codec.TFRecordDataset`) from record ``start``, stopping after ``limit`` matches.
@@ -936,8 +1050,9 @@ def run_filter(
     only looks at ``index`` / ``intact`` does not decode any payload. ``progress(done,
     total)`` is called every few thousand records. With ``check_names``, a complete run over
     the whole source raises :class:`UnknownFeatureError` when a name used outside ``has()``
-    is not a feature of any record."""
-    flt = compile_filter(filter) if isinstance(filter, str) else filter
+    is not a feature of any record. ``names``: class names by feature, for a filter given as
+    text (:func:`compile_filter`)."""
+    flt = compile_filter(filter, names) if isinstance(filter, str) else filter
     total = len(source)
 
     def tick(done: int) -> None:

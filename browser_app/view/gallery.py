@@ -18,7 +18,7 @@ from codec.layers import LayerOptions
 
 from .pictures import thumbnail
 from .table import PageItem, as_edited_slot
-from .values import plural, values_preview
+from .values import Names, named_preview, plural
 
 __all__ = ["GalleryItem", "gallery_items", "record_label"]
 
@@ -61,12 +61,18 @@ _LABEL_NAMES = (
 )
 
 
-def record_label(rec: ex.Record) -> str:
-    """A short label for a record: class text, label or name features when present."""
-    for name in _LABEL_NAMES:
+def record_label(rec: ex.Record, names: Names | None = None) -> str:
+    """A short label for a record: class text, label or name features when present. With
+    ``names`` (class names by feature), a feature that has them comes first and its labels
+    are shown by name (``cat, dog``; a label the names file does not name stays a number)."""
+    bound = names or {}
+    keys = [k for k in _LABEL_NAMES if k in bound]
+    keys += [k for k in bound if k not in _LABEL_NAMES]
+    keys += [k for k in _LABEL_NAMES if k not in bound]
+    for name in keys:
         f = rec.features.get(name)
         if f is not None and f.values:
-            return values_preview(f, 3, 20)
+            return named_preview(f, bound.get(name), 3, 20, bare=True)
     return ""
 
 
@@ -88,6 +94,7 @@ def _tile(
     normalized: bool | None,
     hidden: Iterable[ClassKey] = (),
     options: LayerOptions | None = None,
+    names: Names | None = None,
 ) -> GalleryItem:
     s = e.slot
     index = None if e.edit == ADDED else s.index
@@ -96,7 +103,7 @@ def _tile(
         where = f"damaged at byte {s.offset:,}" if s.offset is not None else "damaged"
         return GalleryItem(index, _caption(e, where), None, "", msg, DAMAGED)
     rec = ex.decode(s.payload, "auto")
-    caption = _caption(e, record_label(rec))
+    caption = _caption(e, record_label(rec, names))
     status = s.status
     try:
         t = thumbnail(
@@ -121,18 +128,20 @@ def gallery_items(
     normalized: bool | None = None,
     hidden: Iterable[ClassKey] = (),
     options: LayerOptions | None = None,
+    names: Names | None = None,
 ) -> list[GalleryItem]:
     """One tile per record of the page (skipped regions have none): the record's main
     picture with its layers as ``options`` say (boxes with their class text when asked, read
     as the dataset's ``normalized`` decision; predictions at or above the score threshold;
     masks, class map, keypoints), a caption with the record number, label and pending edit
     (``#3 · cat · ✎``, ``#4 · dog · deleted``, ``new n1 · cat``), or the problem. The boxes of
-    ``hidden`` classes are not drawn. Tiles are drawn on several threads, in page order."""
+    ``hidden`` classes are not drawn; labels are named by ``names`` (:func:`record_label`).
+    Tiles are drawn on several threads, in page order."""
     edited = [e for e in (as_edited_slot(item) for item in items) if e.slot.index is not None]
     off = frozenset(hidden)
 
     def tile(e: EditedSlot) -> GalleryItem:
-        return _tile(e, size, boxes, normalized, off, options)
+        return _tile(e, size, boxes, normalized, off, options, names)
 
     if len(edited) < 4 or _TILE_THREADS == 1:
         return [tile(e) for e in edited]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,7 +13,8 @@ import numpy as np
 import codec
 from codec import example as ex
 from codec import images as im
-from codec.kinds import FLOAT
+from codec.kinds import FLOAT, INT64
+from codec.names import ClassNames
 from codec.tensor import MAX_BYTES, describe_tensor, parse_tensor, tensor_bytes
 from codec.values import format_bytes, format_float, plural
 
@@ -21,7 +23,10 @@ __all__ = [
     "TensorView",
     "ValueView",
     "all_values",
+    "class_name",
     "hex_dump",
+    "named_preview",
+    "named_value",
     "plural",
     "scalar_text",
     "short_text",
@@ -126,6 +131,55 @@ def scalar_text(type_: str, v: Scalar, limit: int = 60) -> str:
 def values_preview(feat: ex.Feature, limit: int = PREVIEW_VALUES, width: int = 60) -> str:
     """``a, b, c, … (+12)`` for a feature's values."""
     shown = [scalar_text(feat.type, v, width) for v in feat.values[:limit]]
+    more = len(feat.values) - len(shown)
+    text = ", ".join(shown)
+    if more > 0:
+        text += f", … (+{more:,})"
+    return text
+
+
+Names = Mapping[str, ClassNames]
+"""Class names by record key (:mod:`codec.names`): the names files bound to features."""
+
+NAME_CHARS = 40  # characters of a class name shown in a cell or caption
+
+
+def class_name(value: object, names: ClassNames | None) -> str | None:
+    """The class name of an int64 ``value`` in ``names`` (cut to :data:`NAME_CHARS`), or
+    None: no names, not a whole number, or a label the file does not name (a names file
+    shorter than the labels used)."""
+    if names is None or isinstance(value, (bool, float, bytes)):
+        return None
+    try:
+        name = names.name(int(value))  # type: ignore[call-overload]
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return None if name is None else short_text(label_text(name), NAME_CHARS)
+
+
+def named_value(value: object, names: ClassNames | None) -> str:
+    """``2 (cat)``: an int64 value with its class name; the number alone when it has none."""
+    name = class_name(value, names)
+    return str(value) if name is None else f"{value} ({name})"
+
+
+def named_preview(
+    feat: ex.Feature,
+    names: ClassNames | None,
+    limit: int = PREVIEW_VALUES,
+    width: int = 60,
+    *,
+    bare: bool = False,
+) -> str:
+    """:func:`values_preview` with class names: ``2 (cat), 5 (dog), … (+3)`` (``bare``:
+    ``cat, dog``, a number where a label has no name). A feature that is not int64, or
+    ``names`` None, is previewed as it is."""
+    if names is None or feat.type != INT64:
+        return values_preview(feat, limit, width)
+    shown = []
+    for v in feat.values[:limit]:
+        name = class_name(v, names)
+        shown.append(str(v) if name is None else name if bare else f"{v} ({name})")
     more = len(feat.values) - len(shown)
     text = ", ".join(shown)
     if more > 0:

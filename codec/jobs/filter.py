@@ -15,11 +15,11 @@ names of the records up to the last match kept, as the one-process run does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..filters import Filter, FilterRun, Looked, compile_filter, look
+from ..filters import ClassNamesLike, Filter, FilterRun, Looked, compile_filter, look
 from ..framing import FOOTER_SIZE, HEADER_SIZE
 from ..reader import TFRecordFile
 from .plan import Task
@@ -49,19 +49,25 @@ class FilterJob:
     ``compression`` (plan with the same: ``plan(paths, sizes=...)``). The merge raises
     :class:`~codec.filters.UnknownFeatureError` for a name no record has, on a complete run,
     as :func:`~codec.filters.run_filter` does; a bad expression raises
-    :class:`~codec.filters.FilterSyntaxError` when the job is made."""
+    :class:`~codec.filters.FilterSyntaxError` when the job is made. ``names``: the class
+    names bound to features (``label == "cat"``; see :func:`~codec.filters.compile_filter`),
+    carried to the workers."""
 
     expression: str
     limit: int | None = None
     compression: str = "auto"
+    names: Mapping[str, ClassNamesLike] | None = None
     name: str = field(default="filter", init=False)
 
     def __post_init__(self) -> None:
-        compile_filter(self.expression)  # a bad expression fails here, not on every worker
+        self._compile()  # a bad expression fails here, not on every worker
+
+    def _compile(self) -> Filter:
+        return compile_filter(self.expression, self.names)
 
     def task(self, task: Task) -> FilterPart:
         """Run one task where the data is (this process, a pool worker, a Dask worker)."""
-        flt = compile_filter(self.expression)
+        flt = self._compile()
         with task.open(self.compression) as f:
             if task.whole:
                 whole = ((r.index, r.data) for r in f.records(0, len(f)))
@@ -89,7 +95,7 @@ class FilterJob:
         """The run from the answers of all the tasks, in any order. A range whose walk did
         not enter where the previous one left is walked again from there with ``rerun``
         (default: this process)."""
-        flt = compile_filter(self.expression)
+        flt = self._compile()
         again = rerun if rerun is not None else self.task
         by_file: dict[int, list[FilterPart]] = {}
         for part in parts:
