@@ -20,13 +20,15 @@ import numpy as np
 
 from browser_app.errors import SpecError
 from codec.dataset import DAMAGED, INTACT, RECOVERED
-from codec.detection import layouts, record_boxes
+from codec.detection import class_caption, layouts, record_boxes
 from codec.example import decode
 from codec.kinds import FLOAT, INT64
+from codec.names import ClassNames
 
 __all__ = [
     "BASES",
     "FACET_GROUPS",
+    "MAX_CLASS_VALUES",
     "NO_CLASS",
     "SORTS",
     "UNREVIEWED",
@@ -34,8 +36,10 @@ __all__ = [
     "Selection",
     "SpecError",
     "between",
+    "class_label",
     "facet_counts",
     "feature_keys",
+    "is_class_feature",
     "parse_record_spec",
     "position",
     "record_facts",
@@ -234,16 +238,67 @@ class Selection:
 class RecordFacts:
     """Per record (global number): ``status`` code (0 intact, 1 recovered, 2 damaged),
     ``nbytes`` (payload length), ``boxes`` (Object Detection boxes); ``classes`` maps a class
-    (``"text (label)"``, as boxes are captioned) to the sorted records that hold it."""
+    to the sorted records that hold it: a box's class as boxes are captioned (``"text
+    (label)"``), and a class label feature's value as ``"label = 3"`` (:func:`is_class_feature`).
+    ``class_keys`` says, of each class, the feature its label comes from and the label (None
+    for a class text alone): what names it (:func:`class_label`). The keys never depend on a
+    names file, so a selection's URL means the same with or without one."""
 
     status: np.ndarray
     nbytes: np.ndarray
     boxes: np.ndarray
     classes: dict[str, np.ndarray] = field(default_factory=dict)
+    class_keys: dict[str, tuple[str, int | None]] = field(default_factory=dict)
 
     @property
     def total(self) -> int:
         return len(self.status)
+
+    @property
+    def label_features(self) -> list[str]:
+        """The class label features (not boxes') that classes come from, in order."""
+        return list(
+            dict.fromkeys(f for k, (f, _v) in self.class_keys.items() if k.startswith(f + " = "))
+        )
+
+
+# Whole-number features read as class labels for facets, by the last part of their key; a
+# feature with more distinct values than MAX_CLASS_VALUES is an identifier, not a class.
+_CLASS_WORDS = frozenset({"label", "labels", "class", "class_id", "label_id", "category"})
+_CLASS_SUFFIXES = ("_label", "_labels")
+MAX_CLASS_VALUES = 1_000
+
+
+def is_class_feature(key: str) -> bool:
+    """Whether a whole-number feature called ``key`` is read as a class label for facets:
+    ``label``, ``labels``, ``image/class/label``, ``objects/label``, ``coarse_label`` (its last
+    part ``label``, ``labels``, ``class``, ``class_id``, ``label_id``, ``category`` or ending
+    in ``_label(s)``). The labels of boxes (``image/object/class/label``) and a model's
+    predictions are read with their boxes instead."""
+    last = key.rsplit("/", 1)[-1].lower()
+    return last in _CLASS_WORDS or last.endswith(_CLASS_SUFFIXES)
+
+
+def _class_key(feature: str, value: int) -> str:
+    return f"{feature} = {value}"
+
+
+def class_label(key: str, facts: RecordFacts, names: Mapping[str, ClassNames] | None = None) -> str:
+    """A class facet as it reads on screen: a box's class as captioned (``cat (1)``; a bare
+    label named by ``names`` when its feature has class names: ``3`` → ``cat (3)``), a class
+    label feature's value by its name (``label = 3`` → ``cat (3)``, with the feature before
+    it when the facts hold several: ``labels: cat (3)``), else the key itself."""
+    feature, label = facts.class_keys.get(key, ("", None))
+    known = (names or {}).get(feature) if feature else None
+    name = known.name(label) if known is not None and label is not None else None
+    if key == _class_key(feature, label if label is not None else 0) and feature:
+        shown = f"{name} ({label})" if name is not None else str(label)
+        if name is None or len(facts.label_features) > 1:
+            return f"{feature}: {shown}" if name is not None else key
+        return shown
+    if name is not None and label is not None and key == str(label):
+        return class_caption(name, label)
+    return key
 
 
 def record_facts(dataset: Any, progress: Callable[[int, int], None] | None = None) -> RecordFacts:
@@ -251,7 +306,9 @@ def record_facts(dataset: Any, progress: Callable[[int, int], None] | None = Non
     size, boxes and classes. Damaged records have no boxes and no class."""
     sizes, status, boxes = [], [], []
     holders: dict[str, list[int]] = {}
-    layouts_of: dict[tuple[str, ...], list[Any]] = {}
+    keys: dict[str, tuple[str, int | None]] = {}
+    layouts_of: dict[tuple[str, ...], _Readers] = {}
+    counted: dict[str, set[int]] = {}  # distinct values of each class label feature
     total = len(dataset)
     base = 0
     for f in dataset.files:
@@ -267,38 +324,72 @@ def record_facts(dataset: Any, progress: Callable[[int, int], None] | None = Non
             else:
                 if f.is_recovered(j):
                     st[j] = 1
-                nb[j] = _classes(info.data, g, holders, layouts_of)
+                nb[j] = _classes(info.data, g, holders, keys, layouts_of, counted)
             if progress is not None and g % 4096 == 0:
                 progress(g, total)
         status.append(st)
         boxes.append(nb)
         base += len(lens)
+    dropped = {f for f, seen in counted.items() if len(seen) > MAX_CLASS_VALUES}
+    kept = {k: v for k, v in holders.items() if keys.get(k, ("", None))[0] not in dropped}
     return RecordFacts(
         np.concatenate(status) if status else np.zeros(0, np.int8),
         np.concatenate(sizes) if sizes else np.zeros(0, np.int64),
         np.concatenate(boxes) if boxes else np.zeros(0, np.int32),
-        {k: np.unique(np.asarray(v, np.int64)) for k, v in sorted(holders.items())},
+        {k: np.unique(np.asarray(v, np.int64)) for k, v in sorted(kept.items())},
+        {k: keys[k] for k in sorted(kept) if k in keys},
     )
+
+
+_Readers = tuple[list[Any], list[str]]
+"""What is read of a record with some set of feature keys: its box layouts (ground truth)
+and its class label features."""
+
+
+def _readers(names: tuple[str, ...]) -> _Readers:
+    every = layouts(names)
+    # Ground truth only: a model's predictions are not the record's objects.
+    found = [lay for lay in every if lay.kind == "objects"]
+    taken = {k for lay in every for k in (*lay.parallel, lay.label, lay.text)}
+    return found, [k for k in names if k not in taken and is_class_feature(k)]
 
 
 def _classes(
     payload: bytes,
     g: int,
     holders: dict[str, list[int]],
-    layouts_of: dict[tuple[str, ...], list[Any]],
+    keys: dict[str, tuple[str, int | None]],
+    layouts_of: dict[tuple[str, ...], _Readers],
+    counted: dict[str, set[int]],
 ) -> int:
-    """Record ``g``'s boxes: adds it to the holders of each of its classes; returns the count."""
+    """Record ``g``'s boxes and class labels: adds it to the holders of each of its classes;
+    returns the number of boxes."""
     features = decode(payload).features
     names = tuple(features)
     found = layouts_of.get(names)
     if found is None:
-        # Ground truth only: a model's predictions are not the record's objects.
-        found = layouts_of[names] = [lay for lay in layouts(names) if lay.kind == "objects"]
+        found = layouts_of[names] = _readers(names)
+    box_layouts, label_features = found
     n = 0
-    for layout in found:
+    for layout in box_layouts:
         for box in record_boxes(features, layout, normalized=True).boxes:
             n += 1
-            holders.setdefault(box.caption or NO_CLASS, []).append(g)
+            key = box.caption or NO_CLASS
+            holders.setdefault(key, []).append(g)
+            if key not in keys:
+                keys[key] = (layout.label or "", box.label)
+    for feature in label_features:
+        f = features[feature]
+        if f.type != INT64 or not f.values:
+            continue
+        seen = counted.setdefault(feature, set())
+        if len(seen) > MAX_CLASS_VALUES:
+            continue  # an identifier, not a class: left out at the end
+        for v in dict.fromkeys(int(x) for x in f.values):
+            seen.add(v)
+            key = _class_key(feature, v)
+            holders.setdefault(key, []).append(g)
+            keys.setdefault(key, (feature, v))
     return n
 
 

@@ -313,18 +313,19 @@ class Literal:
 
 
 class ClassName(str):
-    """A string compared with a feature that has class names: the name, and its ``index``.
-    It meets an int64 value as that index, a bytes value as text."""
+    """A string compared with a feature that has class names: the name, and its ``label``
+    (its index in the names file). It meets an int64 value as that label, a bytes value as
+    text."""
 
-    index: int
+    label: int
 
-    def __new__(cls, text: str, index: int) -> ClassName:
+    def __new__(cls, text: str, label: int) -> ClassName:
         self = super().__new__(cls, text)
-        self.index = index
+        self.label = label
         return self
 
-    def __reduce__(self) -> tuple[Any, ...]:  # pickled to workers with its index
-        return (ClassName, (str(self), self.index))
+    def __reduce__(self) -> tuple[Any, ...]:  # pickled to workers with its label
+        return (ClassName, (str(self), self.label))
 
 
 @dataclass(frozen=True)
@@ -657,9 +658,9 @@ def _pair_ok(op: str, a: Any, b: Any) -> Truth:
     if a is _SOME_INDEX or b is _SOME_INDEX:
         return None
     if isinstance(a, ClassName) and not isinstance(b, (str, bytes, bytearray)):
-        a = a.index  # a class name meets a number as its index
+        a = a.label  # a class name meets a number as its label
     elif isinstance(b, ClassName) and not isinstance(a, (str, bytes, bytearray)):
-        b = b.index
+        b = b.label
     if isinstance(a, bytes) and isinstance(b, str):
         b = b.encode("utf-8", "surrogatepass")
     elif isinstance(a, str) and isinstance(b, bytes):

@@ -10,21 +10,25 @@ import csv
 import io
 import json
 import time
-from collections.abc import Callable
-from typing import NamedTuple, TypedDict
+from collections.abc import Callable, Mapping
+from typing import NamedTuple, NotRequired, TypedDict
 
 from browser_app.edits.journal import Journal
 from browser_app.edits.model import FLAGGED, PASSED, MarkStatus, RecordRef, sort_refs
 from browser_app.errors import AppError
 from codec.errors import CodecError
 from codec.example import Feature, Record
+from codec.kinds import INT64
+from codec.names import ClassNames
 from codec.values import format_float
 
 __all__ = [
+    "CLASSES_FIELD",
     "ID_FEATURES",
     "REPORT_FIELDS",
     "ReportRow",
     "ReviewProgress",
+    "classes_text",
     "id_text",
     "identity",
     "marked_features",
@@ -46,10 +50,13 @@ REPORT_FIELDS = (
     "edited",
     "deleted",
 )
+CLASSES_FIELD = "classes"  # the report's column of class names, when names files are bound
 # The features that name a record in the Object Detection API's layout, first found first.
 ID_FEATURES = ("image/source_id", "image/filename")
 _ID_CHARS = 200  # characters of an identifying value the report keeps
-_TEXT_FIELDS = frozenset({"comment", "file", "id_feature", "id"})  # free text, from people or files
+_TEXT_FIELDS = frozenset(
+    {"comment", "file", "id_feature", "id", CLASSES_FIELD}
+)  # free text, from people or files
 
 
 class ReviewProgress(NamedTuple):
@@ -66,7 +73,8 @@ class ReportRow(TypedDict):
     """One mark in the review report: the record's number in the dataset, the mark, where the
     record comes from (``file`` and ``local_index``, its position in that file; empty and
     ``None`` for a new record) and what identifies it (``id`` is the value of the feature
-    ``id_feature``; both empty when the record has none of them)."""
+    ``id_feature``; both empty when the record has none of them); with class names bound,
+    ``classes``: the record's labels by name (:func:`classes_text`)."""
 
     record: RecordRef
     status: MarkStatus
@@ -78,6 +86,7 @@ class ReportRow(TypedDict):
     id: str
     edited: bool
     deleted: bool
+    classes: NotRequired[str]
 
 
 def progress(journal: Journal) -> ReviewProgress:
@@ -137,6 +146,26 @@ def identity(record: Record | None, chosen: str | None = None) -> tuple[str, str
     return "", ""
 
 
+def classes_text(record: Record | None, names: Mapping[str, ClassNames]) -> str:
+    """The labels of ``record`` in the features that have class names, by name:
+    ``label: cat`` (``objects/label: person, dog`` for a list; a label its names file does not
+    name stays its number), features joined by ``"; "``; empty for none."""
+    if record is None:
+        return ""
+    parts: list[str] = []
+    for feature, cn in names.items():
+        f = record.features.get(feature)
+        if f is None or f.type != INT64 or not f.values:
+            continue
+        shown = []
+        for v in dict.fromkeys(int(x) for x in f.values):
+            name = cn.name(v)
+            shown.append(str(v) if name is None else name)
+        parts.append(f"{feature}: {', '.join(shown)}")
+    text = "; ".join(parts)
+    return text if len(text) <= _ID_CHARS else text[: _ID_CHARS - 1] + "…"
+
+
 def marked_features(journal: Journal, limit: int = 200) -> list[str]:
     """The names of the features of the marked records (of the first ``limit`` of them),
     sorted: what a person may pick to identify records in the report."""
@@ -152,12 +181,13 @@ def report_rows(
     journal: Journal,
     file_name: Callable[[str], str] = str,
     id_feature: str | None = None,
+    names: Mapping[str, ClassNames] | None = None,
 ) -> list[ReportRow]:
     """One row per mark, in record order: record, status, comment, time (local, ISO 8601),
     the source file (named by ``file_name``; empty for a new record) and the record's index
     in it, what identifies the record (:func:`identity`: ``id_feature`` when given, else
     ``image/source_id`` or ``image/filename``), and whether the record is edited or
-    deleted."""
+    deleted; with ``names`` (class names by feature), its labels by name in ``classes``."""
     marks = journal.marks()
     rows: list[ReportRow] = []
     for r in sort_refs(marks):
@@ -168,30 +198,35 @@ def report_rows(
                 found = journal.locate(r)
             except (IndexError, CodecError):
                 found = None
-        name, value = identity(_record(journal, r), id_feature)
-        rows.append(
-            {
-                "record": r,
-                "status": m.status,
-                "comment": m.comment,
-                "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(m.timestamp)),
-                "file": file_name(found[0]) if found is not None else "",
-                "local_index": found[1] if found is not None else None,
-                "id_feature": name,
-                "id": value,
-                "edited": journal.is_touched(r),
-                "deleted": journal.is_deleted(r),
-            }
-        )
+        rec = _record(journal, r)
+        name, value = identity(rec, id_feature)
+        row: ReportRow = {
+            "record": r,
+            "status": m.status,
+            "comment": m.comment,
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(m.timestamp)),
+            "file": file_name(found[0]) if found is not None else "",
+            "local_index": found[1] if found is not None else None,
+            "id_feature": name,
+            "id": value,
+            "edited": journal.is_touched(r),
+            "deleted": journal.is_deleted(r),
+        }
+        if names:
+            row["classes"] = classes_text(rec, names)
+        rows.append(row)
     return rows
 
 
 def report_csv(rows: list[ReportRow], text_cell: Callable[[str], str] | None = None) -> bytes:
     """The report as CSV (UTF-8, a header line, ``\\n`` line ends). ``text_cell`` rewrites
     every text cell (comment, file, identifying feature and value) as it is written, e.g. so
-    that no spreadsheet runs one as a formula."""
+    that no spreadsheet runs one as a formula. Rows with ``classes`` add that column."""
     out = io.StringIO()
-    w = csv.DictWriter(out, fieldnames=REPORT_FIELDS, lineterminator="\n")
+    fields: tuple[str, ...] = REPORT_FIELDS
+    if any(CLASSES_FIELD in row for row in rows):
+        fields = (*REPORT_FIELDS, CLASSES_FIELD)
+    w = csv.DictWriter(out, fieldnames=fields, lineterminator="\n", restval="")
     w.writeheader()
     for row in rows:
         if text_cell is None:

@@ -9,24 +9,30 @@ ones); how a record number is shown (a link, for the app) is the caller's ``link
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from codec.schema import CHECKS, Finding, Schema, findings
 
-from .values import md_text
+from .values import Names, class_name, md_text
 
 __all__ = [
     "DETECTION_CHECKS",
     "DRIFT_CHECKS",
     "LINKS_SHOWN",
+    "NamesFinding",
     "SchemaResult",
     "finding_lines",
+    "named_schema",
+    "named_tops",
+    "names_findings",
     "number_text",
     "record_links",
     "schema_result",
     "schema_rows",
+    "top_text",
 ]
 
 LINKS_SHOWN = 20  # record numbers listed after a finding before "… and N more"
@@ -81,10 +87,21 @@ def _images(images: Mapping[str, Any] | None) -> str:
     return text
 
 
-def schema_rows(doc: Mapping[str, Any]) -> list[dict[str, str]]:
+def top_text(value: Any, count: int, names: Any = None) -> str:
+    """One of a feature's most common values with its count: ``3 (12)``; with class names
+    (a :class:`codec.names.ClassNames`) ``3 "cat" (12)`` (a label the file does not name
+    stays ``3 (12)``)."""
+    name = class_name(value, names) if isinstance(value, int) else None
+    return f'{value} "{name}" ({count:,})' if name is not None else f"{value} ({count:,})"
+
+
+def schema_rows(doc: Mapping[str, Any], names: Names | None = None) -> list[dict[str, str]]:
     """One row per feature and feature list: what the Schema page's table shows (feature,
     kind, types with counts, presence, values and steps min / mean / max, numeric range,
-    NaN/Inf, distinct and top values, picture formats)."""
+    NaN/Inf, distinct and top values, picture formats). The top values of a feature with
+    class names in ``names`` are named (:func:`top_text`); a names file is a rendering
+    matter, never part of the schema itself."""
+    classes = names or {}
     rows = []
     records = doc["records"]
     items = [(n, f, "feature") for n, f in doc["features"].items()]
@@ -93,6 +110,7 @@ def schema_rows(doc: Mapping[str, Any]) -> list[dict[str, str]]:
         num = f.get("numeric") or {}
         values = f.get("int_values") or f.get("bytes") or {}
         tops = values.get("top", [])
+        known = classes.get(name) if f.get("int_values") else None
         distinct = values.get("distinct")
         rows.append(
             {
@@ -110,7 +128,7 @@ def schema_rows(doc: Mapping[str, Any]) -> list[dict[str, str]]:
                 "max": number_text(num.get("max")),
                 "NaN/Inf": f"{num['nan']:,} / {num['inf']:,}" if num else "",
                 "distinct": "" if distinct is None else f"{distinct:,}",
-                "top values": ", ".join(f"{v} ({c:,})" for v, c in tops[:5]),
+                "top values": ", ".join(top_text(v, c, known) for v, c in tops[:5]),
                 "images": _images(f.get("images")),
             }
         )
@@ -156,3 +174,126 @@ def finding_lines(
         for f in findings(doc)
         if checks is None or f.check in checks
     ]
+
+
+# -- class names over a schema ---------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NamesFinding:
+    """What a schema says of a feature's class names: ``feature``, ``message`` (a sentence,
+    plain text), and the labels seen that the names file does not name (``unnamed``, as far
+    as the schema's figures tell: its top values and its range)."""
+
+    feature: str
+    message: str
+    unnamed: tuple[int, ...] = ()
+
+
+def names_findings(doc: Mapping[str, Any], names: Names) -> list[NamesFinding]:
+    """Per feature of the schema with class names in ``names``: the labels it holds that
+    the names file does not name (a file shorter than the labels used), or a feature that is
+    not whole numbers at all. Read from the schema's figures (top values, range), so the
+    schema itself never depends on a names file."""
+    out: list[NamesFinding] = []
+    sections = [doc.get("features", {}), doc.get("feature_lists", {})]
+    for feature, cn in names.items():
+        f = next((sec[feature] for sec in sections if feature in sec), None)
+        if f is None:
+            continue
+        where = _file_name(cn.source)
+        types = set(f.get("types", {}))
+        if types and "int64" not in types:
+            kinds = ", ".join(sorted(types))
+            out.append(
+                NamesFinding(
+                    feature,
+                    f"{feature} holds {kinds} values, not class labels: {where} names nothing"
+                    " in it",
+                )
+            )
+            continue
+        iv = f.get("int_values") or {}
+        unnamed = sorted({int(v) for v, _c in iv.get("top", []) if cn.name(int(v)) is None})
+        num = f.get("numeric") or {}
+        low, high = num.get("min"), num.get("max")
+        named = sorted(cn.names)
+        outside = bool(named) and (
+            (low is not None and low < named[0]) or (high is not None and high > named[-1])
+        )
+        if not unnamed and not outside:
+            continue
+        listed = ", ".join(str(v) for v in unnamed[:12]) + (" …" if len(unnamed) > 12 else "")
+        span = f"{named[0]}–{named[-1]}" if named else "nothing"
+        seen = ""
+        if low is not None and high is not None:
+            seen = f" (its labels run {number_text(low)}–{number_text(high)})"
+        head = f"{feature} has labels {listed} that" if unnamed else f"{feature} has labels that"
+        out.append(
+            NamesFinding(
+                feature,
+                f"{head} {where} does not name: it names {span}{seen}; they are shown as numbers",
+                tuple(unnamed),
+            )
+        )
+    return out
+
+
+def _file_name(source: str) -> str:
+    return os.path.basename(source) or source
+
+
+def named_schema(doc: Mapping[str, Any], names: Names) -> dict[str, Any]:
+    """A copy of a schema's JSON form with the class names of ``names`` beside its figures,
+    for output (``schema --json --names``): each named feature gains ``"names"`` (``source``,
+    ``kind``, ``count``) and its ``int_values`` a ``"top_names"`` list (the name of each top
+    value, None where it has none); the drift's names findings go under ``"names_findings"``.
+    The schema itself is left as it is."""
+    out = dict(doc)
+    for section in ("features", "feature_lists"):
+        feats = doc.get(section)
+        if not feats:
+            continue
+        copied = dict(feats)
+        for feature, cn in names.items():
+            if feature not in copied:
+                continue
+            f = dict(copied[feature])
+            f["names"] = {"source": cn.source, "kind": cn.kind, "count": len(cn)}
+            iv = f.get("int_values")
+            if iv:
+                f["int_values"] = {
+                    **iv,
+                    "top_names": [cn.name(int(v)) for v, _c in iv.get("top", [])],
+                }
+            copied[feature] = f
+        out[section] = copied
+    out["names_findings"] = [
+        {"feature": x.feature, "message": x.message, "unnamed": list(x.unnamed)}
+        for x in names_findings(doc, names)
+    ]
+    return out
+
+
+def named_tops(doc: Mapping[str, Any], names: Names) -> dict[str, Any]:
+    """A copy of a schema's JSON form for the text report: the top values of each feature
+    with class names written as ``3 "cat"`` (:func:`top_text`), so that a report printing
+    ``value (count)`` prints ``3 "cat" (12)``."""
+    out = dict(doc)
+    for section in ("features", "feature_lists"):
+        feats = doc.get(section)
+        if not feats:
+            continue
+        copied = dict(feats)
+        for feature, cn in names.items():
+            f = copied.get(feature) or {}
+            iv = f.get("int_values")
+            if not iv:
+                continue
+            tops = []
+            for v, c in iv.get("top", []):
+                name = class_name(v, cn) if isinstance(v, int) else None
+                tops.append([f'{v} "{name}"' if name is not None else v, c])
+            copied[feature] = {**f, "int_values": {**iv, "top": tops}}
+        out[section] = copied
+    return out

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import codec
@@ -34,7 +34,17 @@ from codec.layers import LayerOptions
 from codec.values import format_bytes
 
 from .pictures import BROKEN_PICTURE, data_url, thumbnail
-from .values import PREVIEW_VALUES, plural, scalar_text, short_text, text_preview, values_preview
+from .values import (
+    PREVIEW_VALUES,
+    Names,
+    named_preview,
+    named_value,
+    plural,
+    scalar_text,
+    short_text,
+    text_preview,
+    values_preview,
+)
 
 __all__ = [
     "MAX_COLUMNS",
@@ -143,10 +153,13 @@ def _decode(slot: codec.Slot) -> ex.Record | None:
         return None
 
 
-def _columns(view: PageView, decoded: Sequence[ex.Record | None]) -> tuple[list[str], set[str]]:
+def _columns(
+    view: PageView, decoded: Sequence[ex.Record | None], named: Collection[str] = ()
+) -> tuple[list[str], set[str]]:
     """Count the kinds and pick the feature columns: in first-seen order (at most
     :data:`MAX_COLUMNS`), with the names shown as text rather than as numbers (a column is
-    numeric when every value present is a single number of one type)."""
+    numeric when every value present is a single number of one type, and has no class names:
+    the features ``named`` are text, ``2 (cat)``)."""
     order: dict[str, None] = {}
     numeric: dict[str, str] = {}
     lists: set[str] = set()
@@ -177,7 +190,7 @@ def _columns(view: PageView, decoded: Sequence[ex.Record | None]) -> tuple[list[
     cols += [("offset", "int"), ("bytes", "int")]
     if RAW in view.kinds:
         cols.append(("preview", "text"))
-    text = {name for name in names if name in lists or name not in numeric}
+    text = {name for name in names if name in lists or name not in numeric or name in named}
     for name in names:
         if name in text:
             cols.append((name, "text"))
@@ -208,7 +221,9 @@ def _thumbnail_url(
     return data_url(t.data, t.mime)
 
 
-def _feature_cells(rec: ex.Record, names: Sequence[str], text: set[str]) -> dict[str, Cell]:
+def _feature_cells(
+    rec: ex.Record, names: Sequence[str], text: set[str], classes: Names | None = None
+) -> dict[str, Cell]:
     row: dict[str, Cell] = {"kind": rec.kind.replace("_", " ")}
     if rec.kind == RAW:
         row["preview"] = short_text(text_preview(rec.raw or b"", 80), 60)
@@ -221,10 +236,15 @@ def _feature_cells(rec: ex.Record, names: Sequence[str], text: set[str]) -> dict
         if feat is None:
             row[name] = None
         elif name in text:
+            known = classes.get(name) if classes and feat.type == INT64 else None
             if len(feat.values) == 1:
-                row[name] = scalar_text(feat.type, feat.values[0])
+                row[name] = (
+                    named_value(feat.values[0], known)
+                    if known is not None
+                    else scalar_text(feat.type, feat.values[0])
+                )
             else:
-                row[name] = f"[{len(feat.values)}] {values_preview(feat, 4, 24)}"
+                row[name] = f"[{len(feat.values)}] {named_preview(feat, known, 4, 24)}"
         else:
             v = feat.values[0]
             row[name] = v if feat.type == INT64 else (None if math.isnan(v) else v)
@@ -237,21 +257,24 @@ def page_view(
     boxes: bool = True,
     normalized: bool | None = None,
     options: LayerOptions | None = None,
+    names: Names | None = None,
 ) -> PageView:
     """One row per slot: record number, status, offset, size, kind, a thumbnail (data URL)
     when a picture exists (boxes read as the dataset's ``normalized`` decision), then a
     column per feature: the value for single values (numbers stay numbers), ``[n] a, b, …``
-    for lists.
+    for lists; an int64 feature with class names in ``names`` as ``2 (cat)``, a label its
+    names file does not name as the number.
 
     Edited items show their status text (:func:`status_text`) and their edit in
     ``view.status``; rows of added records have no ``#`` and no ``offset`` and carry their
     anchor's number in ``view.records`` (selecting one opens the anchor)."""
     t0 = time.perf_counter()
+    classes = names
     view = PageView()
     edited = [as_edited_slot(item) for item in items]
     decoded = [_decode(e.slot) for e in edited]
     thumbs = [_thumbnail_url(view, rec, thumb_size, boxes, normalized, options) for rec in decoded]
-    names, text = _columns(view, decoded)
+    columns, text = _columns(view, decoded, classes or {})
     for e, rec, thumb in zip(edited, decoded, thumbs):
         s = e.slot
         added = e.edit == ADDED
@@ -264,7 +287,7 @@ def page_view(
         if view.has_images:
             row["picture"] = thumb
         if rec is not None:
-            row.update(_feature_cells(rec, names, text))
+            row.update(_feature_cells(rec, columns, text, classes))
         view.rows.append(row)
         view.records.append(s.index)
         view.status.append(e.edit or s.status)
@@ -279,10 +302,15 @@ def page_view(
 
 
 def match_rows(
-    ds: codec.TFRecordDataset, records: Sequence[int], max_columns: int = MATCH_COLUMNS
+    ds: codec.TFRecordDataset,
+    records: Sequence[int],
+    max_columns: int = MATCH_COLUMNS,
+    names: Names | None = None,
 ) -> list[dict[str, Cell]]:
     """One row per record of ``records`` (a filter's matches): its number, its kind (or why it
-    cannot be read) and a preview of its first ``max_columns`` features."""
+    cannot be read) and a preview of its first ``max_columns`` features (labels named by
+    ``names``)."""
+    classes = names or {}
     rows: list[dict[str, Cell]] = []
     for n in records:
         row: dict[str, Cell] = {"#": n}
@@ -294,7 +322,7 @@ def match_rows(
             continue
         row["status"] = rec.kind
         for name, feat in list(rec.features.items())[:max_columns]:
-            row[name] = values_preview(feat)
+            row[name] = named_preview(feat, classes.get(name))
         rows.append(row)
     return rows
 
@@ -315,11 +343,19 @@ class FeatureRow:
     section: str = FEATURES  # FEATURES, "context" (a SequenceExample's) or FEATURE_LISTS
 
 
-def feature_rows(record: ex.Record) -> list[FeatureRow]:
-    """One row per feature (and per feature list) of a record."""
+def feature_rows(record: ex.Record, names: Names | None = None) -> list[FeatureRow]:
+    """One row per feature (and per feature list) of a record; labels named by ``names``
+    (``2 (cat)``)."""
     section = "context" if record.kind == SEQUENCE_EXAMPLE else FEATURES
+    classes = names or {}
     rows = [
-        FeatureRow(name, f.type, len(f.values), values_preview(f, PREVIEW_VALUES), section)
+        FeatureRow(
+            name,
+            f.type,
+            len(f.values),
+            named_preview(f, classes.get(name), PREVIEW_VALUES),
+            section,
+        )
         for name, f in record.features.items()
     ]
     for name, steps in record.feature_lists.items():
