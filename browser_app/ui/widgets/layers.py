@@ -107,8 +107,10 @@ def _opacity_slider(spec: str, where: str) -> None:
 
 
 def _swatches(layer: Layer) -> str:
-    """The legend of ``layer`` as coloured swatches with captions and counts."""
-    items = []
+    """The legend of ``layer`` as coloured swatches with captions and counts, after the
+    layer's name (the legends of several layers stand one under the other)."""
+    name = html.escape(LAYER_NAMES.get(layer.kind, layer.kind))
+    items = [f'<span style="font-weight:600;margin-right:8px">{name}</span>']
     for item in layer.legend[:_LEGEND_SHOWN]:
         color = html.escape(item.color)
         border = "2px dashed #ff00ff" if item.bad else "1px solid #000"
@@ -141,9 +143,10 @@ def controls(spec: str, layers: Sequence[Layer]) -> None:
     kinds = {layer.kind for layer in layers}
     with st.container(key="tfb-layers"):
         st.caption("**Layers** · " + " · ".join(layer.words for layer in layers))
-        row = st.columns(len(kinds))
-        for col, kind in zip(row, [k for k in LAYER_NAMES if k in kinds]):
-            with col:
+        # A row that wraps: the pictures' column is narrow, and a column per switch there
+        # left no room for their labels.
+        with st.container(horizontal=True, gap="medium", key="tfb-layer-switches"):
+            for kind in [k for k in LAYER_NAMES if k in kinds]:
                 _switch(spec, kind, LAYER_NAMES[kind], "detail")
         for layer in layers:
             if layer.kind == PREDICTIONS:
