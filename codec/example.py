@@ -873,14 +873,25 @@ def from_json(obj: Any, kind: str) -> bytes:
 # Presentation helpers
 
 
+_AUDIO_FIRST = frozenset((b"R", b"f", b"O", b"I", b"\xff"))  # RIFF/RF64, fLaC, OggS, ID3, MPEG
+
+
 def classify_bytes(b: bytes) -> str:
     """What a bytes value holds: an image MIME type (``"image/jpeg"``, ``"image/png"``,
     ``"image/gif"``, ``"image/bmp"``, ``"image/webp"``, ``"image/tiff"``, by magic number),
-    ``"tensor"`` (a serialized TensorProto with a valid dtype and consistent content),
-    ``"text"`` (UTF-8 without control characters; also the empty value) or ``"binary"``."""
+    an audio MIME type (``"audio/wav"``, ``"audio/flac"``, ``"audio/ogg"``, ``"audio/mpeg"``,
+    by magic number: :func:`codec.audio.sniff_audio`), ``"tensor"`` (a serialized
+    TensorProto with a valid dtype and consistent content), ``"text"`` (UTF-8 without
+    control characters; also the empty value) or ``"binary"``."""
     magic = image_magic(b)
     if magic is not None:
         return magic.mime
+    if len(b) >= 12 and b[:1] in _AUDIO_FIRST:
+        from codec.audio import AUDIO_FORMATS, sniff_audio
+
+        audio = sniff_audio(b)
+        if audio is not None:
+            return AUDIO_FORMATS[audio]
     if is_serialized_tensor(b):
         return "tensor"
     if is_text(b):

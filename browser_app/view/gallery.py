@@ -1,6 +1,7 @@
 """The gallery's tiles: one per record of a page, a thumbnail with its boxes and class text, a
 caption with the record number, its label and its pending edit, or the reason there is no
-picture."""
+picture. A clip's tile is its first frame with that frame's boxes, captioned with the clip's
+label and its frames; a record of audio without a picture shows its waveform and length."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from codec.dataset import DAMAGED, INTACT, RECOVERED
 from codec.detection import ClassKey
 from codec.layers import LayerOptions
 
+from .media import clip_thumbnail, find_audio, find_frames, sound_badge, waveform_tile
 from .pictures import thumbnail
 from .table import PageItem, as_edited_slot
 from .values import Names, named_preview, plural
@@ -52,11 +54,13 @@ class GalleryItem:
 _LABEL_NAMES = (
     "image/object/class/text",
     "label",
+    "clip/label/string",
     "image/class/text",
     "image/class/label",
     "class",
     "name",
     "caption",
+    "instrument_family_str",  # NSynth's (its "note" is a number)
     "note",
 )
 
@@ -103,8 +107,18 @@ def _tile(
         where = f"damaged at byte {s.offset:,}" if s.offset is not None else "damaged"
         return GalleryItem(index, _caption(e, where), None, "", msg, DAMAGED)
     rec = ex.decode(s.payload, "auto")
-    caption = _caption(e, record_label(rec, names))
+    label = record_label(rec, names)
+    caption = _caption(e, label)
     status = s.status
+    frames = find_frames(rec)
+    if frames is not None:  # a clip: its first frame, its label and its length
+        label = label or frames.label
+        caption = _caption(e, " · ".join(x for x in (label, plural(frames.count, "frame")) if x))
+        try:
+            data, mime = clip_thumbnail(rec, frames, size, boxes)
+        except codec.ImageError as exc:
+            return GalleryItem(index, caption, None, "", f"Cannot show: {exc}", status)
+        return GalleryItem(index, caption, data, mime, None, status)
     try:
         t = thumbnail(
             rec, size, boxes, captions=True, normalized=normalized, hidden=hidden, options=options
@@ -112,8 +126,24 @@ def _tile(
     except codec.ImageError as exc:
         return GalleryItem(index, caption, None, "", f"Cannot show: {exc}", status)
     if t is None:
-        return GalleryItem(index, caption, None, "", "no picture in this record", status)
+        return _sound_tile(e, rec, label, size, index, status)
     return GalleryItem(index, caption, t.data, t.mime, None, status, t.bad_boxes)
+
+
+def _sound_tile(
+    e: EditedSlot, rec: ex.Record, label: str, size: int, index: int | None, status: str
+) -> GalleryItem:
+    """The tile of a record without a picture: its first audio clip's waveform (a flat line
+    with the format for audio that is played, not drawn), its length in the caption; or "no
+    picture in this record"."""
+    clips = find_audio(rec)
+    if not clips:
+        return GalleryItem(index, _caption(e, label), None, "", "no picture in this record", status)
+    clip = clips[0]
+    length = f"{clip.seconds:.2f} s" if clip.seconds is not None else plural(clip.count, "sample")
+    caption = _caption(e, " · ".join(x for x in (label, length) if x))
+    data = waveform_tile(clip, size) or sound_badge(clip.mime, size)
+    return GalleryItem(index, caption, data, "image/png", None, status)
 
 
 _TILE_THREADS = max(1, min(4, os.cpu_count() or 1))

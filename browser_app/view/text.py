@@ -7,6 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from browser_app.view.schema import number_text
+from codec.audio import AUDIO_FORMATS, describe_audio
 from codec.errors import DecodeError
 from codec.example import Feature, Record, classify_bytes
 from codec.kinds import RAW, SEQUENCE_EXAMPLE
@@ -36,6 +37,9 @@ def _value_text(t: str, v: Any) -> str:
             pass
     if kind.startswith("image/"):
         return f"<{kind}: {len(v)} bytes>"
+    if kind.startswith("audio/"):
+        info = describe_audio(v)
+        return f"<{info.text() if info is not None else kind}: {len(v)} bytes>"
     head = v[:16].hex(" ")
     return f"<binary: {len(v)} bytes: {head}{' …' if len(v) > 16 else ''}>"
 
@@ -49,7 +53,9 @@ def _feature_text(name: str, f: Feature) -> str:
 
 
 def format_record_text(record: Record) -> str:
-    """A readable multi-line text form of a record (for ``dump`` without ``--json``)."""
+    """A readable multi-line text form of a record (for ``dump`` without ``--json``):
+    features and feature lists by name, as the schema lists them (not in the order the
+    writer put them in the map)."""
     lines = [f"kind: {record.kind}"]
     if record.kind == RAW:
         raw = record.raw or b""
@@ -58,13 +64,13 @@ def format_record_text(record: Record) -> str:
     lines.append("context:" if record.kind == SEQUENCE_EXAMPLE else "features:")
     if not record.features:
         lines.append("  (none)")
-    for name, f in record.features.items():
+    for name, f in sorted(record.features.items()):
         lines.append("  " + _feature_text(name, f))
     if record.kind == SEQUENCE_EXAMPLE:
         lines.append("feature_lists:")
         if not record.feature_lists:
             lines.append("  (none)")
-        for name, steps in record.feature_lists.items():
+        for name, steps in sorted(record.feature_lists.items()):
             lines.append(f"  {name} ({plural(len(steps), 'step')}):")
             for i, f in enumerate(steps[:_TEXT_LIMIT]):
                 lines.append(f"    {_feature_text(f'[{i}]', f)}")
@@ -132,8 +138,14 @@ def _feature_lines(name: str, d: Mapping[str, Any], records: int, label: str = "
     if bv:
         approx = "" if bv["exact"] else "~"
         tops = ", ".join(f"{v!r} ({c:,})" for v, c in bv["top"])
-        kinds = f"{bv['text']:,} text, {bv['binary']:,} binary"
-        lines.append(f"  bytes: {kinds}; {approx}{bv['distinct']:,} distinct; top: {tops}")
+        line = f"  bytes: {bv['text']:,} text, {bv['binary']:,} binary"
+        if bv["top"]:  # values too long to count one by one (audio, documents) have none
+            line += f"; {approx}{bv['distinct']:,} distinct; top: {tops}"
+        lines.append(line)
+    heard = d.get("audio")
+    if heard:
+        fmts = ", ".join(f"{AUDIO_FORMATS.get(k, k)} {v:,}" for k, v in heard["formats"].items())
+        lines.append(f"  audio: {heard['count']:,} ({fmts})")
     im = d.get("images")
     if im:
         fmts = ", ".join(f"{k} {v:,}" for k, v in im["formats"].items())

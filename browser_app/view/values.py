@@ -13,6 +13,7 @@ import numpy as np
 import codec
 from codec import example as ex
 from codec import images as im
+from codec.audio import describe_audio
 from codec.kinds import FLOAT, INT64
 from codec.names import ClassNames
 from codec.tensor import MAX_BYTES, describe_tensor, parse_tensor, tensor_bytes
@@ -94,7 +95,8 @@ def short_text(s: str, limit: int = 60) -> str:
 
 @dataclass(frozen=True)
 class ValueView:
-    """How to show one bytes value: ``kind`` is ``text``, ``image/<fmt>``, ``tensor`` or
+    """How to show one bytes value: ``kind`` is ``text``, ``image/<fmt>``, ``audio/<fmt>``
+    (``audio/wav``, ``audio/flac``, ``audio/ogg``, ``audio/mpeg``), ``tensor`` or
     ``binary``; ``summary`` a one-line text; ``text`` the decoded text (for text values)."""
 
     kind: str
@@ -117,6 +119,10 @@ def value_view(b: bytes, limit: int = 60) -> ValueView:
             return ValueView("binary", f"<{len(b):,} bytes>")
     if kind.startswith("image/"):
         return ValueView(kind, f"<{kind[6:].upper()} {format_bytes(len(b))}>")
+    if kind.startswith("audio/"):
+        info = describe_audio(b)
+        words = info.text() if info is not None else kind
+        return ValueView(kind, f"<{words}, {format_bytes(len(b))}>")
     return ValueView("binary", f"<{len(b):,} bytes>")
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ..audio import sniff_audio
 from ..values import image_complete, image_decodes, image_magic, image_size, is_text
 from .counters import (
     RECORD_CAP,
@@ -62,6 +63,7 @@ class FeatureStats:
         self.text_values = 0
         self.binary_values = 0
         self.image_formats: Counter[str] = Counter()
+        self.audio_formats: Counter[str] = Counter()  # long binary values that are audio
         self.image_sizes: Counter[tuple[int, int]] = Counter()  # bounded (counters.settle)
         self.image_sizes_other = 0
         self.sizes_cut: tuple[int, int] | None = None
@@ -164,6 +166,9 @@ class FeatureStats:
                     self.text_values += 1
                 else:
                     self.binary_values += 1
+                    audio = sniff_audio(v)
+                    if audio is not None:
+                        self.audio_formats[audio] += 1
         self._count_plain(others)
         if keys is not None:
             self.values.sample(keys[np.concatenate([idx, np.array(counted, np.int64)])], vals)
@@ -236,6 +241,7 @@ class FeatureStats:
         self.text_values += o.text_values
         self.binary_values += o.binary_values
         self.image_formats.update(o.image_formats)
+        self.audio_formats.update(o.audio_formats)
         self.image_sizes.update(o.image_sizes)
         self.image_sizes_other += o.image_sizes_other
         self.sizes_cut, dropped = narrow(self.image_sizes, self.sizes_cut, o.sizes_cut)
@@ -336,6 +342,11 @@ class FeatureStats:
                 "distinct": self.values.distinct(),
                 "exact": self.values.exact,
                 "top": [[show_bytes(v), c] for v, c in self.values.top(top)],
+            }
+        if self.audio_formats:
+            d["audio"] = {
+                "count": sum(self.audio_formats.values()),
+                "formats": dict(sorted(self.audio_formats.items(), key=lambda kv: (-kv[1], kv[0]))),
             }
         if self.image_formats:
             d["images"] = {

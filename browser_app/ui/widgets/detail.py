@@ -18,11 +18,12 @@ from browser_app.edits import FEATURE_LISTS
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import layers as layer_controls
-from browser_app.ui.widgets import picture_view, schema
+from browser_app.ui.widgets import media, picture_view, schema
+from browser_app.view import media as vm
 from codec import example as ex
-from codec.kinds import BYTES, RAW, SEQUENCE_EXAMPLE
+from codec.kinds import BYTES, FLOAT, RAW, SEQUENCE_EXAMPLE
 from codec.tensor import MAX_BYTES
-from codec.values import format_bytes, plural
+from codec.values import format_bytes, format_float, plural
 
 __all__ = ["boxes_toggle", "feature_table", "feature_values", "pictures", "record_detail"]
 
@@ -137,8 +138,9 @@ def _download(
 
 
 def feature_table(record: ex.Record) -> None:
-    """A record's features (not its feature lists): type, length and a preview of values."""
-    rows = view.feature_rows(record)
+    """A record's features (not its feature lists), by name: type, length and a preview of
+    values (floats in their shortest float32 text)."""
+    rows = sorted(view.feature_rows(record), key=lambda r: r.name)
     df = pd.DataFrame(
         [
             {"feature": r.name, "type": r.type, "length": r.length, "values": r.preview}
@@ -181,6 +183,11 @@ def _bytes_value(name: str, i: int, v: bytes, key: str) -> None:
         st.caption(f"{label} · {view.md_text(shown.summary)}")
         ext = shown.kind.split("/")[1]
         _download("Download picture", v, f"{stem}_{i}.{ext}", key, shown.kind)
+        return
+    if shown.kind.startswith("audio/"):
+        st.caption(f"{label} · {view.md_text(shown.summary)} · played above")
+        ext = {"audio/mpeg": "mp3"}.get(shown.kind, shown.kind.split("/")[1])
+        _download("Download audio", v, f"{stem}_{i}.{ext}", key, shown.kind)
         return
     st.caption(f"{label} · binary · {len(v):,} bytes")
     st.code(view.hex_dump(v, 512), language=None)
@@ -225,7 +232,7 @@ def _tensor(label: str, v: bytes, key: str) -> None:
 def _values_needing_a_view(record: ex.Record) -> list[str]:
     """The features whose values the feature table cannot show whole."""
     out = []
-    for name, f in record.features.items():
+    for name, f in sorted(record.features.items()):
         n = len(f.values)
         if f.type != BYTES and n <= view.PREVIEW_VALUES:
             continue
@@ -274,7 +281,10 @@ def feature_values(record: ex.Record, index: int) -> None:
                     )
             else:
                 shown = f.values[:NUMBERS_SHOWN]
-                df = pd.DataFrame({"value": shown})
+                # Floats as their shortest float32 text (a number column rounds 7.974931e-05
+                # to 0.00008); int64 as numbers.
+                values = [format_float(v) for v in shown] if f.type == FLOAT else shown
+                df = pd.DataFrame({"value": values})
                 st.dataframe(df, height=min(n, 10) * 35 + 38, width="stretch")
                 if n > NUMBERS_SHOWN:
                     st.caption(
@@ -291,13 +301,32 @@ def feature_values(record: ex.Record, index: int) -> None:
 
 def _sequence(record: ex.Record) -> None:
     cols, rows = view.sequence_table(record)
+    cols = cols[:1] + sorted(cols[1:])  # step, then the feature lists by name
     st.markdown("**Feature lists** (steps × feature lists)")
     df = pd.DataFrame(rows, columns=cols)
     st.dataframe(df, hide_index=True, width="stretch", height=min(len(df), 12) * 35 + 38)
 
 
-def _raw(payload: bytes, index: int) -> None:
-    st.markdown("**Raw payload** (not an Example or SequenceExample)")
+def _not_an_example(src: Source, path: str, payload: bytes, index: int) -> None:
+    """A record that is not an Example: a TensorBoard ``Event`` of an event file, a
+    serialized tensor (a ``tf.data.Dataset.save`` element, a ``tf.io.serialize_tensor``
+    record: dtype, shape, values, a picture when it is one), else its bytes."""
+    if media.event_record(src, path, payload, index):
+        with st.expander("Raw payload"):
+            _raw(payload, index, title=False)
+        return
+    if ex.classify_bytes(payload) == "tensor":
+        st.markdown("**Tensor** (the record is one serialized TensorProto)")
+        _tensor("record", payload, f"rec:{index}")
+        with st.expander("Raw payload"):
+            _raw(payload, index, title=False)
+        return
+    _raw(payload, index)
+
+
+def _raw(payload: bytes, index: int, title: bool = True) -> None:
+    if title:
+        st.markdown("**Raw payload** (not an Example or SequenceExample)")
     left, right = st.columns(2)
     with left:
         st.caption("Hex")
@@ -375,8 +404,13 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
         )
     record = ex.decode(slot.payload, "auto")
     if record.kind == RAW:
-        _raw(slot.payload, slot.index)
+        _not_an_example(src, slot.path, slot.payload, slot.index)
         return
+    frames = vm.find_frames(record, media.hints(src))
+    if frames is not None:
+        media.frames_player(src, record, slot.index, frames, boxes)
+    media.audio_section(src, record, slot.index)
+    media.token_section(record, slot.path, slot.index)
     chosen = state.label_map(src.spec)
     names = chosen[1].names if chosen else None
     how = picture_view.BoxSettings(
@@ -387,8 +421,9 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
         layer_controls.session_options(src.spec, names),
     )
     start = _pictures_start(slot.index)
+    shown = vm.without_frames(record, frames) if frames is not None else record
     pics = view.record_pictures(
-        record,
+        shown,
         boxes=boxes,
         limit=PICTURES_SHOWN,
         normalized=how.normalized,
@@ -399,7 +434,7 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
     )
     if pics.start != start:  # the record has fewer pictures than the part asked for
         pics = view.record_pictures(
-            record,
+            shown,
             boxes=boxes,
             limit=PICTURES_SHOWN,
             normalized=how.normalized,
@@ -428,7 +463,7 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
                 boxes_toggle("detail", disabled=boxes and not has_layers)
             if pics.total > PICTURES_SHOWN:
                 _pictures_part(slot.index, pics)
-            pictures(pics, record, how, slot.index)
+            pictures(pics, shown, how, slot.index)
     if record.kind == SEQUENCE_EXAMPLE:
         _sequence(record)
     feature_values(record, slot.index)
