@@ -19,6 +19,13 @@ The root is a local folder or a URL prefix (``s3://bucket/data``, ``gs://b``,
   ``--root s3://bucket/prefix``: a URL would let anyone who reaches the app read whatever
   the server's credentials can (every bucket, the cloud metadata server over ``http://``),
   which a root folder is there to prevent. ``file://`` URLs are local paths.
+
+Datasets that are folders are found and opened as folders: :func:`list_tfrecords` offers, beside
+the files, the TFDS dataset folders (``dataset_info.json``, one entry per split too), TFX
+ExampleGen outputs (``Split-*`` folders), TensorBoard log folders (``events.out.tfevents.*``)
+and ``tf.data.Dataset.save`` folders (``snapshot.metadata``) under the root (:class:`RootEntry`
+``kind``); :func:`split_spec` reads a ``FOLDER:SPLIT`` spec; :func:`expand_inside` opens a
+split's files, and says (``on_skip``) what a folder or ``**`` glob found by content left out.
 """
 
 from __future__ import annotations
@@ -27,11 +34,12 @@ import contextlib
 import fnmatch
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import codec
 from browser_app.errors import PathRefused
+from codec.expand import Expanded
 from codec.locations import (
     filesystem,
     is_url,
@@ -44,8 +52,16 @@ from codec.locations import (
     url_inside,
 )
 from codec.settings import default_cache_dir
+from codec.values import plural
 
 __all__ = [
+    "ENTRY_KINDS",
+    "EVENTS_FOLDER",
+    "FILE",
+    "SAVED_FOLDER",
+    "TFDS_FOLDER",
+    "TFDS_SPLIT",
+    "TFX_FOLDER",
     "PathRefused",
     "RootEntry",
     "expand_inside",
@@ -55,6 +71,8 @@ __all__ = [
     "relative_inside",
     "relative_to_root",
     "resolve_inside",
+    "skipped_note",
+    "split_spec",
     "url_root_for",
 ]
 
@@ -271,19 +289,26 @@ def expand_inside(
     on_skip: Callable[[str], object] | None = None,
     anon: bool = False,
 ) -> list[str]:
-    """Files named by ``spec`` (a path, folder, glob, ``train-*-of-00010`` or ``name@N``),
-    every one of them confined to ``root``. Under a URL root: the objects' URLs, listed
-    without credentials when ``anon``.
+    """Files named by ``spec`` (a path, folder, glob, ``train-*-of-00010``, ``name@N``, or
+    ``FOLDER:SPLIT``: a split of a TFDS dataset or TFX output, see :func:`split_spec`), every
+    one of them confined to ``root``. Under a URL root: the objects' URLs, listed without
+    credentials when ``anon``.
 
     A file that a folder, glob or shard pattern matches but whose symlink leads outside the
     root is left out, and ``on_skip`` gets one note naming those left out (the links, never
-    where they lead). Raises :class:`PathRefused` for a spec outside the root, or when every
-    file it matches leads outside; ``FileNotFoundError`` (with a message for the person)
-    when nothing matches."""
+    where they lead); so is a file a folder or ``**`` glob looked at by content and left out
+    (a note naming the first few with why: ``README.md: not TFRecord framing …``). The result
+    is a :class:`codec.expand.Expanded`: its ``skipped`` holds ``(path relative to the root,
+    why)`` of the latter. Raises :class:`PathRefused` for a spec outside the root, or when
+    every file it matches leads outside; ``FileNotFoundError`` (with a message for the
+    person) when nothing matches, or the folder has no such split."""
     text = _check_text(spec)
     if is_url_root(root) or is_url(text):
         return _expand_url(os.fspath(root), text, anon)
     real_root = _real_root(root)
+    folder, split = split_spec(real_root, text)
+    if split is not None:
+        return _split_files(real_root, folder, split, on_skip)
     expanded = os.path.expanduser(text)
     absolute = expanded if os.path.isabs(expanded) else os.path.join(real_root, expanded)
     # The fixed part of a pattern (before the first wildcard) must itself be inside the root.
@@ -297,7 +322,8 @@ def expand_inside(
     # A folder or pattern never takes in the app's own cache files; a path into the cache,
     # given on purpose, still opens.
     own = _in_cache(os.path.realpath(head), cache)
-    for f in codec.expand_paths([absolute]):
+    found = codec.expand_paths([absolute])
+    for f in found:
         real = os.path.realpath(f)
         if not own and _in_cache(real, cache):
             continue
@@ -317,16 +343,111 @@ def expand_inside(
         )
         what = "1 file" if len(skipped) == 1 else f"{len(skipped):,} files"
         on_skip(f"{text}: left out {what} whose symlink leads outside the root folder: {few}")
+    looked = [
+        (_shown(p, real_root), why)
+        for p, why in getattr(found, "skipped", ())
+        if not _in_cache(os.path.realpath(p), cache)
+    ]
+    if looked and on_skip is not None:
+        on_skip(skipped_note(text, len(out), looked))
+    return Expanded(out, looked)
+
+
+SKIPPED_SHOWN = 5  # files left out named in a note; the rest counted
+
+
+def skipped_note(spec: str, taken: int, skipped: Sequence[tuple[str, str]]) -> str:
+    """What a folder or ``**`` glob found by content took and left out, in words:
+    ``logs: 3 files opened; left out 2 files: README.md (not TFRecord framing: …); …``."""
+    few = "; ".join(f"{p} ({why})" for p, why in skipped[:SKIPPED_SHOWN])
+    more = f"; and {len(skipped) - SKIPPED_SHOWN:,} more" if len(skipped) > SKIPPED_SHOWN else ""
+    return (
+        f"{spec}: {plural(taken, 'file')} opened (TFRecord framing, whatever their names);"
+        f" left out {plural(len(skipped), 'file')}: {few}{more}"
+    )
+
+
+_SPLIT_NAME = re.compile(r"^\w[\w.-]*$")  # as codec.tfds reads a split's name
+
+
+def split_spec(root: str | os.PathLike[str], spec: str) -> tuple[str, str | None]:
+    """``(FOLDER, SPLIT)`` for a ``FOLDER:SPLIT`` spec (as the command line takes it): the
+    spec as a whole names nothing, and ``FOLDER`` is a folder inside the local ``root``;
+    ``(spec, None)`` for anything else (a URL, a path with a colon that exists, a pattern)."""
+    text = spec.strip()
+    if ":" not in text or is_url_root(root) or is_url(text):
+        return spec, None
+    folder, _, split = text.rpartition(":")
+    if not folder or not _SPLIT_NAME.match(split) or is_pattern(folder):
+        return spec, None
+    try:
+        if os.path.exists(resolve_inside(root, text)):
+            return spec, None
+        real = resolve_inside(root, folder)
+    except PathRefused:
+        return spec, None
+    return (folder, split) if os.path.isdir(real) else (spec, None)
+
+
+def _split_files(
+    real_root: str, folder: str, split: str, on_skip: Callable[[str], object] | None
+) -> list[str]:
+    """The files of ``split`` of the TFDS dataset or TFX output ``folder``, confined to the
+    root (a shard whose symlink leads out is left out, and said)."""
+    # Imported here: most specs are files, and a file needs none of the dataset metadata.
+    from codec.tfds import open_split_folder
+
+    real = resolve_inside(real_root, folder)
+    described = open_split_folder(real)
+    if described is None:
+        raise FileNotFoundError(
+            f"{folder}: not a TFDS dataset folder or a TFX ExampleGen output; it has no split"
+            f" {split!r}"
+        )
+    try:
+        files = described.split(split).files
+    except KeyError as exc:
+        raise FileNotFoundError(f"{folder}: {exc.args[0]}") from exc
+    out = [os.path.realpath(f) for f in files if _inside(os.path.realpath(f), real_root)]
+    outside = len(files) - len(out)
+    if not files:
+        raise FileNotFoundError(f"{folder}: split {split!r} has no shard file")
+    if not out:
+        raise PathRefused(f"{folder}:{split}: every shard leads outside the root folder")
+    if outside and on_skip is not None:
+        on_skip(f"{folder}:{split}: left out {plural(outside, 'shard')} outside the root folder")
     return out
+
+
+FILE = "file"
+TFDS_FOLDER = "tfds"  # a TFDS dataset's version folder (dataset_info.json)
+TFDS_SPLIT = "tfds_split"  # one split of it, as FOLDER:SPLIT
+TFX_FOLDER = "tfx"  # a TFX ExampleGen output (Split-* folders)
+EVENTS_FOLDER = "events"  # a folder of TensorBoard event files
+SAVED_FOLDER = "saved"  # a tf.data.Dataset.save folder (snapshot.metadata)
+ENTRY_KINDS = (FILE, TFDS_FOLDER, TFDS_SPLIT, TFX_FOLDER, EVENTS_FOLDER, SAVED_FOLDER)
+
+_EVENTS_NAME = "events.out.tfevents."
+_SNAPSHOT_METADATA = "snapshot.metadata"
+_DATASET_INFO = "dataset_info.json"
+_TFX_SPLIT = re.compile(r"^Split-(?P<name>.+)$")
+# A TFDS shard named by its default template ({DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}).
+_TFDS_SHARD = re.compile(r"^[a-zA-Z]\w*-(?P<split>[\w-]+?)\.\w+-\d{5,}-of-\d{5,}$")
 
 
 @dataclass(frozen=True)
 class RootEntry:
-    """A TFRecord-looking file under the root: its path relative to the root and its size."""
+    """Something under the root the picker offers: its spec relative to the root (``rel``),
+    its size (a folder's: its files', as far as the listing looked) and time; ``kind`` one of
+    :data:`ENTRY_KINDS` (a file, or a folder that is a dataset: a TFDS dataset and each of its
+    splits as ``FOLDER:SPLIT``, a TFX output, TensorBoard logs, a saved dataset) and ``parts``
+    what it holds in words (a folder's splits, its event files)."""
 
     rel: str
     size: int
     mtime: float
+    kind: str = FILE
+    parts: tuple[str, ...] = ()
 
 
 def _walk(real_root: str, max_depth: int) -> Iterator[tuple[str, os.DirEntry[str]]]:
@@ -369,6 +490,78 @@ def _wanted(rel: str, name: str, q: str) -> bool:
     return q in low
 
 
+class _Folders:
+    """What a listing learns of the folders it walks: which are datasets (by the files it
+    sees in them), and the files that make up each."""
+
+    def __init__(self, real_root: str) -> None:
+        self.real_root = real_root
+        self.kinds: dict[str, str] = {}  # folder -> kind
+        self.files: list[tuple[str, str, int, float]] = []  # (folder, name, size, mtime)
+
+    def note(self, folder: str, name: str, size: int, mtime: float) -> None:
+        """A regular file ``name`` of ``folder`` (``size`` bytes) was walked."""
+        if name == _DATASET_INFO:
+            self.kinds.setdefault(folder, TFDS_FOLDER)
+        elif name == _SNAPSHOT_METADATA:
+            self.kinds.setdefault(folder, SAVED_FOLDER)
+        elif name.startswith(_EVENTS_NAME):
+            self.kinds.setdefault(folder, EVENTS_FOLDER)
+        split = _TFX_SPLIT.match(os.path.basename(folder))
+        if split and codec.looks_like_tfrecord(name) and folder != self.real_root:
+            self.kinds.setdefault(os.path.dirname(folder), TFX_FOLDER)
+        self.files.append((folder, name, size, mtime))
+
+    def _members(self, folder: str, kind: str) -> tuple[list[tuple[str, int, float]], set[str]]:
+        """The files of the dataset ``folder`` (``(name, size, mtime)``) and its parts."""
+        out: list[tuple[str, int, float]] = []
+        parts: set[str] = set()
+        below = folder.rstrip(os.sep) + os.sep
+        for where, name, size, mtime in self.files:
+            if kind == TFDS_FOLDER and where == folder:
+                m = _TFDS_SHARD.match(name)
+                if m:
+                    parts.add(m.group("split"))
+                    out.append((name, size, mtime))
+            elif kind == TFX_FOLDER and os.path.dirname(where) == folder:
+                m = _TFX_SPLIT.match(os.path.basename(where))
+                if m and codec.looks_like_tfrecord(name):
+                    parts.add(m.group("name"))
+                    out.append((name, size, mtime))
+            elif kind == EVENTS_FOLDER and (where == folder or where.startswith(below)):
+                if name.startswith(_EVENTS_NAME):
+                    parts.add(os.path.relpath(os.path.join(where, name), folder))
+                    out.append((name, size, mtime))
+            elif kind == SAVED_FOLDER and where.startswith(below) and name.endswith(".snapshot"):
+                out.append((name, size, mtime))
+        return out, parts
+
+    def entries(self, q: str) -> list[RootEntry]:
+        out = []
+        for folder, kind in self.kinds.items():
+            rel = os.path.relpath(folder, self.real_root).replace(os.sep, "/")
+            members, found = self._members(folder, kind)
+            if not members:
+                continue  # nothing it could open: a dataset_info.json without its shards
+            parts = tuple(sorted(found))
+            size = sum(m[1] for m in members)
+            mtime = max(m[2] for m in members)
+            if _wanted(rel, os.path.basename(folder), q):
+                out.append(RootEntry(rel, size, mtime, kind, parts))
+            if kind == TFDS_FOLDER:
+                for split in parts:
+                    spec = f"{rel}:{split}"
+                    mine = [
+                        m
+                        for m in members
+                        if (hit := _TFDS_SHARD.match(m[0])) and hit.group("split") == split
+                    ]
+                    if _wanted(spec, split, q):
+                        size = sum(m[1] for m in mine)
+                        out.append(RootEntry(spec, size, mtime, TFDS_SPLIT, (split,)))
+        return out
+
+
 def list_tfrecords(
     root: str | os.PathLike[str],
     query: str = "",
@@ -377,9 +570,14 @@ def list_tfrecords(
     max_depth: int = 6,
     max_visits: int = 50_000,
     anon: bool = False,
+    folders: bool = True,
 ) -> tuple[list[RootEntry], bool]:
     """TFRecord-looking files under ``root`` (by name, see :func:`codec.looks_like_tfrecord`),
-    sorted by path, filtered by ``query`` (a substring, or a glob when it has wildcards).
+    sorted by path, filtered by ``query`` (a substring, or a glob when it has wildcards);
+    with ``folders`` (local roots), the datasets that are folders (:data:`ENTRY_KINDS`) before
+    them, each recognised by the files the walk sees (``dataset_info.json`` with shards named
+    as TFDS names them, ``Split-*`` folders of TFRecord files, ``events.out.tfevents.*``,
+    ``snapshot.metadata``) and opened by content when picked.
 
     Returns ``(entries, truncated)``: at most ``limit`` entries, and at most ``max_visits``
     directory entries looked at (a huge tree is cut short, not walked for minutes). Symlinks
@@ -392,16 +590,16 @@ def list_tfrecords(
     real_root = _real_root(root)
     q = query.strip().lower()
     out: list[RootEntry] = []
+    seen = _Folders(real_root)
     visited = 0
-    for _folder, e in _walk(real_root, max_depth):
+    truncated = False
+    for folder, e in _walk(real_root, max_depth):
         visited += 1
         if visited > max_visits:
-            out.sort(key=lambda r: r.rel)
-            return out, True
-        if not codec.looks_like_tfrecord(e.name):
-            continue
-        rel = os.path.relpath(e.path, real_root).replace(os.sep, "/")
-        if not _wanted(rel, e.name, q):
+            truncated = True
+            break
+        looks = codec.looks_like_tfrecord(e.name)
+        if not looks and not (folders and _dataset_file(e.name)):
             continue
         try:
             if e.is_symlink() and not _inside(os.path.realpath(e.path), real_root):
@@ -411,11 +609,32 @@ def list_tfrecords(
             continue
         if not os.path.isfile(e.path):
             continue
+        if folders:
+            seen.note(folder, e.name, st.st_size, st.st_mtime)
+        if not looks:
+            continue
+        rel = os.path.relpath(e.path, real_root).replace(os.sep, "/")
+        if not _wanted(rel, e.name, q):
+            continue
         out.append(RootEntry(rel, st.st_size, st.st_mtime))
         if len(out) >= limit:
-            return out, True
+            truncated = True
+            break
     out.sort(key=lambda r: r.rel)
-    return out, False
+    if folders:
+        found = sorted(seen.entries(q), key=lambda r: r.rel)
+        out = (found + out)[:limit]
+    return out, truncated
+
+
+def _dataset_file(name: str) -> bool:
+    """Whether a file of this name tells that its folder is a dataset, or is one of a
+    dataset's files (see :class:`_Folders`)."""
+    return (
+        name in (_DATASET_INFO, _SNAPSHOT_METADATA)
+        or name.startswith(_EVENTS_NAME)
+        or name.endswith(".snapshot")
+    )
 
 
 def _mtime(info: dict[str, object]) -> float:

@@ -12,6 +12,14 @@ network, after retries) is not forgotten: the failure is kept (:func:`trouble`) 
 source is tried again when the person asks (:func:`try_again`); one replaced on the server
 is opened again as it is now by :func:`reopen`.
 
+A folder that is a dataset describing itself (a TFDS dataset at any level: data dir, name,
+config, version; a TFX ExampleGen output) opens one split: the one a ``FOLDER:SPLIT`` spec
+names, else ``train`` (or the first), with a note naming the others; the source knows its
+dataset folder (:attr:`Source.split_folder`) and the Overview page offers the other splits. A
+folder holding several TFDS datasets or configs opens the first, and the source lists the
+others (:attr:`Source.choices`). Folders and ``**`` globs found by content (TensorBoard logs,
+``Dataset.save`` folders) say what they left out, once.
+
 A GZIP/ZLIB file that would inflate past its limit (:func:`codec.cache.inflate_limit`) is
 not opened; the session is offered a higher limit for that source (:func:`inflate_offer`),
 within the room left on the cache disk.
@@ -31,6 +39,7 @@ import os
 import stat
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -38,17 +47,27 @@ import streamlit as st
 
 import codec
 from browser_app.errors import InputError, PathRefused, os_error_message
-from browser_app.paths import expand_inside, is_url_root, relative_to_root
+from browser_app.paths import (
+    expand_inside,
+    is_url_root,
+    relative_inside,
+    relative_to_root,
+    resolve_inside,
+    split_spec,
+)
 from browser_app.ui import services, state
+from browser_app.ui.services import datasets
 from browser_app.ui.source import Source
 from browser_app.ui.state import InflateOffer, RemoteTrouble
 from codec.cache import cache_room, inflate_limit
 from codec.errors import LimitError, MissingExtraError, ObjectChangedError, RemoteError
 from codec.locations import is_url
 from codec.settings import default_cache_dir
-from codec.values import format_bytes
+from codec.tfds import SplitFolder
+from codec.values import format_bytes, plural
 
 __all__ = [
+    "PREFERRED_SPLITS",
     "UPLOAD_LIMIT_MB",
     "UPLOAD_MAX_AGE",
     "UPLOAD_NAME_MAX",
@@ -57,6 +76,7 @@ __all__ = [
     "accept_inflate_offer",
     "as_trouble",
     "current_source",
+    "default_split",
     "dismiss_inflate_offer",
     "inflate_offer",
     "note_trouble",
@@ -93,11 +113,12 @@ def _relative_message(root: str, exc: BaseException) -> str:
     return msg
 
 
-def _note_once(spec: str, note: str) -> None:
-    """Show ``note`` about opening ``spec`` once, not at every run that reopens it."""
+def _note_once(spec: str, note: str, kind: state.FlashKind = "warning") -> None:
+    """Show ``note`` about opening ``spec`` once, not at every run that reopens it (one note
+    per spec: several are joined first)."""
     if state.open_note() != (spec, note):
         state.set_open_note(spec, note)
-        state.flash(note, "warning")
+        state.flash(note, kind)
 
 
 def _resolve_remote(spec: str, root: str, anon: bool) -> tuple[list[str], str]:
@@ -132,16 +153,55 @@ def _denied(label: str) -> str:
     )
 
 
+PREFERRED_SPLITS = ("train",)  # the split a dataset folder opens with, when it has it
+
+
+def default_split(folder: SplitFolder) -> str | None:
+    """The split a dataset folder opens with when none is named: ``train`` when it has one
+    with files, else the first that has files (else the first)."""
+    with_files = [s.name for s in folder.splits if s.files]
+    for name in PREFERRED_SPLITS:
+        if name in with_files:
+            return name
+    if with_files:
+        return with_files[0]
+    return folder.splits[0].name if folder.splits else None
+
+
+@dataclass(frozen=True)
+class _Resolved:
+    """What a spec names: its files and label, and for a dataset folder the folder, the
+    split, the folder's spec and the other datasets of a folder holding several."""
+
+    files: list[str]
+    label: str
+    folder: SplitFolder | None = None
+    split: str | None = None
+    folder_spec: str | None = None
+    choices: tuple[str, ...] = ()
+
+
 def _resolve(spec: str, root: str, anon: bool = False) -> tuple[list[str], str]:
     """``(files, label)`` of ``spec``."""
+    got = _resolve_full(spec, root, anon)
+    return got.files, got.label
+
+
+def _resolve_full(spec: str, root: str, anon: bool = False) -> _Resolved:
     if state.is_upload(spec):
         path = state.upload_path(spec)
         if not path or not os.path.isfile(path):
             raise InputError(f"{_upload_name(spec)}: the uploaded copy is gone; upload it again.")
-        return [path], _upload_name(spec)
+        return _Resolved([path], _upload_name(spec))
     if is_url_root(root) or is_url(spec):
-        return _resolve_remote(spec, root, anon)
+        files, label = _resolve_remote(spec, root, anon)
+        return _Resolved(files, label)
     notes: list[str] = []
+    found = _dataset_folder(spec, root, notes)
+    if found is not None:
+        if notes:
+            _note_once(spec, " ".join(notes), "info")
+        return found
     try:
         files = expand_inside(root, spec, on_skip=notes.append)
     except PathRefused as exc:
@@ -152,9 +212,92 @@ def _resolve(spec: str, root: str, anon: bool = False) -> tuple[list[str], str]:
         raise InputError(f"{spec}: cannot be read: {exc.strerror or exc}.") from exc
     except codec.CodecError as exc:  # name@N with too many shards
         raise InputError(f"Refused: {_relative_message(root, exc)}.") from exc
-    for note in notes:
-        _note_once(spec, note)
-    return files, spec
+    if notes:
+        _note_once(spec, " ".join(notes))
+    return _Resolved(files, spec)
+
+
+def _holds_records(folder: str) -> bool:
+    """Whether ``folder`` holds TFRecord-named files of its own."""
+    try:
+        with os.scandir(folder) as it:
+            return any(e.is_file() and codec.looks_like_tfrecord(e.name) for e in it)
+    except OSError:
+        return False
+
+
+def _dataset_folder(spec: str, root: str, notes: list[str]) -> _Resolved | None:
+    """The split ``spec`` opens when it names a dataset folder (``FOLDER`` or
+    ``FOLDER:SPLIT``), with notes for the person; None for any other spec."""
+    folder_text, split = split_spec(root, spec)
+    try:
+        real = resolve_inside(root, folder_text)
+    except PathRefused:
+        return None  # expanding it says why
+    if not os.path.isdir(real):
+        return None
+    described = datasets.describe(real)
+    folder_spec = folder_text
+    choices: tuple[str, ...] = ()
+    if described.folder is None and described.choices:
+        if split is None and _holds_records(real):
+            return None  # a folder of records that also holds datasets further down
+        placed = [(c, relative_inside(root, c)) for c in described.choices]
+        kept = [(c, rel) for c, rel in placed if rel is not None]
+        if not kept:
+            return None  # expanding it says why
+        choices = tuple(rel for _c, rel in kept if rel is not None)
+        folder_spec = choices[0]
+        described = datasets.describe(kept[0][0])
+        listed = ", ".join(choices[1:6]) + (
+            f" and {len(choices) - 6:,} more" if len(choices) > 6 else ""
+        )
+        held = plural(len(choices), "TFDS dataset or config", "TFDS datasets or configs")
+        notes.append(
+            f"{folder_text} holds {held}: {folder_spec} is open; choose another ({listed}) on"
+            " the Overview page."
+        )
+    found = described.folder
+    if found is None or not found.splits:
+        if split is not None:
+            raise InputError(
+                f"{folder_text} is not a TFDS dataset folder or a TFX ExampleGen output: it has"
+                f" no split {split!r}."
+            )
+        return None
+    what = "TFDS dataset" if found.tfds is not None else "TFX ExampleGen output"
+    if split is None:
+        split = default_split(found)
+        others = [s.name for s in found.splits if s.name != split]
+        if others:
+            notes.append(
+                f"{folder_spec} is a {what} with {plural(len(found.splits), 'split')}: {split}"
+                f" is open; choose {' or '.join(others[:3])}"
+                f"{' or another' if len(others) > 3 else ''} on the Overview page."
+            )
+    assert split is not None
+    try:
+        chosen = found.split(split)
+    except KeyError as exc:
+        raise InputError(f"{folder_spec}: {exc.args[0]}.") from exc
+    files = [os.path.realpath(f) for f in chosen.files]
+    inside = [f for f in files if relative_inside(root, f) is not None]
+    if not files:
+        declared = len(chosen.shards)
+        raise InputError(
+            f"{folder_spec}: split {split!r} of {found.name} has no shard file"
+            + (f" ({plural(declared, 'declared shard')}, all missing)." if declared else ".")
+        )
+    if not inside:
+        raise InputError(f"Refused: {folder_spec}:{split}: every shard lies outside the root.")
+    if len(inside) < len(files):
+        notes.append(
+            f"{folder_spec}:{split}: {plural(len(files) - len(inside), 'shard')} outside the"
+            " root left out."
+        )
+    real_root = os.path.realpath(root) + os.sep
+    notes.extend(f"{folder_spec}: {note.replace(real_root, '')}." for note in found.notes)
+    return _Resolved(inside, spec, found, split, folder_spec, choices)
 
 
 # -- the inflate limit --------------------------------------------------------------------
@@ -219,7 +362,8 @@ def open_source(spec: str, root: str | None = None) -> Source:
     retries) or changed while it was being opened."""
     root = root or state.app_args().root
     anon = state.anon()
-    files, label = _resolve(spec, root, anon)
+    got = _resolve_full(spec, root, anon)
+    files, label = got.files, got.label
     for p in files:
         if not is_url(p) and os.path.isdir(p):
             raise InputError(f"{relative_to_root(root, p)} is a folder, not a file.")
@@ -248,7 +392,18 @@ def open_source(spec: str, root: str | None = None) -> Source:
     offer = inflate_offer()
     if offer is not None and offer.spec == spec:
         dismiss_inflate_offer()
-    return Source(spec=spec, label=label, root=root, paths=tuple(files), dataset=ds, anon=anon)
+    return Source(
+        spec=spec,
+        label=label,
+        root=root,
+        paths=tuple(files),
+        dataset=ds,
+        anon=anon,
+        split_folder=got.folder,
+        split=got.split,
+        folder_spec=got.folder_spec,
+        choices=got.choices,
+    )
 
 
 def trouble() -> RemoteTrouble | None:

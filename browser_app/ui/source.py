@@ -1,4 +1,6 @@
-"""The open source of a session: what was asked for, and the shared reader of its files."""
+"""The open source of a session: what was asked for, the shared reader of its files, and for
+a split of a dataset that describes itself (a TFDS dataset, a TFX ExampleGen output), the
+dataset folder and the split."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from browser_app.paths import relative_to_root
 from browser_app.ui import state
 from codec.identity import FileIdentity
 from codec.locations import is_url
+from codec.tfds import SplitFolder
 
 __all__ = ["Source"]
 
@@ -18,7 +21,13 @@ __all__ = ["Source"]
 class Source:
     """An open source: the spec the person gave, a label, the root (a folder or a URL
     prefix), the files (real paths, or the objects' URLs) and the shared reader; ``anon``:
-    its remote objects are read without credentials."""
+    its remote objects are read without credentials.
+
+    A split of a dataset folder has its ``split_folder`` (the TFDS dataset or TFX output, as
+    :func:`codec.tfds.open_split_folder` reads it), the ``split`` open (its files are
+    ``paths``), ``folder_spec``, the spec of the folder (``FOLDER:SPLIT`` opens another
+    split: :meth:`split_spec`), and ``choices``: when the spec named a folder holding several
+    TFDS datasets or configs, their specs (the first was opened)."""
 
     spec: str
     label: str
@@ -26,6 +35,14 @@ class Source:
     paths: tuple[str, ...]
     dataset: codec.TFRecordDataset
     anon: bool = False
+    split_folder: SplitFolder | None = None
+    split: str | None = None
+    folder_spec: str | None = None
+    choices: tuple[str, ...] = ()
+
+    def split_spec(self, split: str) -> str:
+        """The spec that opens ``split`` of this source's dataset folder."""
+        return f"{self.folder_spec or self.spec}:{split}"
 
     @property
     def key(self) -> tuple[FileIdentity, ...]:

@@ -1,12 +1,14 @@
 """The overview's plain data: a verify report as a dict, the kinds and features of the first
-records (types with counts, presence, list lengths, an example value), the kinds in words, and
-the type most records give each feature."""
+records (types with counts, presence, list lengths, an example value), the kinds in words, the
+type most records give each feature; and for a dataset that describes itself (a TFDS dataset,
+a TFX ExampleGen output), its facts, its splits with their declared and counted records, and
+its declared features."""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import codec
 from browser_app.edits.model import FEATURE_LISTS, FEATURES, Section
@@ -16,13 +18,19 @@ from codec.kinds import BYTES, EXAMPLE, NONE, RAW, SEQUENCE_EXAMPLE
 
 from .values import value_view, values_preview
 
+if TYPE_CHECKING:
+    from codec.tfds import FeatureSpec, SplitFolder
+
 __all__ = [
     "SAMPLE_BYTES",
+    "dataset_facts",
+    "declared_features",
     "feature_summary",
     "first_payloads",
     "kind_label",
     "problem_dict",
     "report_dict",
+    "split_rows",
     "usual_types",
 ]
 
@@ -161,3 +169,120 @@ def usual_types(summary: Mapping[str, Any]) -> tuple[dict[str, str], dict[str, s
         best = max(types, key=lambda t: types[t])
         (lists if e.get("section") == FEATURE_LISTS else feats)[str(e["name"])] = best
     return feats, lists
+
+
+# -- datasets that describe themselves ---------------------------------------------------------
+
+
+def dataset_facts(folder: SplitFolder) -> dict[str, Any]:
+    """What a dataset folder says of itself: ``kind`` in words (``TFDS dataset``, ``TFX
+    ExampleGen output``), ``name``, ``version``, ``config``, ``description``, ``citation``,
+    ``homepage``, ``supervised_keys`` (``image → label``), ``file_format``; the TFDS fields are
+    None for a TFX output, which says none of them."""
+    ds = folder.tfds
+    if ds is None:
+        return {
+            "kind": "TFX ExampleGen output",
+            "name": folder.name,
+            "version": None,
+            "config": None,
+            "description": None,
+            "citation": None,
+            "homepage": None,
+            "supervised_keys": None,
+            "file_format": None,
+        }
+    return {
+        "kind": "TFDS dataset",
+        "name": ds.name,
+        "version": ds.version,
+        "config": ds.config,
+        "description": ds.description,
+        "citation": ds.citation,
+        "homepage": ds.homepage,
+        "supervised_keys": " → ".join(ds.supervised_keys) if ds.supervised_keys else None,
+        "file_format": ds.file_format,
+    }
+
+
+def split_rows(
+    folder: SplitFolder,
+    counts: Mapping[str, Sequence[int] | None],
+    open_split: str | None = None,
+) -> list[dict[str, Any]]:
+    """A row per split of ``folder``: ``split``, ``open`` (the one shown), ``shards`` (``2``,
+    or ``1 of 2`` when some are missing), ``declared`` records (None when not declared),
+    ``counted`` records (None until ``counts`` has the split's, one count per file that is
+    there), ``bytes`` declared, and ``check``: ``✓ as declared``, ``✗ differs``, ``not
+    declared`` or ``not counted``."""
+    rows = []
+    for s in folder.splits:
+        got = counts.get(s.name)
+        counted = sum(got) if got is not None else None
+        present = len(s.files)
+        declared = s.declared_total
+        if counted is None:
+            check = "not counted"
+        elif declared is None and all(d is None for d in s.declared_records):
+            check = "not declared"
+        else:
+            by_shard = [
+                d == n
+                for d, n in zip([sh.declared_records for sh in s.shards if sh.present], got or ())
+                if d is not None
+            ]
+            same = (declared is None or declared == counted) and all(by_shard)
+            check = "✓ as declared" if same and not s.missing else "✗ differs"
+        rows.append(
+            {
+                "split": s.name,
+                "open": s.name == open_split,
+                "shards": f"{present:,}"
+                if present == len(s.shards)
+                else f"{present:,} of {len(s.shards):,}",
+                "declared": declared,
+                "counted": counted,
+                "bytes": s.num_bytes,
+                "check": check,
+            }
+        )
+    return rows
+
+
+def _shape_words(shape: Sequence[int | None] | None) -> str:
+    if shape is None:
+        return ""
+    return "(" + ", ".join("?" if d is None else str(d) for d in shape) + ")"
+
+
+def declared_features(features: Mapping[str, FeatureSpec]) -> list[dict[str, Any]]:
+    """A row per feature ``features.json`` declares (by the key the records carry it under):
+    ``feature``, ``kind`` (``image``, ``class label``…), ``dtype``, ``shape`` (``(?, 4)``:
+    ``?`` for a length that is not fixed), ``encoding``, ``classes`` (``20, names from
+    objects-label.labels.txt``) and ``more`` (a sample rate, a ragged feature's keys)."""
+    rows = []
+    for key in sorted(features):
+        f = features[key]
+        classes = ""
+        if f.num_classes is not None or f.names is not None:
+            n = f.num_classes if f.num_classes is not None else len(f.names or ())
+            classes = f"{n:,}" + (f", names from {f.names_file}" if f.names is not None else "")
+        more = []
+        if f.sample_rate:
+            more.append(f"{f.sample_rate:,} Hz")
+        if f.file_format:
+            more.append(f.file_format)
+        if f.ragged:
+            more.append("ragged: " + ", ".join(f.record_keys))
+        rows.append(
+            {
+                "feature": key,
+                "kind": f.kind.replace("_", " "),
+                "dtype": f.dtype or "",
+                "shape": _shape_words(f.shape),
+                "encoding": f.encoding or "",
+                "classes": classes,
+                "more": "; ".join(more),
+            }
+        )
+    return rows

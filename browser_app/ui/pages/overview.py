@@ -1,7 +1,12 @@
-"""Overview: files, sizes, compression, record count, kind, integrity and features."""
+"""Overview: for a dataset that describes itself (a TFDS dataset, a TFX ExampleGen output)
+its name, version, description, citation and homepage, its splits (one is open; the others a
+click away) with their declared and counted records, what its metadata and first records say
+against each other, and its declared features; then files, sizes, compression, record count,
+kind, integrity and features."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pandas as pd
@@ -9,13 +14,19 @@ import streamlit as st
 
 from browser_app.edits import FEATURE_LISTS
 from browser_app.ui import frame, navigation, services, state
+from browser_app.ui.services import datasets
 from browser_app.ui.source import Source
+from browser_app.ui.state import splits as split_state
 from browser_app.ui.widgets import jobs
-from browser_app.view import kind_label, md_text, plural, problem_dict
+from browser_app.view import kind_label, label_text, md_text, plural, problem_dict
+from browser_app.view.summary import dataset_facts, declared_features, split_rows
 from codec.kinds import COMPRESSION, DATA_CRC, RAW, TRUNCATED
+from codec.tfds import check_shard_lengths
 from codec.values import format_bytes
 
 MAX_PROBLEM_BUTTONS = 25
+MAX_FINDINGS = 30  # findings about a dataset folder listed; the rest counted
+MAX_CHOICES = 24  # other datasets of a folder offered as buttons
 
 
 def render() -> None:
@@ -23,6 +34,8 @@ def render() -> None:
     if src is None:
         return
     ds = src.dataset
+    if src.split_folder is not None:
+        _dataset(src)
     summary = services.feature_summary(src)
     reports = services.verified(src)
     if reports is None and (services.should_auto_verify(src) or state.verify_asked(src.spec)):
@@ -237,6 +250,184 @@ def _features(summary: dict[str, Any], sampled: bool) -> None:
         )
     else:
         st.caption(f"Every record: {plural(n, 'record')} read{more}.")
+
+
+# -- a dataset that describes itself ----------------------------------------------------------
+
+
+def _on_split(folder_spec: str, name: str) -> None:
+    split = state.widget_value(name)
+    if split:
+        state.set_source(f"{folder_spec}:{split}")
+
+
+def _on_choice(spec: str) -> None:
+    state.set_source(spec)
+
+
+def _split_size(files: list[str]) -> int:
+    total = 0
+    for f in files:
+        try:
+            total += os.path.getsize(f)
+        except OSError:
+            continue
+    return total
+
+
+def _dataset(src: Source) -> None:
+    """The dataset folder ``src`` is a split of: its facts, the split chooser, its splits with
+    their declared and counted records, its findings, citation and declared features."""
+    folder = src.split_folder
+    assert folder is not None
+    folder_spec = src.folder_spec or src.spec
+    facts = dataset_facts(folder)
+    st.markdown("##### Dataset")
+    title = [f"**{md_text(str(facts['name']))}**"]
+    if facts["config"]:
+        title.append(f"config {md_text(str(facts['config']))}")
+    if facts["version"]:
+        title.append(f"version {md_text(str(facts['version']))}")
+    title.append(str(facts["kind"]))
+    if facts["supervised_keys"]:
+        title.append(f"supervised: {md_text(str(facts['supervised_keys']))}")
+    head = st.columns([5, 1], vertical_alignment="center")
+    head[0].markdown(" · ".join(title))
+    homepage = facts["homepage"]
+    if isinstance(homepage, str) and homepage.startswith(("https://", "http://")):
+        head[1].link_button("Homepage", homepage, icon=":material/open_in_new:")
+    if facts["description"]:
+        lines = [md_text(line) for line in str(facts["description"]).splitlines() if line.strip()]
+        st.markdown("  \n".join(lines[:40]) + ("  \n…" if len(lines) > 40 else ""))
+
+    names = [s.name for s in folder.splits]
+    files = {s.name: s.files for s in folder.splits}
+    sizes = {n: _split_size(f) for n, f in files.items()}
+    auto = sum(sizes.values()) <= services.AUTO_VERIFY_BYTES
+    counting = auto or split_state.counts_asked(folder_spec)
+    counts: dict[str, tuple[int, ...] | None] = {}
+    errors: list[str] = []
+    for n in names:
+        if not files[n]:
+            counts[n] = ()
+        elif n == src.split or counting:
+            got = datasets.split_counts(tuple(os.path.realpath(f) for f in files[n]))
+            counts[n] = got.counts
+            if got.error:
+                errors.append(f"split {n!r}: {got.error}")
+
+    widget = f"split:{folder_spec}"
+    state.set_widget_value(widget, src.split)
+    st.radio(
+        "Split",
+        names,
+        key=state.widget_key(widget),
+        horizontal=True,
+        on_change=_on_split,
+        args=(folder_spec, widget),
+        format_func=lambda n: label_text(
+            n + (f" · {plural(sum(c), 'record')}" if (c := counts.get(n)) is not None else "")
+        ),
+        help="The split the pages show; the URL carries it (file=FOLDER:SPLIT).",
+    )
+    rows = split_rows(folder, counts, src.split)
+    table = pd.DataFrame(rows)
+    table["open"] = table["open"].map(lambda v: "▶" if v else "")
+    for col in ("declared", "counted", "bytes"):
+        table[col] = pd.array(table[col], dtype="Int64")
+    st.dataframe(
+        table,
+        hide_index=True,
+        width="stretch",
+        height=min(len(table), 10) * 35 + 38,
+        column_config={
+            "open": st.column_config.TextColumn("", width="small"),
+            "declared": st.column_config.NumberColumn(
+                "declared records", help="dataset_info.json's shardLengths, summed"
+            ),
+            "counted": st.column_config.NumberColumn(
+                "counted records", help="records found by a header scan of the split's files"
+            ),
+            "bytes": st.column_config.NumberColumn("declared bytes", format="%d"),
+        },
+    )
+    if not counting and any(c is None for c in counts.values()):
+        total = format_bytes(sum(sizes.values()))
+        st.caption(f"The other splits are counted when asked ({total} in all).")
+        if st.button(
+            "Count the records of every split",
+            key=state.widget_key(f"split:count:{folder_spec}"),
+            icon=":material/numbers:",
+        ):
+            split_state.ask_counts(folder_spec)
+            st.rerun()
+
+    findings = list(folder.findings) + errors
+    for s in folder.splits:
+        counted = counts.get(s.name)
+        if counted is not None and len(counted) == len(s.files):
+            findings.extend(check_shard_lengths(s, counted))
+    checked = datasets.first_checks(src)
+    _findings(findings, checked, folder.tfds is not None)
+    for note in folder.notes:
+        st.caption(md_text(note))
+    if src.choices:
+        _choices(src)
+    if facts["citation"]:
+        with st.expander("Citation", icon=":material/format_quote:"):
+            st.code(str(facts["citation"]), language="bibtex", wrap_lines=True)
+    if folder.tfds is not None and folder.tfds.features:
+        with st.expander(
+            f"Declared features ({len(folder.tfds.features):,})", icon=":material/schema:"
+        ):
+            st.dataframe(
+                pd.DataFrame(declared_features(folder.tfds.features)),
+                hide_index=True,
+                width="stretch",
+            )
+
+
+def _findings(findings: list[str], checked: list[str], tfds: bool) -> None:
+    """What the dataset's metadata and its files say against each other, in words."""
+    if not findings and not checked:
+        if tfds:
+            st.success(
+                "The metadata and the files agree: the splits counted hold the records"
+                " dataset_info.json declares, and the first records match features.json.",
+                icon=":material/fact_check:",
+            )
+        return
+    lines = [f"- {md_text(f)}" for f in findings[:MAX_FINDINGS]]
+    if len(findings) > MAX_FINDINGS:
+        lines.append(f"- … and {len(findings) - MAX_FINDINGS:,} more")
+    if checked:
+        head = f"The first {datasets.CHECKED_RECORDS:,} records against features.json:"
+        lines.append(f"- {head}")
+        lines += [f"    - {md_text(c)}" for c in checked[:MAX_FINDINGS]]
+    st.warning(
+        f"**{plural(len(findings) + len(checked), 'finding')}** about this dataset"
+        " (its records still open as plain records):\n\n" + "\n".join(lines),
+        icon=":material/rule:",
+    )
+
+
+def _choices(src: Source) -> None:
+    """The other TFDS datasets and configs of the folder the spec named, as buttons."""
+    held = plural(len(src.choices), "TFDS dataset or config", "TFDS datasets or configs")
+    st.caption(f"{md_text(src.spec)} holds {held}: {md_text(src.folder_spec or '')} is open.")
+    cols = st.columns(4)
+    for i, choice in enumerate(src.choices[:MAX_CHOICES]):
+        cols[i % 4].button(
+            label_text(choice),
+            key=state.widget_key(f"split:choice:{choice}"),
+            type="primary" if choice == src.folder_spec else "secondary",
+            disabled=choice == src.folder_spec,
+            on_click=_on_choice,
+            args=(choice,),
+            width="stretch",
+        )
+    if len(src.choices) > MAX_CHOICES:
+        st.caption(f"… and {len(src.choices) - MAX_CHOICES:,} more: open them by path.")
 
 
 if __name__ == "__main__":
