@@ -4,6 +4,7 @@
                                       [--shards N] [--journal FILE|auto]
                                       [--csv-neutralize-formulas]
                                       [--executor SPEC | --dask ADDR | --workers N]
+                                      [--names FEATURE=FILE]...
     tfrecord-browser import SRC.jsonl DST.tfrecord [--compression C]
 
 The format is taken from DST's extension unless ``--format`` says otherwise (``.tfrecord``,
@@ -14,11 +15,15 @@ folder needs ``--format images``). ``--journal`` applies pending edits: a journa
 uploaded to a temporary name beside it, checked, and only then moved to its name (an existing
 object of that name is replaced, as a local file is). CSV text cells that a spreadsheet would
 run as formulas are kept exact and named in a warning, or written with a leading ``'`` with
-``--csv-neutralize-formulas``. The shards of a sharded output are written in parallel (by
-default a process per core, at most one per shard; ``--executor``, ``--dask`` and ``--workers``
-say where): each is written and verified beside its name, and none is moved into place until
-all are. Exit codes: 0 done, 1 done but damaged source records were
-skipped, 2 usage error or a file that cannot be read or written (nothing is left at DST then).
+``--csv-neutralize-formulas``. Class names given with ``--names FEATURE=FILE`` travel with a
+TFRecord output: each is written beside it under the name the conventions look for
+(``<feature>.labels.txt``, ``label_map.pbtxt``, ``vocabulary.csv``,
+``class_labels_indices.csv``), so the app and the other commands name its labels too. The
+shards of a sharded output are written in parallel (by default a process per core, at most
+one per shard; ``--executor``, ``--dask`` and ``--workers`` say where): each is written and
+verified beside its name, and none is moved into place until all are. Exit codes: 0 done, 1
+done but damaged source records were skipped, 2 usage error or a file that cannot be read or
+written (nothing is left at DST then).
 """
 
 from __future__ import annotations
@@ -29,7 +34,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 import codec
-from browser_app.cli.inputs import anon, open_inputs, records_option
+from browser_app.cli.inputs import add_names, anon, names_of, open_inputs, records_option
 from browser_app.cli.jobs import add_job_options, executor_of
 from browser_app.edits import Journal, journal_path
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
@@ -37,9 +42,11 @@ from browser_app.export import FORMATS, ExportReport, export, format_for_path, i
 from browser_app.export.base import CSV, JSON, JSONL, PARQUET, TFRECORD
 from codec.jobs import ExecutorSpec
 from codec.kinds import COMPRESSIONS
+from codec.locations import is_url
 
 if TYPE_CHECKING:
     from browser_app.cli.inputs import Subcommands
+    from codec.names import ClassNames
 
 __all__ = ["cmd_export", "cmd_import", "register"]
 
@@ -94,6 +101,7 @@ def register(sub: Subcommands) -> None:
         help="do not write DST.index-map.csv, which says where every source record went"
         " (file and index in the output, or why it was left out)",
     )
+    add_names(p)
     p.set_defaults(handler=cmd_export)
 
     p = sub.add_parser(
@@ -185,13 +193,91 @@ def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             options["int64_as_string"] = args.int64_as_string
         if fmt == CSV:
             options["neutralize_formulas"] = args.csv_neutralize_formulas
+        given = _given(args, names_of(args, [], ())) if args.names else {}
         source = journal if journal is not None else dataset
-        return _report(export(source, dst, format=fmt, **options), out)
+        code = _report(export(source, dst, format=fmt, **options), out)
+        if given:
+            _names_beside_output(given, dst, fmt, out)
+        return code
     finally:
         if journal is not None:
             journal.close()
         dataset.close()
         files.close()
+
+
+def _given(args: argparse.Namespace, names: dict[str, ClassNames]) -> dict[str, ClassNames]:
+    """The names ``--names`` gave (read before the export, so a bad file stops it first)."""
+    from codec.names import parse_names_spec
+
+    wanted = []
+    for spec in args.names:
+        try:
+            wanted.append(parse_names_spec(spec)[0])
+        except ValueError as exc:  # pragma: no cover - names_of said so already
+            raise UsageError(f"--names {exc}") from exc
+    return {k: names[k] for k in wanted if k in names}
+
+
+def _names_beside_output(names: dict[str, ClassNames], dst: str, fmt: str, out: TextIO) -> None:
+    """Write each names file beside a local TFRecord output, under its conventional name;
+    an existing file of that name is left as it is (said when it differs)."""
+    from codec.writer import atomic_output
+
+    if fmt != TFRECORD or is_url(dst):
+        sys.stderr.write("note: --names files are written beside a local TFRecord output only\n")
+        return
+    folder = os.path.dirname(os.path.abspath(dst))
+    for feature, cn in names.items():
+        got = _names_file(feature, cn)
+        if got is None:
+            sys.stderr.write(
+                f"warning: the names of {feature} ({cn.describe()}) have no file name the"
+                " conventions find for it; not written beside the output\n"
+            )
+            continue
+        base, data = got
+        target = os.path.join(folder, base)
+        if os.path.exists(target):
+            try:
+                with open(target, "rb") as fh:
+                    same = fh.read(len(data) + 1) == data
+            except OSError:
+                same = False
+            if not same:
+                sys.stderr.write(f"warning: {target} exists and differs; left as it is\n")
+            continue
+        with atomic_output(target) as fh:
+            fh.write(data)
+        out.write(f"class names of {feature}: {target}\n")
+
+
+def _names_file(feature: str, cn: ClassNames) -> tuple[str, bytes] | None:
+    """The file name the conventions find the names of ``feature`` under, and its bytes: the
+    file given, copied, when its kind and name already follow them (a TFDS labels file named
+    for the feature, a label map for a box class list, YouTube-8M's or AudioSet's class list
+    for ``labels``); else a TFDS labels file (``<feature>.labels.txt``, one name a line)
+    when the names run from 0 without a gap; else None."""
+    from codec import names as nm
+    from codec.labelmap import read_capped
+
+    base = os.path.basename(cn.source)
+    copy: str | None = None
+    if cn.kind == nm.TFDS_LABELS and nm.feature_of_labels_file(base, [feature]) == feature:
+        copy = base
+    elif cn.kind == nm.LABEL_MAP and feature.endswith("class/label"):
+        copy = "label_map.pbtxt"
+    elif feature == "labels" and base in (nm.YT8M_VOCABULARY, nm.AUDIOSET_CLASSES):
+        copy = base
+    if copy is not None and not is_url(cn.source):
+        try:
+            return copy, read_capped(cn.source, nm.MAX_NAMES_BYTES, "names file")
+        except (OSError, codec.DecodeError):
+            pass  # written from the names below, when they can be
+    listed = cn.as_list()
+    if not listed or any(n is None or "\n" in n or not n.strip() for n in listed):
+        return None
+    return nm.labels_file_name([feature]), ("\n".join(str(n) for n in listed) + "\n").encode()
 
 
 def cmd_import(args: argparse.Namespace, out: TextIO) -> int:

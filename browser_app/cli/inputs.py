@@ -26,6 +26,7 @@ from codec.values import plural
 if TYPE_CHECKING:
     from typing import TypeAlias
 
+    from codec.names import ClassNames
     from codec.tfds import SplitFolder
 
     Subcommands: TypeAlias = "argparse._SubParsersAction[argparse.ArgumentParser]"
@@ -37,9 +38,11 @@ __all__ = [
     "add_anon",
     "add_input",
     "add_max_inflate",
+    "add_names",
     "anon",
     "expand_inputs",
     "max_inflate",
+    "names_of",
     "open_inputs",
     "positive",
     "records_option",
@@ -252,6 +255,85 @@ def with_split(paths: Sequence[str], split: str | None) -> list[str]:
             raise UsageError(f"--split {split}: {p} is not a dataset folder")
         out.append(f"{folder}:{split}")
     return out
+
+
+# -- class names -----------------------------------------------------------------------------
+
+
+def add_names(p: argparse.ArgumentParser) -> None:
+    """``--names FEATURE=FILE`` (repeatable): the class names of a feature's labels."""
+    p.add_argument(
+        "--names",
+        action="append",
+        default=[],
+        metavar="FEATURE=FILE",
+        help="class names of FEATURE's labels (repeatable): a TFDS labels file, a"
+        " label_map.pbtxt, YouTube-8M's vocabulary.csv, AudioSet's class_labels_indices.csv,"
+        " a CSV with index and name columns, or one name per line (a file or a URL);"
+        " <feature>.labels.txt alone names its feature. Names files beside the data"
+        " (<feature>.labels.txt, label_map.pbtxt, vocabulary.csv, class_labels_indices.csv)"
+        " are read without asking; these win",
+    )
+
+
+def names_of(
+    args: argparse.Namespace, paths: Sequence[str], specs: Sequence[str] = ()
+) -> dict[str, ClassNames]:
+    """The class names of the inputs, by record key: those of a TFDS dataset folder among
+    ``specs`` (its ``features.json`` and labels files), those lying beside the files
+    ``paths`` by convention (:func:`codec.names.names_beside`), then every ``--names`` given
+    (which win). A names file beside the data that cannot be used (too large, not a names
+    file, a CSV without index and name columns) is named on stderr and left out: the data
+    is read all the same. One given by ``--names`` that cannot be used stops the command
+    (:class:`UsageError` for a spec that does not parse, :class:`InputError` for the file)."""
+    from codec.names import names_beside
+
+    found: dict[str, ClassNames] = {}
+    for spec in specs:
+        try:
+            got = split_folder(spec)
+        except InputError:
+            continue  # the command says so when it opens the inputs
+        tfds = got[0].tfds if got is not None else None
+        if tfds is not None:
+            for key, cn in tfds.class_names().items():
+                found.setdefault(key, cn)
+    problems: list[str] = []
+    for key, cn in names_beside([p for p in paths if not is_url(p)], problems=problems).items():
+        found.setdefault(key, cn)
+    for problem in problems:
+        sys.stderr.write(f"tfrecord-browser: names beside the data left out: {problem}\n")
+    for spec in getattr(args, "names", None) or []:
+        feature, cn = _given_names(spec, anon(args))
+        found[feature] = cn
+    return found
+
+
+def _given_names(spec: str, anon: bool) -> tuple[str, ClassNames]:
+    """``--names FEATURE=FILE`` read: the feature and its names."""
+    from codec.names import MAX_NAMES_BYTES, parse_names, parse_names_spec, read_names
+
+    try:
+        feature, path = parse_names_spec(spec)
+    except ValueError as exc:
+        raise UsageError(f"--names {exc}") from exc
+    name = shown(path)
+    try:
+        if not is_url(path):
+            return feature, read_names(path)
+        # Imported here: the export's remote reading, for a names file given as a URL.
+        from browser_app.export.remote import open_input
+
+        with open_input(path, anon=anon) as f:
+            data = f.read(MAX_NAMES_BYTES + 1)
+        return feature, parse_names(data, source=name)
+    except RemoteError:
+        raise
+    except OSError as exc:
+        raise InputError(os_error_message(exc, name), path=name) from exc
+    except codec.DecodeError as exc:
+        text = str(exc)
+        raise InputError(text if text.startswith(name) else f"{name}: {text}", path=name) from exc
 
 
 class InputFiles(list[codec.TFRecordFile]):

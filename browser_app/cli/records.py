@@ -17,7 +17,9 @@ from typing import TYPE_CHECKING, Any, TextIO
 import codec
 from browser_app.cli.inputs import (
     add_input,
+    add_names,
     anon,
+    names_of,
     open_inputs,
     records_option,
     split_folder,
@@ -36,7 +38,10 @@ from codec.tfds import TFDS, check_shard_lengths
 from codec.values import format_bytes, plural
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from browser_app.cli.inputs import Subcommands
+    from codec.names import ClassNames
     from codec.tfds import SplitFolder
 
 __all__ = ["cmd_dump", "cmd_index", "cmd_info", "cmd_verify", "register"]
@@ -76,6 +81,7 @@ def register(sub: Subcommands) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per line")
     p.add_argument("--records", metavar="SPEC", help="e.g. 0:10,15,-1")
     p.add_argument("--kind", choices=[AUTO, *RECORD_KINDS], default=AUTO)
+    add_names(p)
     p.set_defaults(handler=cmd_dump)
 
     p = sub.add_parser(
@@ -321,8 +327,10 @@ Encoder = Callable[[bytes], tuple[str, object, str]]
 """``encode(payload) -> (kind, JSON value, text form)``."""
 
 
-def _record_encoder(kind: str) -> Encoder:
-    """The encoder for ``--kind``: raw bytes as base64 and hex, or a decoded record."""
+def _record_encoder(kind: str, names: Mapping[str, ClassNames] | None = None) -> Encoder:
+    """The encoder for ``--kind``: raw bytes as base64 and hex, or a decoded record (its
+    text followed by the class names of its labels, when ``names`` names some: the JSON
+    form keeps the values as stored)."""
     if kind == RAW:
 
         def raw(payload: bytes) -> tuple[str, object, str]:
@@ -333,9 +341,33 @@ def _record_encoder(kind: str) -> Encoder:
     def decoded(payload: bytes) -> tuple[str, object, str]:
         k = example.detect_kind(payload) if kind == AUTO else kind
         rec = example.decode(payload, k)
-        return k, example.to_json(payload, k), format_record_text(rec)
+        return k, example.to_json(payload, k), format_record_text(rec) + names_text(rec, names)
 
     return decoded
+
+
+def names_text(rec: example.Record, names: Mapping[str, ClassNames] | None) -> str:
+    """The class names of a record's labels, as lines after its text (``dump``)::
+
+        class names:
+          label: 2 cat
+          objects/label: 14 person, 1 bicycle, 99 (not named in objects-label.labels.txt)
+
+    Empty when no feature of the record has class names."""
+    if not names:
+        return ""
+    lines = []
+    for feature, cn in names.items():
+        f = rec.features.get(feature)
+        if f is None or f.type != "int64" or not f.values:
+            continue
+        shown = []
+        for v in list(dict.fromkeys(int(x) for x in f.values))[:20]:
+            name = cn.name(v)
+            where = os.path.basename(cn.source) or cn.source
+            shown.append(f"{v} {name}" if name is not None else f"{v} (not named in {where})")
+        lines.append(f"  {feature}: {', '.join(shown)}")
+    return "\nclass names:\n" + "\n".join(lines) if lines else ""
 
 
 def cmd_dump(args: argparse.Namespace, out: TextIO) -> int:
@@ -354,7 +386,12 @@ def cmd_dump(args: argparse.Namespace, out: TextIO) -> int:
             f" ({args.path.rstrip('/')}:{first} or --split {first})"
         )
     files = open_inputs([path], args.compression, anon=anon(args))
-    encode = _record_encoder(args.kind)
+    try:
+        classes = names_of(args, [f.path for f in files], [path])
+    except BaseException:
+        files.close()
+        raise
+    encode = _record_encoder(args.kind, classes)
     damaged = False
     ds = codec.TFRecordDataset(files)
     try:

@@ -1,5 +1,13 @@
-"""``tfrecord-browser schema PATH... [--json] [--sample N] [--label-map FILE]``: the inferred
-schema, its drift and the checks of detection data, as findings with the records involved.
+"""``tfrecord-browser schema PATH... [--json] [--sample N] [--label-map FILE] [--names
+FEATURE=FILE]``: the inferred schema, its drift and the checks of detection data, as findings
+with the records involved.
+
+Class names (``--names``, or names files beside the data, or a TFDS dataset's) are a matter of
+how the report reads, never of the schema: the top values of a feature with names are named
+(``3 "cat" (12)``), and labels its names file does not name are said. The JSON form keeps
+every figure and adds the names beside them (:func:`browser_app.view.schema.named_schema`).
+Names given for a box class list (``--names image/object/class/label=FILE``) check the
+labels as ``--label-map`` does, when no label map is given.
 
 Exit codes as for every command: 0 when every record read was intact, 1 when damage was
 found (the schema of the intact records is still printed), 2 for usage errors or inputs that
@@ -12,12 +20,21 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from browser_app.cli.inputs import InputFiles, add_input, anon, open_inputs, positive
+from browser_app.cli.inputs import (
+    InputFiles,
+    add_input,
+    add_names,
+    anon,
+    names_of,
+    open_inputs,
+    positive,
+)
 from browser_app.cli.jobs import add_job_options, executor_of, run_job
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, InputError, os_error_message
 from browser_app.export.remote import open_input
+from browser_app.view.schema import named_schema, named_tops, names_findings
 from browser_app.view.text import format_schema
 from codec.errors import DecodeError, RemoteError
 from codec.jobs import SchemaJob, tasks_of
@@ -65,6 +82,7 @@ def register(sub: Subcommands) -> None:
         help="the Object Detection API's label_map.pbtxt (a file or a URL): check class labels"
         " and texts against it",
     )
+    add_names(p)
     add_job_options(p)
     p.set_defaults(handler=cmd_schema)
 
@@ -73,6 +91,13 @@ def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
     """Infer the schema of the inputs and print it as text or JSON."""
     label_map = read_label_map(args.label_map, anon=anon(args)) if args.label_map else None
     files = open_inputs(args.paths, args.compression, anon=anon(args))
+    try:
+        names = names_of(args, [f.path for f in files], args.paths)
+    except BaseException:
+        files.close()
+        raise
+    if label_map is None:
+        label_map = _given_label_map(args, names)
     if args.sample is None:
         # Every record: a job on the executor the options name.
         tasks = tasks_of(files, executor=executor_of(args), compression=args.compression)
@@ -90,10 +115,13 @@ def cmd_schema(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         if args.stats:
             doc["statistics"] = schema.statistics(top=args.top)
+        if names:
+            doc = named_schema(doc, names)
         json.dump(doc, out, sort_keys=True, default=_jsonable)
         out.write("\n")
     else:
-        out.write(format_schema(doc))
+        out.write(format_schema(named_tops(doc, names) if names else doc))
+        out.write(names_report(doc, names))
     damaged = bool(schema.builder.damaged.count or schema.problems)
     return EXIT_DAMAGED if damaged else EXIT_OK
 
@@ -117,6 +145,32 @@ def _sampled(
         files.close()
         if progress:
             sys.stderr.write("\r" + " " * 40 + "\r")
+
+
+def _given_label_map(args: argparse.Namespace, names: dict[str, Any]) -> dict[int, str] | None:
+    """The names given by ``--names`` for a box class list (``<prefix>class/label``), as the
+    label map the detection checks read; None when none was given."""
+    given = {spec.partition("=")[0].strip() for spec in args.names or [] if "=" in spec}
+    for feature in sorted(given):
+        if feature.endswith("class/label") and feature in names:
+            return dict(names[feature].names)
+    return None
+
+
+def names_report(doc: dict[str, Any], names: dict[str, Any]) -> str:
+    """The text report's lines on class names: which names file names each feature, and the
+    labels it does not name (:func:`browser_app.view.schema.names_findings`); empty without
+    names for any feature of the schema."""
+    present = {**doc.get("features", {}), **doc.get("feature_lists", {})}
+    used = {k: cn for k, cn in names.items() if k in present}
+    if not used:
+        return ""
+    lines = ["", "Class names:"]
+    for feature, cn in used.items():
+        lines.append(f"  {feature}: {cn.describe()}")
+    for finding in names_findings(doc, used):
+        lines.append(f"  names: {finding.message}")
+    return "\n".join(lines) + "\n"
 
 
 def read_label_map(path: str, *, anon: bool = False) -> dict[int, str]:

@@ -31,7 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 import codec
-from browser_app.cli.inputs import add_input, anon, open_inputs, records_option
+from browser_app.cli.inputs import add_input, add_names, anon, names_of, open_inputs, records_option
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
 from codec import example
 from codec.kinds import DATA_CRC
@@ -42,6 +42,7 @@ from codec.writer import atomic_output
 if TYPE_CHECKING:
     from browser_app.cli.inputs import Subcommands
     from codec.layers import LayerOptions
+    from codec.names import ClassNames
 
 __all__ = ["cmd_show", "register", "summary_words"]
 
@@ -93,6 +94,7 @@ def register(sub: Subcommands) -> None:
         action="store_true",
         help='the plain main picture: no layers read or drawn (--json: "layers": [])',
     )
+    add_names(p)
     p.set_defaults(handler=cmd_show)
 
 
@@ -123,6 +125,8 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
     ds = codec.TFRecordDataset(files)
     damaged = False
     try:
+        names = names_of(args, [f.path for f in files], [args.path])
+        label_map = label_map if label_map is not None else box_names(names)
         wanted = records_option(args.records, ds) if args.records else range(len(ds))
         options: LayerOptions | None = None
         if not args.no_layers:
@@ -149,6 +153,8 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
                 summary["layers"] = []
             if args.json:
                 line: dict[str, Any] = {"index": i, "path": f.path, "local": local, **summary}
+                if by_name := record_names(record, names):
+                    line["names"] = by_name
                 if f.is_recovered(local):
                     line["recovered"] = True
                 out.write(json.dumps(line, ensure_ascii=False) + "\n")
@@ -194,6 +200,29 @@ def show_options(
     if threshold is None:
         return LayerOptions(normalized=normalized, label_map=label_map)
     return LayerOptions(score_threshold=threshold, normalized=normalized, label_map=label_map)
+
+
+def record_names(
+    record: example.Record, names: Mapping[str, ClassNames]
+) -> dict[str, list[str | None]]:
+    """``"names"`` of ``show --json``: for each feature of ``record`` with class names, the
+    name of each of its values in order (None for a label its names file does not name)."""
+    out: dict[str, list[str | None]] = {}
+    for feature, cn in names.items():
+        f = record.features.get(feature)
+        if f is not None and f.type == "int64" and f.values:
+            out[feature] = [cn.name(int(v)) for v in f.values]
+    return out
+
+
+def box_names(names: Mapping[str, ClassNames]) -> dict[int, str] | None:
+    """The class names of the boxes' labels (``image/object/class/label``, else another
+    ``<prefix>class/label``) as the layers' label map; None when none has names."""
+    keys = sorted(
+        (k for k in names if k.endswith("class/label")),
+        key=lambda k: k != "image/object/class/label",
+    )
+    return dict(names[keys[0]].names) if keys else None
 
 
 def _out_folder(path: str) -> str:
