@@ -6,7 +6,11 @@ Per record: its main picture (:func:`codec.roles.main_picture`), the layers over
 (:mod:`codec.layers`: ground-truth boxes, predictions at or above the score threshold, masks,
 a class map, keypoints) and every picture with its role. ``--json`` prints one line per
 record (:func:`browser_app.view.pictures.view_summary`, with ``index``, ``path`` and
-``local`` before it); without it, one short line in words. ``--out DIR`` writes
+``local`` before it, and what the record holds besides pictures, each only when present
+(:func:`browser_app.view.media.media_summary`): ``"audio"`` (each clip's ``feature``,
+``index``, ``format``, ``seconds``, ``sample_rate``, ``channels``), ``"frames"`` (a clip's
+``feature`` and ``count``) and ``"text"`` (token ids read with the ``vocab.txt`` beside the
+data, by feature)); without it, one short line in words. ``--out DIR`` writes
 ``<global index>.png``, the main picture with its layers as the record view draws it
 (:func:`browser_app.view.pictures.main_view_png`).
 
@@ -31,7 +35,15 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TextIO
 
 import codec
-from browser_app.cli.inputs import add_input, add_names, anon, names_of, open_inputs, records_option
+from browser_app.cli.inputs import (
+    add_input,
+    add_names,
+    anon,
+    names_of,
+    open_inputs,
+    records_option,
+    split_folder,
+)
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
 from codec import example
 from codec.kinds import DATA_CRC
@@ -41,8 +53,10 @@ from codec.writer import atomic_output
 
 if TYPE_CHECKING:
     from browser_app.cli.inputs import Subcommands
+    from browser_app.view.media import MediaHints
     from codec.layers import LayerOptions
     from codec.names import ClassNames
+    from codec.tokens import Vocab
 
 __all__ = ["cmd_show", "register", "summary_words"]
 
@@ -69,7 +83,7 @@ def register(sub: Subcommands) -> None:
         "--json",
         action="store_true",
         help='one JSON object per record: {"index", "path", "local", "picture", "layers",'
-        ' "pictures"}',
+        ' "pictures"}, and "names", "audio", "frames", "text" when the record has them',
     )
     p.add_argument(
         "--out",
@@ -115,6 +129,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
     cannot be decoded, is named on stderr and the rest are still shown."""
     # Imported here: pictures bring Pillow and numpy, which the parser of another command
     # never needs (this module is imported to build ``show``'s parser).
+    from browser_app.view.media import media_summary
     from browser_app.view.pictures import BOX_SAMPLE, boxes_normalized, main_view_png
     from browser_app.view.pictures import view_summary as summary_of
     from browser_app.view.summary import first_payloads
@@ -128,6 +143,8 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
         names = names_of(args, [f.path for f in files], [args.path])
         label_map = label_map if label_map is not None else box_names(names)
         wanted = records_option(args.records, ds) if args.records else range(len(ds))
+        hints = _media_hints(args.path)
+        vocabs: dict[str, Vocab | None] = {}
         options: LayerOptions | None = None
         if not args.no_layers:
             normalized = boxes_normalized(first_payloads(ds, BOX_SAMPLE)).normalized
@@ -145,6 +162,9 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
             try:
                 record = example.decode(payload, "auto")
                 summary = summary_of(record, options)
+                if f.path not in vocabs:
+                    vocabs[f.path] = _vocab(f.path)
+                summary.update(media_summary(record, vocabs[f.path], hints))
             except codec.CodecError as exc:
                 damaged = True
                 sys.stderr.write(f"{where}: {exc}\n")
@@ -185,6 +205,31 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
     finally:
         files.close()
     return EXIT_DAMAGED if damaged else EXIT_OK
+
+
+def _media_hints(spec: str) -> MediaHints:
+    """What a TFDS dataset's ``features.json`` says of its ``Video`` and ``Audio`` features
+    (sample rates), when ``spec`` names one; nothing otherwise."""
+    from browser_app.view.media import hints_of
+
+    got = split_folder(spec)
+    tfds = got[0].tfds if got is not None else None
+    return hints_of(tfds.features if tfds is not None else None)
+
+
+def _vocab(path: str) -> Vocab | None:
+    """The WordPiece vocab beside the data file ``path`` (``vocab.txt``), or None; one that
+    cannot be read is named on stderr and left out."""
+    from codec.tokens import read_vocab, vocab_beside
+
+    found = vocab_beside(path)
+    if found is None:
+        return None
+    try:
+        return read_vocab(found)
+    except (OSError, codec.CodecError) as exc:
+        sys.stderr.write(f"{found}: not used: {exc}\n")
+        return None
 
 
 def show_options(
@@ -270,14 +315,39 @@ def _layer_words(layer: Mapping[str, Any]) -> str | None:
     return f"{kind} {n:,}"
 
 
+def _media_words(summary: Mapping[str, Any]) -> list[str]:
+    """What a record holds besides pictures, in words: ``20 frames in image/encoded``,
+    ``audio/encoded wav 0.72 s 16 kHz``, ``input_ids "[CLS] the river …"``."""
+    from codec.audio import rate_text
+
+    words = []
+    frames = summary.get("frames")
+    if frames:
+        words.append(f"{plural(int(frames['count']), 'frame')} in {frames['feature']}")
+    for a in summary.get("audio") or []:
+        bits = [a["feature"] + (f"[{a['index']}]" if a["index"] else ""), str(a["format"])]
+        if a.get("seconds") is not None:
+            bits.append(f"{a['seconds']:.2f} s")
+        if a.get("sample_rate"):
+            bits.append(rate_text(a["sample_rate"]))
+        words.append(" ".join(bits))
+    for name, text in (summary.get("text") or {}).items():
+        short = text if len(text) <= 60 else text[:59] + "…"
+        words.append(f"{name} {json.dumps(short, ensure_ascii=False)}")
+    return words
+
+
 def summary_words(summary: Mapping[str, Any]) -> str:
-    """A record's view (:func:`~browser_app.view.pictures.view_summary`) in one line:
-    ``image/encoded jpeg 640×480 · 4 boxes · 12 of 20 predictions ≥ 0.5 · 4 masks ·
-    17 keypoints``; ``no picture`` for a record without one. Layers with nothing drawn are
-    left out (predictions all below the threshold are not: ``0 of 20 predictions ≥ 0.5``)."""
+    """A record's view (:func:`~browser_app.view.pictures.view_summary`, with
+    :func:`~browser_app.view.media.media_summary`) in one line: ``image/encoded jpeg 640×480
+    · 4 boxes · 12 of 20 predictions ≥ 0.5 · 4 masks · 17 keypoints``, then a clip's frames,
+    audio and text (``20 frames in image/encoded``, ``audio wav 0.72 s 16 kHz``); ``no
+    picture`` for a record with none of these. Layers with nothing drawn are left out
+    (predictions all below the threshold are not: ``0 of 20 predictions ≥ 0.5``)."""
+    media = _media_words(summary)
     pic = summary.get("picture")
     if pic is None:
-        return "no picture"
+        return " · ".join(media) if media else "no picture"
     size = f"{pic['width']}×{pic['height']}" if pic["width"] and pic["height"] else "size unknown"
     if pic["feature"]:
         name = pic["feature"] + (f"[{pic['index']}]" if pic["index"] else "")
@@ -300,6 +370,7 @@ def summary_words(summary: Mapping[str, Any]) -> str:
         key=lambda x: _WORD_ORDER.index(x["kind"]) if x["kind"] in _WORD_ORDER else 99,
     )
     words.extend(w for x in layers if (w := _layer_words(x)))
-    if len(pictures) > 1:
+    frames = summary.get("frames") or {}
+    if len(pictures) > 1 and len(pictures) != frames.get("count"):
         words.append(f"{plural(len(pictures), 'picture')} in all")
-    return " · ".join(words)
+    return " · ".join(words + media)

@@ -315,6 +315,11 @@ def waveform_png(
     img[round(mid), :] = MID_COLOR
     if lo.size:
         cols = lo.size
+        # Each column reaches the one before it: the samples are joined, not dots.
+        lo, hi = (
+            np.concatenate([lo[:1], np.minimum(lo[1:], hi[:-1])]),
+            np.concatenate([hi[:1], np.maximum(hi[1:], lo[:-1])]),
+        )
         top = np.clip(np.round(mid - np.clip(hi, -1, 1) * mid), 0, height - 1).astype(np.int64)
         bottom = np.clip(np.round(mid - np.clip(lo, -1, 1) * mid), 0, height - 1).astype(np.int64)
         rows = np.arange(height)[:, None]
