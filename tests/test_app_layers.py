@@ -4,7 +4,7 @@ redraws the predictions, says how many it hides and goes into the page's link (a
 ``score=`` opens with that threshold, a bad one is ignored with a message); a layer's switch
 redraws the picture; a record with 26 pictures shows 16 and the rest a choice away; the photo
 stays the main picture whatever order the writer put the features in; the gallery's
-"Layers" popover redraws the tiles; tensor records and 16-bit depth pictures are pictures.
+"Layer settings" popover redraws the tiles; tensor records and 16-bit depth pictures are pictures.
 
 AppTest reruns the whole script at every step, so the URL it shows is the one a full run
 writes; that the address bar follows a fragment's run (the records body, the gallery grid)
@@ -427,11 +427,6 @@ def _shown_8_bit_in_colour(data: bytes) -> None:
     assert np.abs(rgb[..., 0] - rgb[..., 2]).mean() > 20  # a colour map, not grey
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="browser_app/view/pictures.py _picture sends a 16-bit grey PNG as stored (a"
-    " browser shows it nearly black) instead of ImageRef.display_bytes()",
-)
 def test_a_16_bit_depth_map_alone_is_shown_stretched_in_colour_in_the_record_view(
     monkeypatch, root, media
 ) -> None:
@@ -442,11 +437,6 @@ def test_a_16_bit_depth_map_alone_is_shown_stretched_in_colour_in_the_record_vie
     _shown_8_bit_in_colour(media[shown.value[0]][0])
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="browser_app/view/pictures.py _thumb_image calls codec.images.thumbnail_image"
-    " without the depth key's colour map (ImageRef.colormap): the tile is grey",
-)
 def test_a_16_bit_depth_map_alone_has_a_tile_in_colour(monkeypatch, root, media) -> None:
     at = start_app(monkeypatch, root, params={"file": "depth.tfrecord"})
     at.switch_page(GALLERY).run()

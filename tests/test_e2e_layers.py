@@ -2,7 +2,7 @@
 generated files (COCO with masks and keypoints, ``infer_detections`` output with masks,
 keypoints and ground truth, a DeepLab class map). The record view names its layers, and the
 "Score threshold" slider, moved with the keyboard, redraws the predictions and says how many
-it hides; the gallery's "Layers" popover redraws the tiles. Screenshots go to ``artifacts/``
+it hides; the gallery's "Layer settings" popover redraws the tiles. Screenshots go to ``artifacts/``
 (``layers-*.png``): the record view, the main picture in the full view (masks tinted in their
 class colours with outlines, keypoints with the skeleton, predictions dashed with scores),
 the class map blended over the photo with its void border hatched, and the gallery before
@@ -183,12 +183,6 @@ def test_record_view_threshold_by_keyboard_redraws_the_predictions(
     page.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="browser_app/ui/state/layers.py set_score_threshold does not publish the URL, and"
-    " the slider's run is a fragment's (the records body, the gallery grid), which does not"
-    " run state.init(): score= reaches the address bar only at the next full run",
-)
 def test_the_address_bar_carries_the_threshold_as_soon_as_it_moves(
     server: str, browser: Any
 ) -> None:
@@ -256,7 +250,7 @@ def test_gallery_layers_popover_threshold_redraws_the_tiles(
     grid = page.locator(".st-key-tfb-gallery")
     shot(page, "layers-gallery.png", target=grid)
     before = _src(page, TILES)
-    page.get_by_role("button", name="Layers", exact=True).click()
+    page.get_by_role("button", name="Layer settings", exact=True).click()
     slider = page.get_by_role("slider", name="Score threshold")
     expect(slider).to_be_visible()
     _move(page, slider, "End", "1.00")

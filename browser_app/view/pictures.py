@@ -411,9 +411,12 @@ def _picture(
     """One picture ready to show (the main one drawn with its layers when ``how``)."""
     caption = _where(ref)
     visible = role in (rl.CLASS_MAP, rl.MASK)
+    # More than 8 bits per value (a 16-bit depth PNG): a browser keeps only the high byte of
+    # the stored picture, so it is drawn stretched and in its colour map instead.
+    high = ref.source == "encoded" and ref.high_depth
     try:
         if ref.source == "encoded":
-            img = im.decode_image(ref.data) if decode or visible else None
+            img = ref.image() if decode or visible or high else None
         else:
             img = ref.image()
     except codec.ImageError as exc:
@@ -446,7 +449,7 @@ def _picture(
     if drawn and img is not None:
         img = lay.draw_layers(img, layers, how) if layers and how is not None else img
         data, out_fmt = _png(img), "PNG"
-    elif img is None or ref.format in im.BROWSER_FORMATS:
+    elif img is None or (ref.format in im.BROWSER_FORMATS and not high):
         # As stored: what a browser shows (or, undecoded, what there is).
         data, out_fmt = ref.data, ref.format.upper()
     else:
@@ -583,7 +586,7 @@ def _thumb_image(ref: im.ImageRef, size: int) -> tuple[Image.Image, tuple[int, i
     """A small PIL image of ``ref`` and the full size (:func:`codec.images.thumbnail_image`
     for encoded pictures: JPEG in draft mode, giant pictures refused before decoding)."""
     if ref.source == "encoded":
-        return im.thumbnail_image(ref.data, size)
+        return im.thumbnail_image(ref.data, size, cmap=ref.colormap)
     img = ref.image()
     full = img.size
     img.thumbnail((size, size))

@@ -62,7 +62,6 @@ from browser_app.ui.state.layers import (
     score_threshold,
     set_layer_opacity,
     set_layer_shown,
-    set_score_threshold,
 )
 from browser_app.ui.state.store import (
     FlashKind,
@@ -96,6 +95,7 @@ from browser_app.ui.state.url import (
     set_landing,
     set_page_size,
     set_record,
+    set_score_threshold,
     set_selection,
     set_source,
     source_spec,

@@ -16,6 +16,7 @@ import streamlit as st
 
 from browser_app.paths import relative_inside
 from browser_app.selection import Selection
+from browser_app.ui.state import layers as _layers
 from browser_app.ui.state.args import app_args
 from browser_app.ui.state.layers import Q_SCORE, link_score, score_param
 from browser_app.ui.state.store import flash
@@ -44,6 +45,7 @@ __all__ = [
     "set_landing",
     "set_page_size",
     "set_record",
+    "set_score_threshold",
     "set_selection",
     "set_source",
     "source_spec",
@@ -212,6 +214,14 @@ def _publish() -> None:
                 st.query_params[name] = want[name] if len(want[name]) > 1 else want[name][0]
         elif name in st.query_params:
             del st.query_params[name]
+
+
+def set_score_threshold(spec: str, value: float) -> None:
+    """Draw the predictions of ``spec`` scoring at least ``value``, and say so in the URL at
+    once: the slider runs inside a fragment, whose run writes no URL otherwise, and a link
+    copied right after moving it must carry the threshold."""
+    _layers.set_score_threshold(spec, value)
+    _publish()
 
 
 # -- the open source ---------------------------------------------------------------------

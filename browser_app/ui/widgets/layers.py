@@ -170,7 +170,7 @@ def controls(spec: str, layers: Sequence[Layer]) -> None:
 def gallery_controls(spec: str) -> None:
     """The gallery bar's "Layers" popover: a switch per layer kind, the score threshold and
     the opacity, for every tile of ``spec``."""
-    with st.popover("Layers", icon=":material/layers:"):
+    with st.popover("Layer settings", icon=":material/layers:"):
         for kind, label in LAYER_NAMES.items():
             _switch(spec, kind, label, "gallery")
         _score_slider(spec, "gallery")
