@@ -407,3 +407,32 @@ def test_the_schema_says_audio_instead_of_an_empty_top(folder: Path, tmp_path: P
         "count": 8,
         "formats": {"wav": 6, "flac": 2},
     }
+
+
+def test_show_json_carries_audio_frames_and_text(folder: Path, tmp_path: Path) -> None:
+    from cli_support import run_cli
+
+    def lines(path: Path, records: str) -> list[dict]:  # type: ignore[type-arg]
+        done = run_cli("show", str(path), "--records", records, "--json", cache=tmp_path)
+        assert done.returncode == 0, done.stderr
+        return [json.loads(line) for line in done.stdout.splitlines()]
+
+    (wav,) = lines(folder / "audio.tfrecord", "0")
+    assert wav["audio"] == [
+        {
+            "feature": "audio/encoded",
+            "index": 0,
+            "format": "wav",
+            "seconds": 0.72,
+            "sample_rate": 16000,
+            "channels": 1,
+        }
+    ]
+    assert "frames" not in wav and "text" not in wav
+    (clip,) = lines(folder / "clips.tfrecord", "2")
+    assert clip["frames"] == {"feature": "image/encoded", "count": 20} and "audio" not in clip
+    (bert,) = lines(folder / "bert" / "pretraining_data.tfrecord", "0")
+    assert set(bert["text"]) == {"input_ids", "masked_lm_ids"}
+    assert bert["text"]["input_ids"].startswith("[CLS] ") and "[MASK→" in bert["text"]["input_ids"]
+    words = run_cli("show", str(folder / "nsynth-test.tfrecord"), "--records", "0", cache=tmp_path)
+    assert words.stdout == "record 0: audio samples 4.00 s 16 kHz\n"

@@ -135,7 +135,11 @@ def _clip(src: Source, clip: vm.AudioClip, number: int) -> None:
         else f"{plural(len(samples), 'sample')}"
     )
     with st.container(key=f"tfb-wave-{number}-{_css(clip.key)}"):
-        st.image(vm.waveform_png(samples, WAVE_WIDTH, 96), caption=f"waveform · {span}")
+        st.image(
+            vm.waveform_png(samples, WAVE_WIDTH, 96),
+            caption=f"waveform · {span}",
+            output_format="PNG",
+        )
     if not clip.sample_rate:
         return
     shown = mstate.spectrogram_shown(key)
@@ -152,6 +156,7 @@ def _clip(src: Source, clip: vm.AudioClip, number: int) -> None:
         st.image(
             vm.spectrogram_png(samples, clip.sample_rate, WAVE_WIDTH, 160),
             caption=f"spectrogram · 0 – {top} from bottom to top · {span}",
+            output_format="PNG",
         )
 
 
@@ -445,8 +450,12 @@ def event_record(src: Source, path: str, payload: bytes, number: int) -> bool:
                 st.warning(f"{view.md_code(v.tag)}: {view.md_text(v.problem)}")
             for i, picture in enumerate(v.images[:8]):
                 caption = v.tag if len(v.images) == 1 else f"{v.tag} [{i}]"
-                if im.sniff_image(picture) in im.BROWSER_FORMATS:
-                    st.image(picture, caption=view.md_text(caption))
+                fmt = im.sniff_image(picture)
+                if fmt in im.BROWSER_FORMATS:
+                    as_stored: Literal["JPEG", "PNG", "auto"] = (
+                        "JPEG" if fmt == "jpeg" else "PNG" if fmt == "png" else "auto"
+                    )
+                    st.image(picture, caption=view.md_text(caption), output_format=as_stored)
                 else:
                     st.caption(f"{view.md_code(caption)}: {len(picture):,} bytes, not a picture")
             for clip in v.audio[:4]:

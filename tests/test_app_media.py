@@ -1,0 +1,310 @@
+"""A record's media in the app, as a user meets them (AppTest, generated files): a WAV record
+plays as stored with its waveform and a spectrogram on demand; a sample list without a rate
+asks for one, then plays, and the rate holds for the source's other records; a clip is one
+player whose frame slider, previous/next buttons and play button change the frame and its
+boxes (no more 16 stacked pictures); token ids show as text with ``[MASK→…]``; a TensorBoard
+event shows its step, values and picture; a record that is one tensor shows as a tensor;
+floats keep their shortest text in the values grid and features are listed by name."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from app_support import no_crash, start_app
+from streamlit.testing.v1 import AppTest
+from test_app_edit import media
+
+from browser_app import generators as G
+from browser_app.generators import audio as ga
+from browser_app.generators import events as ge
+from browser_app.generators import sequences as gs
+from browser_app.generators import text as gt
+from browser_app.view import media as vm
+from codec import TFRecordDataset, audio
+from codec import example as ex
+from codec.events import decode_event
+from codec.writer import write_records
+
+__all__ = ["media"]  # a fixture used here
+
+TINY = 7.974931e-05  # a float32 whose shortest text a number column rounds to 0.00008
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    r = tmp_path_factory.mktemp("media_app")
+    ga.write_encoded_audio(r / "audio.tfrecord")
+    ga.write_nsynth(r / "nsynth-test.tfrecord", 2)
+    notes = [ex.decode(p or b"", "example") for p in _payloads(r / "nsynth-test.tfrecord")]
+    write_records(
+        r / "bare.tfrecord",
+        [ex.encode_example({"audio": ("float", n.features["audio"].values)}) for n in notes],
+    )
+    gs.write_media_sequences(r / "clips.tfrecord")
+    gt.write_bert(r / "bert")
+    ge.write_tensorboard(r / "logs", steps=6)
+    G.write(r / "tensors.tfrecord", G.tensor_records(0, max_side=64))
+    write_records(
+        r / "floats.tfrecord",
+        [
+            ex.encode_example(
+                {
+                    "zeta": ("int64", [3]),
+                    "alpha": ("float", [TINY, 0.1, 1.5, -2.25, 3e-12, 1.0, 2.0, 3.0, 4.0, 5.0]),
+                    "mid": ("bytes", [b"cat"]),
+                }
+            )
+        ],
+    )
+    return r
+
+
+def _payloads(path: Path) -> list[bytes | None]:
+    with TFRecordDataset(str(path)) as ds:
+        return [s.payload for s in ds.page(0, len(ds))]
+
+
+def _record(path: Path, n: int) -> ex.Record:
+    return ex.decode(_payloads(path)[n] or b"", "auto")
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\\(.)", r"\1", text).replace("\u2060", "")
+
+
+def _captions(at: AppTest) -> list[str]:
+    return [_plain(c.value) for c in at.main.caption]
+
+
+def _players(at: AppTest, media: dict) -> list[tuple[bytes, str]]:  # type: ignore[type-arg]
+    """The bytes and type of each audio player on the page."""
+    return [media[a.proto.url][:2] for a in at.main.get("audio")]
+
+
+def _table(at: AppTest, column: str) -> Any:
+    """The one table of the record view whose first column is ``column``."""
+    (found,) = [d.value for d in at.main.dataframe if list(d.value.columns)[:1] == [column]]
+    return found
+
+
+def _image_with(at: AppTest, media: dict, caption: str) -> bytes:  # type: ignore[type-arg]
+    """The bytes of the one picture whose caption starts with ``caption``."""
+    found = [
+        media[im.value[0]][0]
+        for im in at.main.image
+        if any(_plain(c).startswith(caption) for c in im.captions)
+    ]
+    assert len(found) == 1, [_plain(c) for im in at.main.image for c in im.captions]
+    return found[0]
+
+
+# -- audio --------------------------------------------------------------------------------------
+
+
+def test_a_wav_record_plays_as_stored_with_its_waveform_and_a_spectrogram(
+    monkeypatch, root, media
+) -> None:
+    at = start_app(monkeypatch, root, params={"file": "audio.tfrecord", "record": "0"})
+    no_crash(at)
+    stored = _record(root / "audio.tfrecord", 0).features["audio/encoded"].values[0]
+    assert _players(at, media) == [(stored, "audio/wav")]
+    captions = _captions(at)
+    assert "`audio/encoded` · audio/wav 0.72 s 16 kHz mono · 22.5 KiB" in captions
+    assert any(c.startswith("`audio/encoded` · <audio/wav 0.72 s 16 kHz mono") for c in captions)
+    assert "Download audio" in [b.label for b in at.main.get("download_button")]
+    waves = [c for im in at.main.image for c in im.captions if c.startswith("waveform")]
+    assert waves == ["waveform · 0 – 0.72 s"]
+    assert not [c for im in at.main.image for c in im.captions if c.startswith("spectrogram")]
+    (button,) = [b for b in at.main.button if b.label == "Spectrogram"]
+    button.click().run()
+    no_crash(at)
+    spectrogram = _image_with(at, media, "spectrogram · 0 – 8 kHz")
+    expected = vm.spectrogram_png(audio.samples_of(stored), 16000, 720, 160)
+    assert spectrogram == expected
+    # The spectrogram stays asked for on the next run, and a button hides it.
+    at.run()
+    assert [b.label for b in at.main.button if "pectrogram" in b.label] == ["Hide the spectrogram"]
+
+
+def test_flac_plays_as_stored_without_a_waveform(monkeypatch, root, media) -> None:
+    at = start_app(monkeypatch, root, params={"file": "audio.tfrecord", "record": "5"})
+    no_crash(at)
+    stored = _record(root / "audio.tfrecord", 5).features["audio/encoded"].values[0]
+    assert _players(at, media) == [(stored, "audio/flac")]
+    assert "No waveform: audio/flac is played as stored, not drawn here." in _captions(at)
+
+
+def test_nsynth_plays_at_the_records_rate(monkeypatch, root, media) -> None:
+    at = start_app(monkeypatch, root, params={"file": "nsynth-test.tfrecord", "record": "1"})
+    no_crash(at)
+    ((data, mime),) = _players(at, media)
+    info = audio.describe_audio(data)
+    assert mime == "audio/wav" and info is not None
+    assert info.text() == "audio/wav 4.00 s 16 kHz mono"
+    assert not [n for n in at.main.number_input if n.label.startswith("Sample rate")]
+    assert "`audio` · 64,000 float samples · 4.00 s at 16 kHz · mono (from the record)" in (
+        _captions(at)
+    )
+
+
+def test_a_sample_list_without_a_rate_asks_for_one_and_keeps_it_for_the_source(
+    monkeypatch, root, media
+) -> None:
+    at = start_app(monkeypatch, root, params={"file": "bare.tfrecord", "record": "0"})
+    no_crash(at)
+    assert _players(at, media) == []
+    assert "`audio` · 64,000 float samples · sample rate not known" in _captions(at)
+    (rate,) = [n for n in at.main.number_input if n.label == "Sample rate of audio (Hz)"]
+    assert rate.value is None
+    # Drawn in samples meanwhile.
+    assert "waveform · 64,000 samples" in [c for im in at.main.image for c in im.captions]
+    rate.set_value(16000).run()
+    no_crash(at)
+    ((data, _mime),) = _players(at, media)
+    info = audio.describe_audio(data)
+    assert info is not None and info.text() == "audio/wav 4.00 s 16 kHz mono"
+    assert "waveform · 0 – 4.00 s" in [c for im in at.main.image for c in im.captions]
+    # The next record of the source plays at the same rate without asking again.
+    at.number_input(key="tfb:w:jump").set_value(1).run()
+    no_crash(at)
+    assert any(c.startswith("#### Record 1") for c in (m.value for m in at.main.markdown))
+    ((data, _mime),) = _players(at, media)
+    played = audio.samples_of(data)[:, 0]
+    expected = _record(root / "bare.tfrecord", 1).features["audio"].values
+    assert np.allclose(played, np.asarray(expected) / max(1.0, np.abs(expected).max()), atol=1e-4)
+
+
+# -- frames --------------------------------------------------------------------------------------
+
+SLIDER = "tfb:w:frame:clips.tfrecord:4:image/encoded"
+
+
+def _frame(at: AppTest, media: dict) -> tuple[bytes, str]:  # type: ignore[type-arg]
+    """The frame shown and its caption."""
+    (shown,) = [im for im in at.main.image if any(c.startswith("frame ") for c in im.captions)]
+    return media[shown.value[0]][0], _plain(shown.captions[0])
+
+
+def test_a_clip_is_one_player_whose_slider_changes_the_frame_and_its_boxes(
+    monkeypatch, root, media
+) -> None:
+    at = start_app(monkeypatch, root, params={"file": "clips.tfrecord", "record": "4"})
+    no_crash(at)
+    rec = _record(root / "clips.tfrecord", 4)
+    frames = vm.find_frames(rec)
+    assert frames is not None and frames.label == "motorcycle"
+    heads = [_plain(m.value) for m in at.main.markdown]
+    assert "**Frames** · `image/encoded` · 20 frames · 8 fps · 2.50 s · motorcycle" in heads
+    # One player, not 20 pictures 16 at a time.
+    assert not [m for m in heads if m.startswith("**Pictures**")]
+    parts = [b for b in at.main.get("button_group") if "pictures:part" in (b.key or "")]
+    assert not parts
+    assert at.slider(key=SLIDER).value == 1
+    data, caption = _frame(at, media)
+    assert data == vm.frame_view(rec, frames, 0).data
+    assert caption.startswith("frame 1 of 20 · 0.00 s · JPEG 240×180")
+
+    def boxes(i: int) -> int:
+        return len(rec.feature_lists["region/label/string"][i].values)
+
+    far = next(i for i in range(19, 0, -1) if boxes(i) != boxes(0))
+    at.slider(key=SLIDER).set_value(far + 1).run()
+    no_crash(at)
+    data, caption = _frame(at, media)
+    assert data == vm.frame_view(rec, frames, far).data
+    words = "1 box" if boxes(far) == 1 else f"{boxes(far)} boxes"
+    assert caption == f"frame {far + 1} of 20 · {far / 8:.2f} s · JPEG 240×180 · {words}"
+    # Previous and next frame.
+    (prev,) = [b for b in at.main.button if b.key == "tfb:w:prev:clips.tfrecord:4:image/encoded"]
+    prev.click().run()
+    assert at.slider(key=SLIDER).value == far
+    assert _frame(at, media)[0] == vm.frame_view(rec, frames, far - 1).data
+    # The film strip shows the frames around the one shown.
+    strip = vm.film_strip(frames, far - 1)
+    words = f"frames {strip.first + 1}–{strip.last + 1} of 20"
+    assert _image_with(at, media, words) == strip.data
+
+
+def test_play_starts_and_pause_stops_the_clip(monkeypatch, root, media) -> None:
+    at = start_app(monkeypatch, root, params={"file": "clips.tfrecord", "record": "4"})
+    no_crash(at)
+    (play,) = [b for b in at.main.button if b.label == "Play"]
+    play.click().run()
+    no_crash(at)
+    (pause,) = [b for b in at.main.button if b.label == "Pause"]
+    pause.click().run()
+    no_crash(at)
+    assert [b.label for b in at.main.button if b.label in ("Play", "Pause")] == ["Play"]
+
+
+def test_the_gallery_shows_a_clips_first_frame_and_label(monkeypatch, root, media) -> None:
+    at = start_app(monkeypatch, root, params={"file": "clips.tfrecord"})
+    at.switch_page("ui/pages/gallery.py").run()
+    no_crash(at)
+    labels = [_plain(b.label) for b in at.main.button if _plain(b.label).startswith("#")]
+    assert labels == [f"#{i} · {n} · 20 frames" for i, n in enumerate(gs.CLIP_LABELS)]
+
+
+# -- token ids, events, tensors --------------------------------------------------------------------
+
+
+def test_token_ids_show_as_text_with_their_masks(monkeypatch, root) -> None:
+    at = start_app(
+        monkeypatch, root, params={"file": "bert/pretraining_data.tfrecord", "record": "0"}
+    )
+    no_crash(at)
+    heads = [_plain(m.value) for m in at.main.markdown]
+    assert "**Text** · token ids read with `vocab.txt` (271 tokens)" in heads
+    captions = _captions(at)
+    assert "`input_ids` · 25 tokens · 4 masked · 103 padding" in captions
+    bodies = [h.proto.body for h in at.main.get("html") if "tfb-tokens" in h.proto.body]
+    assert len(bodies) == 2
+    assert '<span class="mask">[MASK→' in bodies[0]
+    assert '<span class="special">[CLS]</span>' in bodies[0]
+
+
+def test_an_event_record_shows_its_step_values_and_picture(monkeypatch, root, media) -> None:
+    (tf1,) = (root / "logs").glob("events.out.tfevents.*")
+    payloads = _payloads(tf1)
+    n = next(i for i, p in enumerate(payloads) if any(v.images for v in decode_event(p).values))  # type: ignore[union-attr]
+    event = decode_event(payloads[n] or b"")
+    assert event is not None
+    at = start_app(monkeypatch, root, params={"file": f"logs/{tf1.name}", "record": str(n)})
+    no_crash(at)
+    heads = [_plain(m.value) for m in at.main.markdown]
+    assert f"**TensorBoard event** · step {event.step:,} · {event.when} · summary" in heads
+    table = _table(at, "tag")
+    assert list(table["tag"]) == [v.tag for v in event.values]
+    (picture,) = [im for im in at.main.image if "input/image/0" in _plain(im.captions[0])]
+    assert media[picture.value[0]][0] == event.values[0].images[0]
+    # A scalar event: its values as numbers in their shortest text.
+    scalars = next(i for i, p in enumerate(payloads) if decode_event(p or b"").scalars)  # type: ignore[union-attr]
+    at = start_app(monkeypatch, root, params={"file": f"logs/{tf1.name}", "record": str(scalars)})
+    table = _table(at, "tag")
+    assert set(table["tag"]) == {"loss", "learning_rate"}
+    assert "0.01" in list(table["value"])
+
+
+def test_a_record_that_is_a_tensor_shows_as_one(monkeypatch, root) -> None:
+    at = start_app(monkeypatch, root, params={"file": "tensors.tfrecord", "record": "0"})
+    no_crash(at)
+    heads = [_plain(m.value) for m in at.main.markdown]
+    assert "**Tensor** (the record is one serialized TensorProto)" in heads
+    assert any(c.startswith("record · serialized tensor · uint8 · shape ") for c in _captions(at))
+
+
+# -- values ---------------------------------------------------------------------------------------
+
+
+def test_floats_keep_their_shortest_text_and_features_are_listed_by_name(monkeypatch, root) -> None:
+    at = start_app(monkeypatch, root, params={"file": "floats.tfrecord", "record": "0"})
+    no_crash(at)
+    table = _table(at, "feature")
+    assert list(table["feature"]) == ["alpha", "mid", "zeta"]
+    assert str(table["values"][0]).startswith("7.974931e-05, 0.1, 1.5, -2.25, 3e-12")
+    (grid,) = [d.value for d in at.main.dataframe if list(d.value.columns) == ["value"]]
+    assert list(grid["value"])[:5] == ["7.974931e-05", "0.1", "1.5", "-2.25", "3e-12"]
