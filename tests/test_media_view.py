@@ -248,8 +248,10 @@ def test_a_frame_is_drawn_with_its_boxes_and_sent_as_stored_without(folder: Path
     assert hidden.data == frames.refs[10].data
     # The box is drawn where the record says: its edge is in the class colour.
     (box,) = vm.frame_boxes(rec, frames, 10, 240, 180)
-    pixels = np.asarray(_png(shown.data or b"").convert("RGB"), np.int64)
-    edge = pixels[int((box.ymin + box.ymax) / 2), max(0, int(box.xmin)) + 1]
+    drawn = _png(shown.data or b"")
+    assert drawn.size == (480, 360)  # enlarged twice before drawing: sharp lines and captions
+    pixels = np.asarray(drawn.convert("RGB"), np.int64)
+    edge = pixels[int(box.ymin + box.ymax), max(0, int(2 * box.xmin)) + 1]
     colour = np.array(Image.new("RGB", (1, 1), im.box_color(box)).getpixel((0, 0)))
     assert np.abs(edge - colour).max() < 60
     # Out of the clip: the nearest frame.

@@ -79,6 +79,7 @@ STRIP_FRAMES = 12  # frames on the film strip at once
 STRIP_HEIGHT = 56  # pixels of a film strip's thumbnails
 CURRENT_COLOR = (255, 75, 75)  # the frame shown, marked on the film strip
 FRAME_SIDE = 720  # frames are shown at most this large (a reduced decode above)
+DRAW_SIDE = 480  # a smaller frame is enlarged (by a whole factor) before its boxes are drawn
 
 _VIDEO_NAMES = {"video", "videos", "frames", "clip", "image_sequence", "video/encoded"}
 _FPS_NAMES = {"frame_rate", "fps", "framerate", "frames_per_second"}
@@ -682,7 +683,9 @@ def frame_view(
     """Frame ``i`` (clamped to the clip) with its boxes drawn when ``boxes`` (those of
     ``hidden`` classes left out), at most ``max_side`` pixels on its longer side. A frame as
     stored is sent as it is (JPEG stays JPEG); a frame drawn on goes out in its own kind
-    (JPEG at quality 90, PNG otherwise)."""
+    (JPEG at quality 90, PNG otherwise), enlarged by a whole factor to at least
+    :data:`DRAW_SIDE` on its longer side first when it is smaller, so that the boxes and
+    their captions are drawn sharp rather than enlarged by the browser."""
     i = min(max(0, i), frames.count - 1)
     ref = frames.refs[i]
     where = f"frame {i + 1:,} of {frames.count:,} · {frames.time_of(i):.2f} s"
@@ -701,6 +704,9 @@ def frame_view(
     if not drawn and img.size == (w, h) and ref.format in ("jpeg", "png"):
         return FrameView(i, ref.data, ref.format.upper(), w, h, caption, 0, problems)
     if drawn:
+        if max(img.size) < DRAW_SIDE:  # enlarged first: lines and captions stay sharp
+            k = math.ceil(DRAW_SIDE / max(img.size))
+            img = img.resize((img.width * k, img.height * k), Image.Resampling.BICUBIC)
         img = im.draw_boxes(img, _scaled(drawn, img.width / w), captions=True)
     data, fmt = _encode(img, ref.format)
     return FrameView(i, data, fmt, w, h, caption, len(drawn), problems)
