@@ -311,6 +311,10 @@ def expand_inside(
         return _split_files(real_root, folder, split, on_skip)
     expanded = os.path.expanduser(text)
     absolute = expanded if os.path.isabs(expanded) else os.path.join(real_root, expanded)
+    if not is_pattern(text) and os.path.isdir(absolute):
+        every = _dataset_files(real_root, text)
+        if every is not None:
+            return every
     # The fixed part of a pattern (before the first wildcard) must itself be inside the root.
     head = absolute
     if is_pattern(text):
@@ -387,6 +391,24 @@ def split_spec(root: str | os.PathLike[str], spec: str) -> tuple[str, str | None
     except PathRefused:
         return spec, None
     return (folder, split) if os.path.isdir(real) else (spec, None)
+
+
+def _dataset_files(real_root: str, folder: str) -> list[str] | None:
+    """Every split's files of the TFDS dataset or TFX output ``folder`` (split after split,
+    as the command line reads a dataset folder; the app opens one split, see
+    :mod:`browser_app.ui.opening`), confined to the root; None when it is no such folder,
+    or holds several TFDS datasets (it is then expanded by content)."""
+    from codec.tfds import TfdsChoiceError, open_split_folder
+
+    real = resolve_inside(real_root, folder)
+    try:
+        described = open_split_folder(real)
+    except TfdsChoiceError:
+        return None
+    if described is None:
+        return None
+    out = [os.path.realpath(f) for f in described.files if _inside(os.path.realpath(f), real_root)]
+    return Expanded(out) if out else None
 
 
 def _split_files(

@@ -117,7 +117,7 @@ def test_the_overview_describes_the_dataset_and_its_splits(monkeypatch, root):
     links = at.get("link_button")
     assert links and links[0].proto.url == "https://example.invalid/shapes"
     splits = at.main.dataframe[0].value
-    assert list(splits["split"]) == ["train", "test"]
+    assert list(splits["split"]) == ["train · open", "test"]
     assert list(splits["declared"]) == [40, 12]
     assert list(splits["counted"]) == [40, 12]
     assert list(splits["check"]) == ["✓ as declared"] * 2
@@ -173,7 +173,7 @@ def test_a_tfx_output_opens_its_train_split(monkeypatch, root):
     assert "TFX ExampleGen output with 2 splits" in flashes(at)
     assert "30 records" in header(at)
     splits = at.main.dataframe[0].value
-    assert dict(zip(splits["split"], splits["counted"])) == {"eval": 10, "train": 30}
+    assert dict(zip(splits["split"], splits["counted"])) == {"eval": 10, "train · open": 30}
     assert set(splits["check"]) == {"not declared"}
 
 
@@ -181,7 +181,9 @@ def test_a_tfx_output_opens_its_train_split(monkeypatch, root):
 
 
 def test_statistics_compare_two_splits_with_class_names(monkeypatch, root):
-    at = opened(monkeypatch, root, SHAPES, "statistics")
+    at = opened(monkeypatch, root, SHAPES)
+    at.switch_page("ui/pages/statistics.py").run()  # through the router, as a person goes
+    no_crash(at)
     toggle = next(t for t in at.toggle if t.label.startswith("Compare train"))
     toggle.set_value(True).run()
     no_crash(at)
@@ -206,6 +208,22 @@ def test_statistics_compare_a_tfx_output_train_and_eval(monkeypatch, root):
     assert "mean eval" in table.columns
 
 
+# -- boxes ------------------------------------------------------------------------------------
+
+
+def test_a_tfds_bbox_feature_is_drawn_in_the_record_view(monkeypatch, root):
+    at = opened(monkeypatch, root, "data/voc/2007:train")
+    rec = TFRecordDataset(open_split_folder(str(root / VOC)).split("train").files)  # type: ignore[union-attr]
+    try:
+        from codec import example as ex
+
+        n = len(ex.decode(rec.read(0), "auto").features["objects/label"].values)
+    finally:
+        rec.close()
+    words = texts(at.main.caption)
+    assert f"**Layers** · {n} box" in words, words
+
+
 # -- found by content ---------------------------------------------------------------------------
 
 
@@ -222,6 +240,21 @@ def test_a_saved_dataset_and_a_recursive_glob_open(monkeypatch, root):
     assert "snapshot.metadata" in flashes(at)
     at = opened(monkeypatch, root, "logs/**")
     assert "3 files" in header(at)
+
+
+def test_the_launcher_reads_a_dataset_folder_without_looking_at_its_metadata_files(root):
+    from browser_app.paths import expand_inside
+
+    notes: list[str] = []
+    files = expand_inside(root, "data/voc", on_skip=notes.append)
+    assert notes == []  # its JSON and labels files are metadata, not files left out
+    found = open_split_folder(str(root / VOC))
+    assert found is not None and [Path(f).name for f in files] == [
+        Path(f).name for f in found.files
+    ]
+    assert [Path(f).name for f in expand_inside(root, "taxi:eval")] == [
+        "data_tfrecord-00000-of-00001.gz"
+    ]
 
 
 def test_the_picker_lists_dataset_folders_and_their_splits(monkeypatch, root):

@@ -147,6 +147,17 @@ def _categories(doc: Mapping[str, Any], stats: Mapping[str, Any]) -> tuple[dict[
     return {}, 0
 
 
+def _identifier(doc: Mapping[str, Any]) -> bool:
+    """Whether every value of a feature in a split is distinct (more than one: a file name,
+    an id), so that its value shares say nothing about the split."""
+    for part in ("bytes", "int_values"):
+        got = doc.get(part) or {}
+        distinct = int(got.get("distinct", 0))
+        if got.get("exact") and distinct > 1 and distinct == int(doc.get("values") or 0):
+            return True
+    return False
+
+
 def _shown(value: Any, names: Mapping[int, str] | None) -> str:
     if isinstance(value, int) and names and value in names:
         return f"{names[value]} ({value})"
@@ -164,8 +175,10 @@ def compare_splits(
     it), ``present_a`` / ``present_b`` (the share of records that have it, None where a
     split has none), ``mean_a`` / ``mean_b`` (of its numbers), ``linf`` (a
     :class:`Distance` for categorical values, else None), ``largest`` (where the shares
-    differ most, in words: ``cat (3): 25.0% → 40.0%``), ``js`` (Jensen–Shannon divergence of
-    its numbers, else None). ``names``: class names by feature, to name integer values."""
+    differ most, in words: ``cat (3): 25.0% → 40.0%``; a feature whose every value is
+    distinct in both splits, a file name or an id, gets no distance), ``js``
+    (Jensen–Shannon divergence of its numbers, else None). ``names``: class names by
+    feature, to name integer values."""
     names = names or {}
     records_a = int(a.schema.get("records") or 0)
     records_b = int(b.schema.get("records") or 0)
@@ -181,12 +194,13 @@ def compare_splits(
         dist = None
         cats_a, total_a = _categories(doc_a, st_a)
         cats_b, total_b = _categories(doc_b, st_b)
-        if doc_a and doc_b and (cats_a or cats_b):
+        identifier = _identifier(doc_a) and _identifier(doc_b)
+        if doc_a and doc_b and (cats_a or cats_b) and not identifier:
             dist = linf_distance(cats_a, total_a, cats_b, total_b)
         js = None
         if "histogram" in st_a and "histogram" in st_b:
             js = js_divergence(st_a["histogram"], st_b["histogram"])
-        largest = ""
+        largest = "every value distinct (an identifier)" if identifier else ""
         if dist is not None and dist.at is not None:
             shown = _shown(dist.at, names.get(name))
             largest = f"{shown}: {dist.shares[0]:.1%} → {dist.shares[1]:.1%}"

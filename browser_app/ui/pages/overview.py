@@ -332,7 +332,8 @@ def _dataset(src: Source) -> None:
     )
     rows = split_rows(folder, counts, src.split)
     table = pd.DataFrame(rows)
-    table["open"] = table["open"].map(lambda v: "▶" if v else "")
+    table["split"] = [r["split"] + (" · open" if r["open"] else "") for r in rows]
+    table = table.drop(columns=["open"])
     for col in ("declared", "counted", "bytes"):
         table[col] = pd.array(table[col], dtype="Int64")
     st.dataframe(
@@ -341,7 +342,6 @@ def _dataset(src: Source) -> None:
         width="stretch",
         height=min(len(table), 10) * 35 + 38,
         column_config={
-            "open": st.column_config.TextColumn("", width="small"),
             "declared": st.column_config.NumberColumn(
                 "declared records", help="dataset_info.json's shardLengths, summed"
             ),

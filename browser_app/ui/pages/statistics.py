@@ -286,3 +286,7 @@ def _chart(
     }
     st.markdown(f"**{md_text(feature)}** in {md_text(a_name)} and {md_text(b_name)}")
     st.vega_lite_chart(df, spec, width="stretch")
+
+
+if __name__ == "__main__":
+    render()

@@ -20,6 +20,7 @@ import streamlit as st
 
 import codec
 from browser_app import view
+from browser_app.paths import PathRefused, is_url_root, resolve_inside, split_spec
 from browser_app.ui.services.identity import Key
 from browser_app.ui.services.readers import open_dataset
 from codec.errors import CodecError
@@ -47,6 +48,7 @@ __all__ = [
     "Counted",
     "Described",
     "box_features",
+    "boxes_of_spec",
     "class_names",
     "class_names_at",
     "describe",
@@ -131,6 +133,26 @@ def box_features(src: Source) -> tuple[BoxFeature, ...]:
     ``BBoxFeature`` with the ClassLabel that names its boxes (:func:`codec.tfds.box_features`);
     empty for any other source."""
     ds = tfds_of(src)
+    if ds is None:
+        return ()
+    return _box_features(ds.folder, _stamp(ds.folder), ds)
+
+
+def boxes_of_spec(root: str, spec: str) -> tuple[BoxFeature, ...]:
+    """:func:`box_features` of the source ``spec`` would open under ``root``, from the spec
+    alone (for what knows only the spec: the layers a session draws for it); empty for a
+    spec that is no split of a TFDS dataset. Cheap: the folder's description is kept."""
+    if is_url_root(root) or "://" in spec:
+        return ()
+    folder, _split = split_spec(root, spec)
+    try:
+        real = resolve_inside(root, folder)
+    except PathRefused:
+        return ()
+    found = describe(real)
+    if found.folder is None and found.choices:
+        found = describe(found.choices[0])  # what the spec opens: the first dataset
+    ds = found.folder.tfds if found.folder is not None else None
     if ds is None:
         return ()
     return _box_features(ds.folder, _stamp(ds.folder), ds)

@@ -14,6 +14,7 @@ import streamlit as st
 
 from browser_app import view
 from browser_app.ui import state
+from browser_app.ui.services import datasets
 from codec.layers import (
     CLASS_MAP_LAYER,
     KEYPOINTS,
@@ -37,7 +38,9 @@ _LEGEND_SHOWN = 24  # legend entries listed per layer; the rest are named in a l
 
 def session_options(spec: str, label_map: Mapping[int, str] | None = None) -> LayerOptions:
     """What this session draws over the pictures of ``spec``: the layers switched on, the
-    score threshold and the opacity chosen for it, its hidden classes and ``label_map``."""
+    score threshold and the opacity chosen for it, its hidden classes and ``label_map``; and
+    for a split of a TFDS dataset, the boxes its ``features.json`` declares (``BBoxFeature``,
+    named by their ClassLabel: :func:`browser_app.ui.services.datasets.boxes_of_spec`)."""
     off = state.hidden_layers(spec)
     return LayerOptions(
         boxes="boxes" not in off,
@@ -49,6 +52,7 @@ def session_options(spec: str, label_map: Mapping[int, str] | None = None) -> La
         opacity=state.layer_opacity(spec),
         label_map=label_map,
         hidden=state.hidden_classes(spec),
+        box_features=datasets.boxes_of_spec(state.app_args().root, spec),
     )
 
 
