@@ -98,6 +98,7 @@ __all__ = [
     "filter_dataset",
     "look",
     "run_filter",
+    "spell_names",
 ]
 
 KEYWORDS = frozenset(
@@ -998,6 +999,33 @@ def _with_names(node: Node, names: Mapping[str, ClassNamesLike], text: str) -> N
     if isinstance(node, BoolOp):
         return BoolOp(node.op, tuple(_with_names(n, names, text) for n in node.operands))
     return node
+
+
+def spell_names(text: str, names: Mapping[str, ClassNamesLike]) -> str:
+    """``text`` with every class name it compares with a feature that has ``names`` written
+    as its label: ``label == "cat"`` → ``label == 3``; the same records match without the
+    names. Raises as :func:`compile_filter` does (an unknown class name included)."""
+    tree = compile_filter(text, names).tree
+    labels: dict[int, int] = {}
+
+    def walk(node: Node) -> None:
+        if isinstance(node, Literal):
+            values = node.value if isinstance(node.value, tuple) else (node.value,)
+            where = node.items if isinstance(node.value, tuple) else (node.pos,)
+            for v, pos in zip(values, where):
+                if isinstance(v, ClassName):
+                    labels[pos] = v.label
+        for child in _children(node):
+            walk(child)
+
+    walk(tree)
+    if not labels:
+        return text
+    out = text
+    for tok in reversed(_tokenize(text)):
+        if tok.kind == "str" and tok.pos in labels:
+            out = out[: tok.pos] + str(labels[tok.pos]) + out[tok.pos + len(tok.text) :]
+    return out
 
 
 def _named_literal(lit: Literal, feature: str, names: ClassNamesLike, text: str) -> Literal:

@@ -11,10 +11,16 @@ import streamlit as st
 
 from browser_app.selection import Selection
 from browser_app.ui import frame, navigation, services, state
+from browser_app.ui.services.names import names_key
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import jobs, layers, schema
+from browser_app.ui.widgets import jobs, layers, names, schema
 from browser_app.view import match_rows, md_text, plural
-from codec.filters import FilterSyntaxError, UnknownFeatureError, compile_filter
+from codec.filters import (
+    FilterSyntaxError,
+    UnknownClassError,
+    UnknownFeatureError,
+    compile_filter,
+)
 from codec.jobs import FilterJob, tasks_of
 
 EXAMPLES = (
@@ -36,7 +42,9 @@ HELP = (
     " condition nor its `not`). A comparison holds when it holds at some position:"
     " `any(…)` says so explicitly, `all(…)` asks for every position.\n\n"
     "A name no record has is an error with a suggestion, except inside `has(…)`. Names may"
-    " contain `/ . -`; put any other name in backquotes: `` `my feature` ``."
+    " contain `/ . -`; put any other name in backquotes: `` `my feature` ``.\n\n"
+    'A feature with class names (the sidebar\'s "Class names") compares with a name:'
+    ' `label == "cat"`, `label in ["cat", "dog"]`.'
 )
 
 
@@ -48,17 +56,22 @@ def _cannot(err: FilterSyntaxError, what: str) -> None:
 def _run(src: Source, text: str, limit: int, fresh: bool) -> state.FilterSelection | None:
     """Run the filter ``text`` as a job on the session's executor (its first ``limit``
     matches), keep its result for the session and return it; None when it cannot run (said)
-    or was cancelled (said; it runs again when asked: ``fresh``)."""
+    or was cancelled (said; it runs again when asked: ``fresh``). Class names compare with
+    the features they name (``label == "cat"``)."""
+    classes = names.for_source(src)
     try:
-        compile_filter(text)
+        compile_filter(text, classes)
+    except UnknownClassError as err:
+        _cannot(err, "This filter names a class its names file does not hold")
+        return None
     except FilterSyntaxError as err:
         _cannot(err, "This filter cannot be read")
         return None
     try:
         run = jobs.run(
-            FilterJob(text, limit=limit + 1),
+            FilterJob(text, limit=limit + 1, names=classes),
             tasks_of(src.dataset.files, executor=state.executor()),
-            key=f"filter:{src.tag}:{text}",
+            key=f"filter:{src.tag}:{text}:{abs(hash(names_key(classes))) % 10**8}",
             what="The filter",
             fresh=fresh,
         )
@@ -127,13 +140,15 @@ def _show(src: Source, result: state.FilterSelection) -> None:
     start = (max(1, int(page)) - 1) * size
     chunk = found[start : start + size]
     _thumbnails(src, chunk)
-    st.dataframe(pd.DataFrame(match_rows(src.dataset, chunk)), hide_index=True, width="stretch")
+    rows = match_rows(src.dataset, chunk, names=names.for_source(src))
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     c = st.columns([2, 1, 1.6, 1.4, 2], vertical_alignment="bottom")
     pick = c[0].selectbox("Record", chunk, key=state.widget_key("filter:pick"))
     if c[1].button("Open", key=state.widget_key("filter:open"), icon=":material/open_in_new:"):
         state.set_record(int(pick))
         navigation.goto("records")
-    selected = Selection("filter", result["expression"])
+    # Names bound in this session only are spelled as labels: a link shows the same records.
+    selected = Selection("filter", names.spelled(src, result["expression"]))
     if c[2].button(
         "Open in gallery",
         key=state.widget_key("filter:gallery"),
@@ -179,6 +194,7 @@ def _thumbnails(src: Source, chunk: list[int]) -> None:
         size=96,
         records=chunk,
         layers=layers.for_source(src.spec),
+        names=names.for_source(src),
     )
     tiles = [t for t in tiles if t.data]
     if not tiles:

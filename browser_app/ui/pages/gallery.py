@@ -11,7 +11,16 @@ import streamlit as st
 
 from browser_app.ui import frame, services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import detail, gallery_grid, landing, layers, pager, remote, schema
+from browser_app.ui.widgets import (
+    detail,
+    gallery_grid,
+    landing,
+    layers,
+    names,
+    pager,
+    remote,
+    schema,
+)
 
 
 def render() -> None:
@@ -49,6 +58,7 @@ def _tiles(src: Source) -> None:
         size=size.thumb,
         boxes=boxes,
         layers=layers.for_source(src.spec),
+        names=names.for_source(src),
     )
     if not items:
         st.info(f"No records from {start:,} on.")

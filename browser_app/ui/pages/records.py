@@ -22,6 +22,7 @@ from browser_app.ui.widgets import (
     editor,
     landing,
     layers,
+    names,
     pager,
     records_table,
     remote,
@@ -88,6 +89,7 @@ def _page(src: Source) -> None:
         schema=schema.stored(src),
         boxes=state.show_boxes(),
         layers=layers.for_source(src.spec),
+        names=names.for_source(src),
     )  # edits applied
     if not view.rows:
         st.info(f"No records from {start:,} on: {src.label} ends before that.")

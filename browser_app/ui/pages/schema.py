@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from browser_app.ui import frame
-from browser_app.ui.widgets import schema
+from browser_app.ui.widgets import names, schema
 from browser_app.view import (
     DETECTION_CHECKS,
     DRIFT_CHECKS,
@@ -24,6 +24,7 @@ from browser_app.view import (
     record_links,
     schema_rows,
 )
+from browser_app.view.schema import names_findings
 
 
 def render() -> None:
@@ -57,11 +58,13 @@ def render() -> None:
         )
         return
     st.markdown("##### Features")
-    rows = schema_rows(doc)
+    classes = names.for_source(src)
+    rows = schema_rows(doc, classes)
     if rows:
         st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     else:
         st.info("No features: the records are raw payloads or empty Examples.")
+    _names(doc, classes)
     _checks(doc, checks, result.label_map)
     st.markdown("##### Drift")
     if drift:
@@ -72,6 +75,19 @@ def render() -> None:
             "No drift: every feature has one type, is in every record and keeps its length.",
             icon=":material/check_circle:",
         )
+
+
+def _names(doc: dict[str, Any], classes: names.Names) -> None:
+    """Which names file names which feature, and the labels each leaves unnamed (read from
+    the schema's figures: the names are how it reads, not what it is)."""
+    present = {**doc["features"], **doc.get("feature_lists", {})}
+    used = {k: v for k, v in classes.items() if k in present}
+    if not used:
+        return
+    st.markdown("##### Class names")
+    st.caption(" · ".join(f"**{md_text(k)}**: {md_text(v.describe())}" for k, v in used.items()))
+    for finding in names_findings(doc, used):
+        st.warning(md_text(finding.message), icon=":material/label_off:")
 
 
 def _checks(doc: dict[str, Any], lines: list[str], label_map: str | None) -> None:

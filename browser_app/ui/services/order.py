@@ -4,7 +4,7 @@ record it is drawn from (status, size, boxes, classes, read once and shared)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import streamlit as st
@@ -20,6 +20,7 @@ from browser_app.selection import (
 )
 from browser_app.ui.services.identity import Key
 from browser_app.ui.services.journals import shared_journal
+from browser_app.ui.services.names import NamesKey, beside, names_key
 from browser_app.view import SchemaResult
 from codec.filters import run_filter
 from codec.schema.drift import findings
@@ -55,8 +56,14 @@ def _sort_keys(key: Key, name: str, _ds: codec.TFRecordDataset) -> np.ndarray:
 
 
 @st.cache_data(max_entries=16, show_spinner="Filtering every record…")
-def _matches(key: Key, expression: str, _ds: codec.TFRecordDataset) -> list[int]:
-    return list(run_filter(_ds, expression).matches)
+def _matches(
+    key: Key,
+    expression: str,
+    _ds: codec.TFRecordDataset,
+    names: NamesKey = (),
+    _names: dict[str, Any] | None = None,
+) -> list[int]:
+    return list(run_filter(_ds, expression, names=_names).matches)
 
 
 def forget_matches() -> None:
@@ -95,7 +102,10 @@ def order(src: Source, sel: Selection, schema: SchemaResult | None) -> np.ndarra
         return None
     base: list[int] | None = None
     if sel.base == "filter":
-        base = _matches(src.key, sel.arg, src.dataset)
+        # Class names found with the data (a link means the same in every session); the
+        # filter page spells names bound in one session only as numbers in the selection.
+        found = beside(src)[0]
+        base = _matches(src.key, sel.arg, src.dataset, names_key(found), found)
     elif sel.base == "finding":
         got = finding_records(src, sel.arg, schema)
         base = got[0] if got is not None else []

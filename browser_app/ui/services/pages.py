@@ -20,6 +20,7 @@ from browser_app.errors import AppError
 from browser_app.selection import Selection
 from browser_app.ui.services.identity import Key
 from browser_app.ui.services.journals import shared_journal
+from browser_app.ui.services.names import NamesKey, names_key
 from browser_app.ui.services.order import page_records
 from browser_app.ui.services.summary import box_scale
 from browser_app.view import SchemaResult
@@ -29,6 +30,7 @@ from codec.layers import LayerOptions
 
 if TYPE_CHECKING:
     from browser_app.ui.source import Source
+    from browser_app.view.values import Names
 
 __all__ = ["forget_pages", "gallery_items", "page_view"]
 
@@ -112,6 +114,8 @@ def _page(
     fingerprint: Fingerprint,
     _pages: _Pages,
     layers: LayerOptions | None = None,
+    names: NamesKey = (),
+    _names: Names | None = None,
 ) -> view.PageView:
     return view.page_view(
         _items(_pages, span),
@@ -119,6 +123,7 @@ def _page(
         boxes=boxes,
         normalized=normalized,
         options=layers,
+        names=_names,
     )
 
 
@@ -132,19 +137,24 @@ def page_view(
     thumbs: int = 72,
     boxes: bool = True,
     layers: LayerOptions | None = None,
+    names: Names | None = None,
 ) -> view.PageView:
     """The records page's table of the records at positions ``start..stop`` of ``sel``
     (record numbers when it is the whole file) with the pending edits applied (cached per
     page); ``schema``, the schema inferred for ``src`` if any, decides how boxes are read
     and which records a finding holds. Rows of new records carry their anchor's number in
     ``view.records`` (selecting one opens the anchor, whose editor offers the new record).
-    ``layers``: what is drawn over the thumbnails (every layer when None)."""
+    ``layers``: what is drawn over the thumbnails (every layer when None); ``names``: the
+    class names labels are shown with (``2 (cat)``)."""
     normalized = box_scale(src, schema).normalized if boxes else None
     span = _span(src, start, stop, sel, schema)
+    key = names_key(names)
     return _with_edits(
         src,
         span,
-        lambda fp, pages: _page(src.key, span, thumbs, boxes, normalized, fp, pages, layers),
+        lambda fp, pages: _page(
+            src.key, span, thumbs, boxes, normalized, fp, pages, layers, key, names
+        ),
     )
 
 
@@ -159,6 +169,8 @@ def _gallery(
     _pages: _Pages,
     hidden: frozenset[ClassKey] = frozenset(),
     layers: LayerOptions | None = None,
+    names: NamesKey = (),
+    _names: Names | None = None,
 ) -> list[view.GalleryItem]:
     return view.gallery_items(
         _items(_pages, span),
@@ -167,6 +179,7 @@ def _gallery(
         normalized=normalized,
         hidden=hidden,
         options=layers,
+        names=_names,
     )
 
 
@@ -182,22 +195,24 @@ def gallery_items(
     boxes: bool = True,
     records: Sequence[int] | None = None,
     layers: LayerOptions | None = None,
+    names: Names | None = None,
 ) -> list[view.GalleryItem]:
     """The gallery's tiles of the records at positions ``start..stop`` of ``sel`` (record
     numbers when it is the whole file), or of the given ``records``, with the pending edits
     applied (edited pictures and labels, new records in place, deleted ones captioned as
     such); without the boxes of the classes ``hidden``; the other layers as ``layers`` say.
-    ``schema`` as for :func:`page_view`."""
+    ``schema`` as for :func:`page_view`; labels in captions named by ``names``."""
     normalized = box_scale(src, schema).normalized if boxes else None
     if records is None:
         span = _span(src, start, stop, sel, schema)
     else:
         span = tuple(int(r) for r in records)
+    key = names_key(names)
     return _with_edits(
         src,
         span,
         lambda fp, pages: _gallery(
-            src.key, span, size, boxes, normalized, fp, pages, hidden, layers
+            src.key, span, size, boxes, normalized, fp, pages, hidden, layers, key, names
         ),
     )
 

@@ -24,7 +24,7 @@ from browser_app.errors import AppError
 from browser_app.export.csv import neutralized, runs_as_formula
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import schema
+from browser_app.ui.widgets import names, schema
 from browser_app.view import label_text, md_text
 from codec.errors import CodecError
 
@@ -275,7 +275,7 @@ def render_report(src: Source, j: Journal) -> None:
             icon=":material/fact_check:",
         )
         return
-    rows = report_rows(j, src.rel, _id_feature(src, j))
+    rows = report_rows(j, src.rel, _id_feature(src, j), names.for_source(src))
     st.dataframe(
         [
             {
@@ -288,6 +288,7 @@ def render_report(src: Source, j: Journal) -> None:
                 "id": r["id"],
                 "time": r["time"],
                 "edited": r["edited"],
+                **({"classes": r["classes"]} if "classes" in r else {}),
             }
             for r in rows
         ],

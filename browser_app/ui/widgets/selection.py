@@ -11,10 +11,18 @@ from dataclasses import replace
 
 import streamlit as st
 
-from browser_app.selection import BASES, FACET_GROUPS, SORTS, Selection, facet_counts
+from browser_app.selection import (
+    BASES,
+    FACET_GROUPS,
+    SORTS,
+    RecordFacts,
+    Selection,
+    class_label,
+    facet_counts,
+)
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import schema
+from browser_app.ui.widgets import names, schema
 from browser_app.view import label_text, md_text, plural
 from codec.errors import CodecError
 from codec.filters import FilterSyntaxError
@@ -35,7 +43,9 @@ def _choices(src: Source, sel: Selection) -> list[tuple[str, str]]:
     expressions = []
     last = state.filter_selection(repr(src.key))
     if last is not None:
-        expressions.append(last["expression"])
+        # Class names bound in this session only are spelled as labels (names.spelled): the
+        # selection then means the same in a link, and to the cached matches.
+        expressions.append(names.spelled(src, last["expression"]))
     if sel.base == "filter" and sel.arg not in expressions:
         expressions.append(sel.arg)
     out += [("filter", e) for e in expressions]
@@ -214,6 +224,7 @@ def sidebar_selection(src: Source | None) -> None:
             on_click=_clear,
             icon=":material/close:",
         )
+    names.sidebar(src)
 
 
 def sidebar_facets(src: Source | None) -> None:
@@ -249,6 +260,7 @@ def sidebar_facets(src: Source | None) -> None:
     facts = services.facts(src)
     picked = order if isinstance(order, np.ndarray) else np.arange(facts.total, dtype=np.int64)
     counts = facet_counts(picked, facts, services.marks(src))
+    classes = names.for_source(src)
     active = dict(sel.facets)
     for group, title in FACET_GROUPS.items():
         values = counts.get(group, [])
@@ -266,7 +278,7 @@ def sidebar_facets(src: Source | None) -> None:
             title,
             options,
             selection_mode="single",
-            format_func=_facet_label(number),
+            format_func=_facet_label(number, facts if group == "class" else None, classes),
             key=state.widget_key(f"sel:facet:{group}"),
             on_change=_on_facet,
             args=(group,),
@@ -278,15 +290,25 @@ def sidebar_facets(src: Source | None) -> None:
             side.caption(f"and {plural(len(rest), 'more class', 'more classes')}")
 
 
-def _facet_label(number: dict[str, int]) -> Callable[[str], str]:
-    return lambda v: f"{md_text(v)} · {number.get(v, 0):,}"  # pills read Markdown
+def _facet_label(
+    number: dict[str, int], facts: RecordFacts | None = None, classes: names.Names | None = None
+) -> Callable[[str], str]:
+    """A pill's label: the facet value (a class by its name when it has one:
+    :func:`browser_app.selection.class_label`) and its count."""
+
+    def label(v: str) -> str:
+        shown = class_label(v, facts, classes) if facts is not None else v
+        return f"{md_text(shown)} · {number.get(v, 0):,}"  # pills read Markdown
+
+    return label
 
 
 def _help(group: str) -> str:
     if group == "class":
         return (
-            "A class is the box caption, “text (label)”; a record counts once per class."
-            " Classes are counted as the files have them: pending edits are not counted."
+            "A class is the box caption, “text (label)”, or a class label feature's value"
+            " (“label = 3”, by its name when a names file names it); a record counts once per"
+            " class. Classes are counted as the files have them: pending edits are not counted."
         )
     if group == "status":
         return "Intact: both CRCs check; recovered: found past damage; damaged: a CRC fails."
