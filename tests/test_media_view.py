@@ -438,3 +438,21 @@ def test_show_json_carries_audio_frames_and_text(folder: Path, tmp_path: Path) -
     assert bert["text"]["input_ids"].startswith("[CLS] ") and "[MASK→" in bert["text"]["input_ids"]
     words = run_cli("show", str(folder / "nsynth-test.tfrecord"), "--records", "0", cache=tmp_path)
     assert words.stdout == "record 0: audio samples 4.00 s 16 kHz\n"
+
+
+def test_the_schema_page_names_audio_and_keeps_floats_whole(folder: Path, tmp_path: Path) -> None:
+    from browser_app.view.schema import schema_rows
+
+    rows = {
+        r["feature"]: r
+        for r in schema_rows(infer_schema([str(folder / "audio.tfrecord")]).to_json())
+    }
+    assert rows["audio/encoded"]["top values"] == "audio/wav 6, audio/flac 2"
+    write_records(
+        tmp_path / "f.tfrecord",
+        [ex.encode_example({"x": ("float", [7.974931e-05, 0.93323886])})],
+    )
+    doc = infer_schema([str(tmp_path / "f.tfrecord")]).to_json()
+    (row,) = schema_rows(doc)
+    assert (row["min"], row["max"]) == ("7.974931e-05", "0.93323886")
+    assert "numbers: min 7.974931e-05, mean 0.466659, max 0.93323886" in format_schema(doc)

@@ -14,7 +14,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from codec.audio import AUDIO_FORMATS
 from codec.schema import CHECKS, Finding, Schema, findings
+from codec.values import format_float
 
 from .values import Names, class_name, md_text
 
@@ -33,6 +35,7 @@ __all__ = [
     "schema_result",
     "schema_rows",
     "top_text",
+    "value_text",
 ]
 
 LINKS_SHOWN = 20  # record numbers listed after a finding before "… and N more"
@@ -69,6 +72,17 @@ def schema_result(
     )
 
 
+def value_text(x: float | int | None, missing: str = "") -> str:
+    """A value a feature holds (its smallest or largest): an int as it is, a float as the
+    shortest text that reads back as the same float32 (``7.974931e-05``, not ``7.97493e-05``);
+    ``missing`` for none. Figures computed from values (means) are :func:`number_text`."""
+    if x is None:
+        return missing
+    if isinstance(x, float):
+        return format_float(x)
+    return str(x)
+
+
 def number_text(x: float | int | None, missing: str = "") -> str:
     """A figure of the schema: floats to 6 significant digits, ``missing`` for none."""
     if x is None:
@@ -95,10 +109,19 @@ def top_text(value: Any, count: int, names: Any = None) -> str:
     return f'{value} "{name}" ({count:,})' if name is not None else f"{value} ({count:,})"
 
 
+def _audio(audio: Mapping[str, Any] | None) -> str:
+    """Bytes values too long to count one by one that are audio: ``audio/wav 6,
+    audio/flac 2`` (by magic number)."""
+    if not audio:
+        return ""
+    return ", ".join(f"{AUDIO_FORMATS.get(k, k)} {v:,}" for k, v in audio["formats"].items())
+
+
 def schema_rows(doc: Mapping[str, Any], names: Names | None = None) -> list[dict[str, str]]:
     """One row per feature and feature list: what the Schema page's table shows (feature,
-    kind, types with counts, presence, values and steps min / mean / max, numeric range,
-    NaN/Inf, distinct and top values, picture formats). The top values of a feature with
+    kind, types with counts, presence, values and steps min / mean / max, numeric range
+    (values as their shortest float32 text), NaN/Inf, distinct and top values — for audio
+    values, their formats —, picture formats). The top values of a feature with
     class names in ``names`` are named (:func:`top_text`); a names file is a rendering
     matter, never part of the schema itself."""
     classes = names or {}
@@ -124,11 +147,12 @@ def schema_rows(doc: Mapping[str, Any], names: Names | None = None) -> list[dict
                     if kind == "feature list"
                     else ""
                 ),
-                "min": number_text(num.get("min")),
-                "max": number_text(num.get("max")),
+                "min": value_text(num.get("min")),
+                "max": value_text(num.get("max")),
                 "NaN/Inf": f"{num['nan']:,} / {num['inf']:,}" if num else "",
                 "distinct": "" if distinct is None else f"{distinct:,}",
-                "top values": ", ".join(top_text(v, c, known) for v, c in tops[:5]),
+                "top values": ", ".join(top_text(v, c, known) for v, c in tops[:5])
+                or _audio(f.get("audio")),
                 "images": _images(f.get("images")),
             }
         )

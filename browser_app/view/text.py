@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from browser_app.view.schema import number_text
+from browser_app.view.schema import number_text, value_text
 from codec.audio import AUDIO_FORMATS, describe_audio
 from codec.errors import DecodeError
 from codec.example import Feature, Record, classify_bytes
@@ -125,10 +125,8 @@ def _feature_lines(name: str, d: Mapping[str, Any], records: int, label: str = "
         extra = ""
         if num["nan"] or num["inf"]:
             extra = f", NaN {num['nan']:,}, Inf {num['inf']:,}"
-        lines.append(
-            f"  numbers: min {_num(num['min'])}, mean {_num(num['mean'])},"
-            f" max {_num(num['max'])}{extra}"
-        )
+        low, high = value_text(num["min"], "-"), value_text(num["max"], "-")
+        lines.append(f"  numbers: min {low}, mean {_num(num['mean'])}, max {high}{extra}")
     iv = d.get("int_values")
     if iv:
         approx = "" if iv["exact"] else "~"
