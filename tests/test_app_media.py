@@ -48,6 +48,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     gt.write_bert(r / "bert")
     ge.write_tensorboard(r / "logs", steps=6)
     G.write(r / "tensors.tfrecord", G.tensor_records(0, max_side=64))
+    ge.write_saved_dataset(r / "saved", 6, shards=2)
     write_records(
         r / "floats.tfrecord",
         [
@@ -308,3 +309,18 @@ def test_floats_keep_their_shortest_text_and_features_are_listed_by_name(monkeyp
     assert str(table["values"][0]).startswith("7.974931e-05, 0.1, 1.5, -2.25, 3e-12")
     (grid,) = [d.value for d in at.main.dataframe if list(d.value.columns) == ["value"]]
     assert list(grid["value"])[:5] == ["7.974931e-05", "0.1", "1.5", "-2.25", "3e-12"]
+
+
+def test_a_saved_datasets_record_names_its_element_and_component(monkeypatch, root) -> None:
+    first = sorted((root / "saved").glob("*/*.shard/*.snapshot"))[0]
+    name = str(first.relative_to(root))
+    for record, component, dtype in ((0, "image", "uint8"), (1, "label", "int64")):
+        at = start_app(monkeypatch, root, params={"file": name, "record": str(record)})
+        no_crash(at)
+        heads = [_plain(m.value) for m in at.main.markdown]
+        assert (
+            f"**Tensor** · element 0 of {first.name} · component {component} of the saved dataset"
+        ) in heads
+        assert any(c.startswith(f"record · serialized tensor · {dtype}") for c in _captions(at))
+    at = start_app(monkeypatch, root, params={"file": name, "record": "3"})
+    assert any("element 1 of" in _plain(m.value) for m in at.main.markdown)

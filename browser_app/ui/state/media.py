@@ -12,7 +12,9 @@ from browser_app.ui.state.store import read, write
 __all__ = [
     "Playback",
     "event_file",
+    "keep_snapshot",
     "keep_vocab",
+    "kept_snapshot",
     "kept_vocab",
     "playback",
     "sample_rate",
@@ -87,3 +89,17 @@ def event_file(path: str, identity: object) -> bool | None:
 
 def set_event_file(path: str, identity: object, holds: bool) -> None:
     write(f"media:events:{path}", (identity, holds))
+
+
+def kept_snapshot(folder: str, identity: object) -> Any | None:
+    """What the ``Dataset.save`` folder ``folder`` was found to hold (a
+    :class:`codec.snapshot.Snapshot`, or False for a folder that is not one) when its
+    metadata was ``identity``; None when not looked at since."""
+    value = read(f"media:snapshot:{folder}", tuple)
+    if value is None or len(value) != 2 or value[0] != identity:
+        return None
+    return value[1]
+
+
+def keep_snapshot(folder: str, identity: object, found: Any) -> None:
+    write(f"media:snapshot:{folder}", (identity, found))

@@ -316,7 +316,11 @@ def _not_an_example(src: Source, path: str, payload: bytes, index: int) -> None:
             _raw(payload, index, title=False)
         return
     if ex.classify_bytes(payload) == "tensor":
-        st.markdown("**Tensor** (the record is one serialized TensorProto)")
+        where = media.saved_element(src, path, index)
+        if where is not None:  # a tf.data.Dataset.save element's component
+            st.markdown(f"**Tensor** · {view.md_text(where)} of the saved dataset")
+        else:
+            st.markdown("**Tensor** (the record is one serialized TensorProto)")
         _tensor("record", payload, f"rec:{index}")
         with st.expander("Raw payload"):
             _raw(payload, index, title=False)

@@ -28,6 +28,7 @@ from codec import audio as au
 from codec import events as ev
 from codec import example as ex
 from codec import images as im
+from codec import snapshot as sn
 from codec import tokens as tk
 from codec.values import format_float, plural
 
@@ -37,6 +38,7 @@ __all__ = [
     "event_record",
     "frames_player",
     "hints",
+    "saved_element",
     "token_section",
 ]
 
@@ -469,3 +471,47 @@ def event_record(src: Source, path: str, payload: bytes, number: int) -> bool:
                 st.caption(view.md_code(v.tag))
                 st.code(v.text[:20_000], language=None, wrap_lines=True)
     return True
+
+
+# -- tf.data.Dataset.save elements ------------------------------------------------------------
+
+
+def _snapshot(folder: str) -> sn.Snapshot | None:
+    try:
+        meta = os.stat(os.path.join(folder, sn.SNAPSHOT_METADATA))
+        identity: object = (meta.st_size, meta.st_mtime_ns)
+    except OSError:
+        identity = None
+    kept = mstate.kept_snapshot(folder, identity)
+    if isinstance(kept, sn.Snapshot):
+        return kept
+    if kept is False:
+        return None
+    found: sn.Snapshot | None = None
+    if sn.is_snapshot_folder(folder):
+        try:
+            found = sn.open_snapshot(folder)
+        except OSError:
+            found = None
+    mstate.keep_snapshot(folder, identity, found if found is not None else False)
+    return found
+
+
+def saved_element(src: Source, path: str, index: int) -> str | None:
+    """Where record ``index`` (of the file ``path``, a ``tf.data.Dataset.save`` checkpoint
+    file ``<folder>/<run>/<n>.shard/<n>.snapshot``) stands in the saved dataset: ``element
+    3 · component image``; None for a record of any other file."""
+    if not path.endswith(".snapshot") or "://" in path:
+        return None
+    folder = os.path.dirname(os.path.dirname(os.path.dirname(path)))
+    saved = _snapshot(folder)
+    if saved is None:
+        return None
+    try:
+        _k, local = src.dataset.locate(index)
+    except (IndexError, codec.CodecError):
+        return None
+    element, component = sn.element_of(local, saved.width)
+    names = saved.component_names()
+    name = names[component] if component < len(names) else str(component)
+    return f"element {element:,} of {os.path.basename(path)} · component {name}"
