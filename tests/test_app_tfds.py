@@ -177,6 +177,26 @@ def test_a_tfx_output_opens_its_train_split(monkeypatch, root):
     assert set(splits["check"]) == {"not declared"}
 
 
+def test_a_large_dataset_counts_its_other_splits_when_asked(monkeypatch, root):
+    from browser_app.ui import services
+
+    monkeypatch.setattr(services, "AUTO_VERIFY_BYTES", 0)
+    at = opened(monkeypatch, root, SHAPES, "overview")
+    splits = at.main.dataframe[0].value
+    assert list(splits["counted"].isna()) == [False, True]  # the open split only
+    assert list(splits["check"]) == ["✓ as declared", "not counted"]
+    at.button(key=f"tfb:w:split:count:{SHAPES}").click().run()
+    no_crash(at)
+    splits = at.main.dataframe[0].value
+    assert list(splits["counted"]) == [40, 12]
+
+
+def test_a_split_folder_of_a_tfx_output_opens_alone(monkeypatch, root):
+    at = opened(monkeypatch, root, "taxi/Split-eval")
+    assert "10 records" in header(at)
+    assert "TFX" not in flashes(at)  # a folder of shards, not the output with its splits
+
+
 # -- Statistics: two splits side by side -------------------------------------------------------
 
 

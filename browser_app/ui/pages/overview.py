@@ -351,7 +351,7 @@ def _dataset(src: Source) -> None:
             "bytes": st.column_config.NumberColumn("declared bytes", format="%d"),
         },
     )
-    if not counting and any(c is None for c in counts.values()):
+    if not counting and any(counts.get(n) is None for n in names):
         total = format_bytes(sum(sizes.values()))
         st.caption(f"The other splits are counted when asked ({total} in all).")
         if st.button(
