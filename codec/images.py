@@ -73,6 +73,8 @@ __all__ = [
     "draw_boxes",
     "find_boxes",
     "find_images",
+    "fit_text",
+    "ink",
     "invalid_pixels",
     "picture_colormap",
     "raw_pixels_to_image",
@@ -986,7 +988,7 @@ def _dashed_rectangle(
             )
 
 
-def _fit_text(font: Any, text: str, room: float) -> str:
+def fit_text(font: Any, text: str, room: float) -> str:
     """``text``, cut with "…" to fit ``room`` pixels."""
     if font.getlength(text) <= room:
         return text
@@ -995,7 +997,7 @@ def _fit_text(font: Any, text: str, room: float) -> str:
     return text + "…" if text else ""
 
 
-def _ink(color: str) -> str:
+def ink(color: str) -> str:
     """Black or white, whichever reads better on ``color``."""
     r, g, b = (int(color[k : k + 2], 16) for k in (1, 3, 5))
     return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#ffffff"
@@ -1034,9 +1036,9 @@ def draw_boxes(
         caption = ("! " if box.problems else "") + box.caption
         if font is None or not caption.strip():
             continue
-        caption = _fit_text(font, caption, out.width - 4)
+        caption = fit_text(font, caption, out.width - 4)
         right, bottom = font.getbbox(caption)[2:]
         place = caption_place((x0, y0, x1, y1), (int(right) + 4, int(bottom) + 2), out.size)
         draw.rectangle([place[0], place[1], place[2] - 1, place[3] - 1], fill=color)
-        draw.text((place[0] + 2, place[1]), caption, fill=_ink(color), font=font)
+        draw.text((place[0] + 2, place[1]), caption, fill=ink(color), font=font)
     return out

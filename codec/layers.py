@@ -60,6 +60,7 @@ from codec import detection
 from codec.detection import ClassKey, Layout, class_caption, class_color
 from codec.errors import CodecError
 from codec.example import Record
+from codec.images import fit_text, ink
 from codec.kinds import BYTES, FLOAT, INT64
 from codec.roles import CLASS_MAP, MASK, fits, picture_facts, picture_roles
 from codec.values import image_size
@@ -1096,19 +1097,6 @@ def _dashes(width: int, height: int, dash: int) -> np.ndarray:
     return out
 
 
-def _fit_text(font: Any, text: str, room: float) -> str:
-    if font.getlength(text) <= room:
-        return text
-    while text and font.getlength(text + "…") > room:
-        text = text[:-1]
-    return text + "…" if text else ""
-
-
-def _ink(color: str) -> str:
-    r, g, b = _hex_rgb(color)
-    return "#000000" if 0.299 * r + 0.587 * g + 0.114 * b > 140 else "#ffffff"
-
-
 def _moved(box: PixelBox, scale: tuple[float, float], origin: tuple[float, float]) -> PixelBox:
     import dataclasses
 
@@ -1166,11 +1154,11 @@ def _draw_predictions(
     for box, color, caption in placed:
         if not caption:
             continue
-        text = _fit_text(font, caption, out.width - 4)
+        text = fit_text(font, caption, out.width - 4)
         right, bottom = font.getbbox(text)[2:]
         place = _below(box, (int(right) + 4, int(bottom) + 2), out.size)
         draw.rectangle([place[0], place[1], place[2] - 1, place[3] - 1], fill=color, outline=_EDGE)
-        draw.text((place[0] + 2, place[1]), text, fill=_ink(color), font=font)
+        draw.text((place[0] + 2, place[1]), text, fill=ink(color), font=font)
 
 
 def _below(

@@ -7,42 +7,23 @@ rule with the connection state simulated; this is the runtime's own answer.)"""
 from __future__ import annotations
 
 import re
-import shutil
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from browser_support import browser_fixture, serve, servers_of, settled, until
-from test_e2e_jobs import _workers
-
-from codec.example import encode_example
-from codec.writer import write_records
+from test_e2e_jobs import _workers, shards  # noqa: F401  (the same 8 shards of 100,000 records)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-SHARDS = 8
-PER_SHARD = 100_000
 # Forty comparisons no record passes: every one is evaluated on every record, which takes
 # minutes on 2 processes (measured: over a minute with nothing else running).
 EXPRESSION = " or ".join(f"any(score > {i}000.5)" for i in range(1, 41))
 
 
 @pytest.fixture(scope="module")
-def shards(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("closing")
-    distinct = [
-        encode_example({"label": ("int64", [i % 7]), "score": ("float", [i * 0.5, 1.0])})
-        for i in range(1000)
-    ]
-    write_records(root / "shard-00.tfrecord", distinct * (PER_SHARD // len(distinct)))
-    for k in range(1, SHARDS):
-        shutil.copy(root / "shard-00.tfrecord", root / f"shard-{k:02d}.tfrecord")
-    return root
-
-
-@pytest.fixture(scope="module")
-def server(shards: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def server(shards: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:  # noqa: F811
     args = [str(shards / "shard-*.tfrecord"), "--root", str(shards), "--executor", "processes:2"]
     yield from serve(tmp_path_factory, args)
 

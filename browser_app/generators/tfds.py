@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 from PIL import Image, ImageDraw
 
+from browser_app.generators.label_maps import VOC_CLASSES
 from codec import example as ex
 from codec.writer import write_records
 
@@ -65,29 +66,8 @@ FEATURES_DICT = f"{FEATURES}.features_dict.FeaturesDict"
 TEMPLATE = "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}"
 
 SHAPES = ("circle", "square", "triangle", "cross", "ring", "bar", "diamond", "dot")
-# TFDS's voc.py: _VOC_LABELS and _VOC_POSES, in its order.
-VOC_LABELS = (
-    "aeroplane",
-    "bicycle",
-    "bird",
-    "boat",
-    "bottle",
-    "bus",
-    "car",
-    "cat",
-    "chair",
-    "cow",
-    "diningtable",
-    "dog",
-    "horse",
-    "motorbike",
-    "person",
-    "pottedplant",
-    "sheep",
-    "sofa",
-    "train",
-    "tvmonitor",
-)
+# TFDS's voc.py: _VOC_LABELS, in its order: the VOC classes.
+VOC_LABELS = VOC_CLASSES
 VOC_POSES = ("frontal", "left", "rear", "right", "unspecified")
 DETECTION_SPLITS = ("train", "validation", "test")
 
