@@ -40,6 +40,7 @@ from codec.filters import (
     UnknownClassError,
     compile_filter,
     run_filter,
+    spell_names,
 )
 from codec.jobs import FilterJob, parse_executor, run, tasks_of
 from codec.names import ClassNames, parse_names, read_names
@@ -151,6 +152,21 @@ def test_a_label_past_a_short_names_file_is_found_by_number(
     assert got == [i for i, r in enumerate(recs) if _label(r) in (0, 7)]
     with pytest.raises(UnknownClassError, match="'dot'"):  # past the file: not a name
         compile_filter('label == "dot"', {"label": short})
+
+
+def test_class_names_spelled_as_labels_select_the_same_records(
+    shapes: Path, names: ClassNames
+) -> None:
+    recs = _records(shapes)
+    bound = {"label": names}
+    text = 'label in ["dot", "bar"] or ("ring" in label and label != "circle") or t == "x"'
+    spelled = spell_names(text, bound)
+    assert spelled == 'label in [7, 5] or (4 in label and label != 0) or t == "x"'
+    a, b = compile_filter(text, bound), compile_filter(spelled)
+    assert [a.matches(r) for r in recs] == [b.matches(r) for r in recs]
+    assert spell_names("index > 3", bound) == "index > 3"
+    with pytest.raises(UnknownClassError):
+        spell_names('label == "nope"', bound)
 
 
 def test_the_filter_job_carries_names_to_worker_processes(shapes: Path, names: ClassNames) -> None:

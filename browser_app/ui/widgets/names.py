@@ -155,8 +155,9 @@ def sidebar(src: Source | None) -> None:
     now = for_source(src)
     if not features and not now and not problems:
         return
-    title = "Class names" + (f" · {len(now):,}" if now else "")
-    with st.sidebar.expander(title, expanded=False, icon=":material/label:"):
+    # One title whatever it holds: a new title would be a new expander, closed again just
+    # after the person bound a file in it.
+    with st.sidebar.expander("Class names", expanded=False, icon=":material/label:"):
         for feature, names in now.items():
             where = "uploaded" if feature in bound else "beside the data"
             if feature not in bound and feature not in found:
