@@ -254,6 +254,13 @@ def test_tensorboard_logs_open_and_say_what_was_left_out(monkeypatch, root):
     assert "left out 1 file" in said and "README.md" in said and "not TFRecord framing" in said
 
 
+def test_the_overview_lists_what_a_folder_left_out(monkeypatch, root):
+    at = opened(monkeypatch, root, "logs", "overview")
+    left = next(d.value for d in at.main.dataframe if "why" in d.value.columns)
+    assert dict(zip(left["file"], left["why"]))["logs/README.md"].startswith("not TFRecord framing")
+    assert any(e.label.startswith("Left out: 1 file") for e in at.main.expander)
+
+
 def test_a_saved_dataset_and_a_recursive_glob_open(monkeypatch, root):
     at = opened(monkeypatch, root, "saved")
     assert "2 files" in header(at)

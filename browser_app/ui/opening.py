@@ -179,6 +179,7 @@ class _Resolved:
     split: str | None = None
     folder_spec: str | None = None
     choices: tuple[str, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
 
 
 def _resolve(spec: str, root: str, anon: bool = False) -> tuple[list[str], str]:
@@ -214,7 +215,7 @@ def _resolve_full(spec: str, root: str, anon: bool = False) -> _Resolved:
         raise InputError(f"Refused: {_relative_message(root, exc)}.") from exc
     if notes:
         _note_once(spec, " ".join(notes))
-    return _Resolved(files, spec)
+    return _Resolved(files, spec, skipped=tuple(getattr(files, "skipped", ())))
 
 
 def _holds_records(folder: str) -> bool:
@@ -403,6 +404,7 @@ def open_source(spec: str, root: str | None = None) -> Source:
         split=got.split,
         folder_spec=got.folder_spec,
         choices=got.choices,
+        skipped=got.skipped,
     )
 
 

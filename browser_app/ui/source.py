@@ -27,7 +27,8 @@ class Source:
     :func:`codec.tfds.open_split_folder` reads it), the ``split`` open (its files are
     ``paths``), ``folder_spec``, the spec of the folder (``FOLDER:SPLIT`` opens another
     split: :meth:`split_spec`), and ``choices``: when the spec named a folder holding several
-    TFDS datasets or configs, their specs (the first was opened)."""
+    TFDS datasets or configs, their specs (the first was opened). ``skipped``: what a folder
+    or ``**`` glob found by content left out, ``(path relative to the root, why)``."""
 
     spec: str
     label: str
@@ -39,6 +40,7 @@ class Source:
     split: str | None = None
     folder_spec: str | None = None
     choices: tuple[str, ...] = ()
+    skipped: tuple[tuple[str, str], ...] = ()
 
     def split_spec(self, split: str) -> str:
         """The spec that opens ``split`` of this source's dataset folder."""

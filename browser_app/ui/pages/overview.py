@@ -70,6 +70,8 @@ def render() -> None:
 
     st.markdown("##### Files")
     _files_table(src, reports)
+    if src.skipped:
+        _skipped(src)
 
     st.markdown("##### Integrity")
     if reports is None:
@@ -250,6 +252,24 @@ def _features(summary: dict[str, Any], sampled: bool) -> None:
         )
     else:
         st.caption(f"Every record: {plural(n, 'record')} read{more}.")
+
+
+def _skipped(src: Source) -> None:
+    """What the folder or ``**`` glob, opened by the files' content, left out and why."""
+    with st.expander(
+        f"Left out: {plural(len(src.skipped), 'file')} that {md_text(src.spec)} holds",
+        icon=":material/filter_alt_off:",
+    ):
+        st.caption(
+            "Files are opened by their content: every file whose first record header checks"
+            " out, whatever its name. These did not."
+        )
+        st.dataframe(
+            pd.DataFrame([{"file": p, "why": why} for p, why in src.skipped]),
+            hide_index=True,
+            width="stretch",
+            height=min(len(src.skipped), 12) * 35 + 38,
+        )
 
 
 # -- a dataset that describes itself ----------------------------------------------------------
