@@ -232,8 +232,7 @@ def names_findings(doc: Mapping[str, Any], names: Names) -> list[NamesFinding]:
             out.append(
                 NamesFinding(
                     feature,
-                    f"{feature} holds {kinds} values, not class labels: {where} names nothing"
-                    " in it",
+                    f"{feature} holds {kinds}, not class labels: {where} names nothing in it",
                 )
             )
             continue
