@@ -9,6 +9,8 @@ result that depends on names takes them as an argument, with :func:`names_key`."
 from __future__ import annotations
 
 import os
+import threading
+import weakref
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
@@ -29,7 +31,7 @@ its names."""
 _FOLDERS = 8  # folders of a source looked in for names (a glob over many folders: the first)
 
 
-@st.cache_data(max_entries=32, ttl=300, show_spinner=False)
+@st.cache_resource(max_entries=32, ttl=300, show_spinner=False)
 def _beside(key: Key, paths: tuple[str, ...]) -> tuple[dict[str, ClassNames], tuple[str, ...]]:
     found: dict[str, ClassNames] = {}
     problems: list[str] = []
@@ -57,15 +59,32 @@ def beside(src: Source) -> tuple[dict[str, ClassNames], tuple[str, ...]]:
     there that could not be used, in words (too large, not a names file, a CSV without
     index and name columns: left out; the data opens all the same). Cached per files for a
     few minutes (a names file put beside the data is found then, or when the source is
-    opened again)."""
+    opened again). Shared objects: read them, never change them."""
     return _beside(src.key, tuple(src.paths))
+
+
+_DIGESTS: dict[int, tuple[weakref.ref[ClassNames], int]] = {}
+_DIGESTS_LOCK = threading.Lock()
+
+
+def _digest(cn: ClassNames) -> int:
+    """A digest of the names of ``cn``, worked out once per object (a vocabulary of 20,000
+    names is hashed once, not at every run of every page)."""
+    with _DIGESTS_LOCK:
+        got = _DIGESTS.get(id(cn))
+        if got is not None and got[0]() is cn:
+            return got[1]
+    digest = hash(tuple(sorted(cn.names.items())))
+    with _DIGESTS_LOCK:
+        if len(_DIGESTS) > 256:
+            for k in [k for k, (ref, _d) in _DIGESTS.items() if ref() is None]:
+                del _DIGESTS[k]
+        _DIGESTS[id(cn)] = (weakref.ref(cn), digest)
+    return digest
 
 
 def names_key(names: Mapping[str, ClassNames] | None) -> NamesKey:
     """A small hashable key of ``names`` for caches whose results depend on them."""
     if not names:
         return ()
-    return tuple(
-        (k, cn.source, cn.kind, len(cn), hash(tuple(sorted(cn.names.items()))))
-        for k, cn in sorted(names.items())
-    )
+    return tuple((k, cn.source, cn.kind, len(cn), _digest(cn)) for k, cn in sorted(names.items()))
