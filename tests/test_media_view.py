@@ -456,3 +456,31 @@ def test_the_schema_page_names_audio_and_keeps_floats_whole(folder: Path, tmp_pa
     (row,) = schema_rows(doc)
     assert (row["min"], row["max"]) == ("7.974931e-05", "0.93323886")
     assert "numbers: min 7.974931e-05, mean 0.466659, max 0.93323886" in format_schema(doc)
+
+
+def test_lying_headers_and_broken_frames_are_said_not_fatal(folder: Path) -> None:
+    # A WAV whose data chunk declares 2^32 - 1 bytes: described with the problem, played
+    # as stored, drawn from the samples present; nothing allocated from the declared size.
+    wav = bytearray(audio.wav_bytes(_tone(440, 0.25, 8000), 8000))
+    at = wav.index(b"data")
+    wav[at + 4 : at + 8] = (0xFFFFFFFF).to_bytes(4, "little")
+    rec = ex.decode(ex.encode_example({"audio/encoded": ("bytes", [bytes(wav)])}), "example")
+    (clip,) = vm.find_audio(rec)
+    assert clip.problem == f"the data chunk declares 4,294,967,295 bytes; {2000 * 2:,} are present"
+    assert clip.data == bytes(wav) and clip.samples().shape == (2000, 1)
+    # A clip with a frame cut short: that frame says why, its neighbours show, the film
+    # strip has a grey box in its place.
+    good = _records(folder / "clips.tfrecord")[0]
+    lists = {k: [(f.type, f.values) for f in v] for k, v in good.feature_lists.items()}
+    cut = lists["image/encoded"][3][1][0][:200]
+    lists["image/encoded"][3] = ("bytes", [cut])
+    context = {k: (f.type, f.values) for k, f in good.features.items()}
+    broken = ex.decode(ex.encode_sequence_example(context, lists), "auto")  # type: ignore[arg-type]
+    frames = vm.find_frames(broken)
+    assert frames is not None and frames.count == 20
+    bad = vm.frame_view(broken, frames, 3)
+    assert bad.data is None and bad.error and bad.caption.startswith("frame 4 of 20")
+    assert vm.frame_view(broken, frames, 4).data is not None
+    strip = _png(vm.film_strip(frames, 3).data).convert("RGB")
+    cell = (strip.width + 4) // 12
+    assert strip.getpixel((3 * cell + cell // 2, strip.height // 2)) == (150, 150, 150)
