@@ -8,6 +8,8 @@ floats keep their shortest text in the values grid and features are listed by na
 
 from __future__ import annotations
 
+import io
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 from app_support import no_crash, start_app
+from PIL import Image
 from streamlit.testing.v1 import AppTest
 from test_app_edit import media
 
@@ -49,6 +52,7 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ge.write_tensorboard(r / "logs", steps=6)
     G.write(r / "tensors.tfrecord", G.tensor_records(0, max_side=64))
     ge.write_saved_dataset(r / "saved", 6, shards=2)
+    _tfds_clips(r / "tfds")
     write_records(
         r / "floats.tfrecord",
         [
@@ -62,6 +66,69 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ],
     )
     return r
+
+
+F = "tensorflow_datasets.core.features"
+
+
+def _tfds_clips(root: Path) -> None:
+    """A TFDS dataset ``clipset`` whose ``features.json`` declares a ``Video`` (``observation``)
+    and an ``Audio`` at 8 kHz (``speech``, int samples): names the app does not know them
+    by, and records that do not say the rate."""
+    folder = root / "clipset" / "1.0.0"
+    folder.mkdir(parents=True)
+    payloads = []
+    for i in range(3):
+        frames = []
+        for k in range(6):
+            out = io.BytesIO()
+            Image.new("RGB", (64, 48), (40 * k, 80 + 20 * i, 200 - 30 * k)).save(out, "PNG")
+            frames.append(out.getvalue())
+        t = np.arange(4000) / 8000
+        speech = (np.sin(2 * np.pi * (300 + 100 * i) * t) * 12000).astype(np.int64)
+        payloads.append(
+            ex.encode_example(
+                {
+                    "observation": ("bytes", frames),
+                    "speech": ("int64", speech.tolist()),
+                    "label": ("int64", [i % 2]),
+                }
+            )
+        )
+    shard = folder / "clipset-train.tfrecord-00000-of-00001"
+    write_records(shard, payloads)
+    video = {
+        "dtype": "uint8",
+        "encodingFormat": "png",
+        "shape": {"dimensions": ["-1", "48", "64", "3"]},
+    }
+    sound = {
+        "dtype": "int64",
+        "encoding": "none",
+        "sampleRate": "8000",
+        "shape": {"dimensions": ["-1"]},
+    }
+    declared = {
+        "observation": {"pythonClassName": f"{F}.video_feature.Video", "video": video},
+        "speech": {"pythonClassName": f"{F}.audio_feature.Audio", "audio": sound},
+        "label": {
+            "pythonClassName": f"{F}.class_label_feature.ClassLabel",
+            "classLabel": {"numClasses": "2"},
+        },
+    }
+    features = {
+        "pythonClassName": f"{F}.features_dict.FeaturesDict",
+        "featuresDict": {"features": declared},
+    }
+    (folder / "features.json").write_text(json.dumps(features, indent=4, sort_keys=True))
+    split = {
+        "name": "train",
+        "numBytes": str(shard.stat().st_size),
+        "shardLengths": ["3"],
+        "filepathTemplate": "{DATASET}-{SPLIT}.{FILEFORMAT}-{SHARD_X_OF_Y}",
+    }
+    info = {"name": "clipset", "version": "1.0.0", "fileFormat": "tfrecord", "splits": [split]}
+    (folder / "dataset_info.json").write_text(json.dumps(info, indent=2, sort_keys=True))
 
 
 def _payloads(path: Path) -> list[bytes | None]:
@@ -324,3 +391,17 @@ def test_a_saved_datasets_record_names_its_element_and_component(monkeypatch, ro
         assert any(c.startswith(f"record · serialized tensor · {dtype}") for c in _captions(at))
     at = start_app(monkeypatch, root, params={"file": name, "record": "3"})
     assert any("element 1 of" in _plain(m.value) for m in at.main.markdown)
+
+
+def test_a_tfds_video_and_audio_are_known_by_their_metadata(monkeypatch, root, media) -> None:
+    at = start_app(monkeypatch, root / "tfds", params={"file": "clipset", "record": "1"})
+    no_crash(at)
+    heads = [_plain(m.value) for m in at.main.markdown]
+    assert "**Frames** · `observation` · 6 frames · 25 fps (assumed) · 0.24 s · 1" in heads
+    assert (
+        "`speech` · 4,000 int samples · 0.50 s at 8 kHz · mono (from the dataset's metadata)"
+        in (_captions(at))
+    )
+    ((data, _mime),) = _players(at, media)
+    info = audio.describe_audio(data)
+    assert info is not None and info.text() == "audio/wav 0.50 s 8 kHz mono"

@@ -50,9 +50,8 @@ WAVE_WIDTH = 720  # pixels of a waveform and a spectrogram
 def hints(src: Source) -> vm.MediaHints:
     """What the source's dataset metadata says of its audio and video features (a TFDS
     folder's ``features.json``, when the source was opened as one)."""
-    folder = getattr(src, "split_folder", None)  # a TFDS or TFX split (codec.tfds.SplitFolder)
-    meta = getattr(folder, "tfds", None)
-    return vm.hints_of(getattr(meta, "features", None))
+    tfds = src.split_folder.tfds if src.split_folder is not None else None
+    return vm.hints_of(tfds.features if tfds is not None else None)
 
 
 # -- audio ------------------------------------------------------------------------------------
