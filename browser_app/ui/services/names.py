@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 from browser_app.ui.services.identity import Key
+from browser_app.ui.services.summary import usual_types
 from codec.names import ClassNames, names_beside
 
 if TYPE_CHECKING:
@@ -32,7 +33,9 @@ _FOLDERS = 8  # folders of a source looked in for names (a glob over many folder
 
 
 @st.cache_resource(max_entries=32, ttl=300, show_spinner=False)
-def _beside(key: Key, paths: tuple[str, ...]) -> tuple[dict[str, ClassNames], tuple[str, ...]]:
+def _beside(
+    key: Key, paths: tuple[str, ...], keys: tuple[str, ...] | None
+) -> tuple[dict[str, ClassNames], tuple[str, ...]]:
     found: dict[str, ClassNames] = {}
     problems: list[str] = []
     local = [p for p in paths if "://" not in p]
@@ -49,7 +52,7 @@ def _beside(key: Key, paths: tuple[str, ...]) -> tuple[dict[str, ClassNames], tu
         if ds is not None:
             for k, cn in ds.class_names().items():
                 found.setdefault(k, cn)
-    for k, cn in names_beside(folders, problems=problems).items():
+    for k, cn in names_beside(folders, keys, problems=problems).items():
         found.setdefault(k, cn)
     return found, tuple(problems)
 
@@ -59,8 +62,12 @@ def beside(src: Source) -> tuple[dict[str, ClassNames], tuple[str, ...]]:
     there that could not be used, in words (too large, not a names file, a CSV without
     index and name columns: left out; the data opens all the same). Cached per files for a
     few minutes (a names file put beside the data is found then, or when the source is
-    opened again). Shared objects: read them, never change them."""
-    return _beside(src.key, tuple(src.paths))
+    opened again). Only names of the features the first records have are looked for (a
+    labels file whose name could spell several keys goes to the one there is). Shared
+    objects: read them, never change them."""
+    feats, lists = usual_types(src)
+    keys = tuple(sorted({*feats, *lists})) or None
+    return _beside(src.key, tuple(src.paths), keys)
 
 
 _DIGESTS: dict[int, tuple[weakref.ref[ClassNames], int]] = {}
