@@ -421,7 +421,8 @@ def _findings(findings: list[str], checked: list[str], tfds: bool) -> None:
     if len(findings) > MAX_FINDINGS:
         lines.append(f"- … and {len(findings) - MAX_FINDINGS:,} more")
     if checked:
-        head = f"The first {datasets.CHECKED_RECORDS:,} records against features.json:"
+        first = plural(datasets.CHECKED_RECORDS, "record")
+        head = f"The first {first} against features.json:"
         lines.append(f"- {head}")
         lines += [f"    - {md_text(c)}" for c in checked[:MAX_FINDINGS]]
     st.warning(
