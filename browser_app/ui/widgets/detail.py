@@ -138,16 +138,17 @@ def _download(
 
 
 def feature_table(record: ex.Record) -> None:
-    """A record's features (not its feature lists), by name: type, length and a preview of
-    values (floats in their shortest float32 text)."""
+    """A record's features (not its feature lists), by name: a preview of values (floats in
+    their shortest float32 text), type and length. The values come right after the name, so
+    that they are in view when the table has a narrow column beside the pictures."""
     rows = sorted(view.feature_rows(record), key=lambda r: r.name)
     df = pd.DataFrame(
         [
-            {"feature": r.name, "type": r.type, "length": r.length, "values": r.preview}
+            {"feature": r.name, "values": r.preview, "type": r.type, "length": r.length}
             for r in rows
             if r.section != FEATURE_LISTS
         ],
-        columns=["feature", "type", "length", "values"],
+        columns=["feature", "values", "type", "length"],
     )
     st.dataframe(
         df,
