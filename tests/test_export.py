@@ -646,6 +646,7 @@ def test_export_picks_the_format_by_name(name: str, fmt: str, tmp_path: Path) ->
         ("train.tfrecord.gz", "csv", "gzip", "exports/train-edited.csv"),  # tables: no suffix
         ("shards/train-*-of-00004", "parquet", "none", "exports/train-all-of-00004-edited.parquet"),
         ("train@4", "jsonl", "none", "exports/train-4-edited.jsonl"),
+        ("datasets/voc:train", "tfrecord", "none", "exports/voc-train-edited.tfrecord"),
         ("folder/", "json", "none", "exports/folder-edited.json"),
         ("basic.TFRECORD", "images", "none", "exports/basic-edited-pictures.zip"),
         (".tfrecord", "tfrecord", "none", "exports/export-edited.tfrecord"),

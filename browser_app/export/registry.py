@@ -103,7 +103,8 @@ def _stem(label: str) -> str:
     for ext in _SOURCE_ENDINGS:
         if base.lower().endswith(ext):
             base = base[: -len(ext)]
-    base = base.replace("*", "all").replace("@", "-")
+    # A glob, a shard set (name@N) and a dataset's split (FOLDER:train) as a file's name.
+    base = base.replace("*", "all").replace("@", "-").replace(":", "-")
     return base or "export"
 
 
