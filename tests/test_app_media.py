@@ -357,6 +357,22 @@ def test_an_event_record_shows_its_step_values_and_picture(monkeypatch, root, me
     assert "0.01" in list(table["value"])
 
 
+def test_a_histogram_event_is_drawn_as_bars(monkeypatch, root) -> None:
+    train = next((root / "logs" / "train").glob("events.out.tfevents.*"))
+    payloads = _payloads(train)
+    n = next(
+        i
+        for i, p in enumerate(payloads)
+        if any(v.histogram is not None for v in decode_event(p or b"").values)  # type: ignore[union-attr]
+    )
+    at = start_app(monkeypatch, root, params={"file": f"logs/train/{train.name}", "record": str(n)})
+    no_crash(at)
+    table = _table(at, "tag")
+    assert list(table["tag"]) == ["dense/kernel_0"]
+    assert str(table["value"][0]).startswith("histogram of 2,000 values in 30 buckets, ")
+    assert len(at.main.get("vega_lite_chart")) == 1
+
+
 def test_a_record_that_is_a_tensor_shows_as_one(monkeypatch, root) -> None:
     at = start_app(monkeypatch, root, params={"file": "tensors.tfrecord", "record": "0"})
     no_crash(at)

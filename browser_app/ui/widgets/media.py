@@ -413,6 +413,13 @@ def _holds_events(src: Source, path: str) -> bool:
     return holds
 
 
+def _what(v: Any) -> str:
+    """What a summary value holds, without its tag (the table has a column for it)."""
+    text = str(v.describe())
+    head = f"{v.tag}: "
+    return text[len(head) :] if text.startswith(head) else text
+
+
 def event_record(src: Source, path: str, payload: bytes, number: int) -> bool:
     """A record of a TensorBoard event file as its ``Event``: step, wall time, what it
     holds, each summary value in a table, pictures as pictures, audio as players, text as
@@ -435,7 +442,7 @@ def event_record(src: Source, path: str, payload: bytes, number: int) -> bool:
             {
                 "tag": v.tag,
                 "kind": v.kind,
-                "value": format_float(v.scalar) if v.scalar is not None else v.describe(),
+                "value": format_float(v.scalar) if v.scalar is not None else _what(v),
                 "plugin": v.plugin,
             }
             for v in event.values
@@ -466,6 +473,16 @@ def event_record(src: Source, path: str, payload: bytes, number: int) -> bool:
                     + view.md_text(info.text() if info else f"{len(clip):,} bytes")
                 )
                 st.audio(clip, format=info.mime if info else "audio/wav")
+            if v.histogram is not None and v.histogram.counts:
+                h = v.histogram
+                left = [h.min, *h.limits[:-1]]
+                edges = [f"{(a + b) / 2:.3g}" for a, b in zip(left, h.limits)]  # centres
+                st.caption(f"{view.md_code(v.tag)} · {view.md_text(_what(v))}")
+                st.bar_chart(
+                    pd.DataFrame({"count": list(h.counts)}, index=pd.Index(edges, name="bucket")),
+                    height=180,
+                    sort=False,
+                )
             if v.kind == "text" and v.text:
                 st.caption(view.md_code(v.tag))
                 st.code(v.text[:20_000], language=None, wrap_lines=True)
