@@ -121,6 +121,7 @@ def _tfds_clips(root: Path) -> None:
         "featuresDict": {"features": declared},
     }
     (folder / "features.json").write_text(json.dumps(features, indent=4, sort_keys=True))
+    (folder / "label.labels.txt").write_text("waves\nnoise\n")
     split = {
         "name": "train",
         "numBytes": str(shard.stat().st_size),
@@ -413,7 +414,8 @@ def test_a_tfds_video_and_audio_are_known_by_their_metadata(monkeypatch, root, m
     at = start_app(monkeypatch, root / "tfds", params={"file": "clipset", "record": "1"})
     no_crash(at)
     heads = [_plain(m.value) for m in at.main.markdown]
-    assert "**Frames** · `observation` · 6 frames · 25 fps (assumed) · 0.24 s · 1" in heads
+    # The label by its name (label.labels.txt beside features.json), not its number.
+    assert "**Frames** · `observation` · 6 frames · 25 fps (assumed) · 0.24 s · noise" in heads
     assert (
         "`speech` · 4,000 int samples · 0.50 s at 8 kHz · mono (from the dataset's metadata)"
         in (_captions(at))

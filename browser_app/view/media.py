@@ -505,28 +505,35 @@ def _picture_steps(steps: Sequence[ex.Feature]) -> list[im.ImageRef] | None:
     return refs
 
 
-def clip_label(record: ex.Record) -> str:
+def clip_label(record: ex.Record, names: Mapping[str, Any] | None = None) -> str:
     """The clip's label: ``clip/label/string`` (or ``clip/label/text``), else
-    ``clip/label/index``, else ``label``; several joined by ``, ``; ``""`` without."""
+    ``clip/label/index``, else ``label``; several joined by ``, ``; ``""`` without. An
+    int label that ``names`` (class names by feature, :class:`codec.names.ClassNames`)
+    names is shown by its name."""
     for name in _CLIP_LABELS:
         f = record.features.get(name)
         if f is None or not f.values:
             continue
         if f.type == BYTES:
             return ", ".join(v.decode("utf-8", "replace") for v in f.values[:5])
+        known = (names or {}).get(name)
+        if known is not None and f.type == INT64:
+            return ", ".join(known.name(int(v)) or str(v) for v in f.values[:5])
         return ", ".join(str(v) for v in f.values[:5])
     return ""
 
 
-def find_frames(record: ex.Record, hints: MediaHints | None = None) -> Frames | None:
+def find_frames(
+    record: ex.Record, hints: MediaHints | None = None, names: Mapping[str, Any] | None = None
+) -> Frames | None:
     """The clip in ``record`` (see the module docstring), or None: a feature list of at
     least two steps, each one encoded picture (``image/encoded`` first when there are
     several), or a bytes feature of at least two encoded pictures named like a video (or a
-    TFDS ``Video`` in ``hints``)."""
+    TFDS ``Video`` in ``hints``). Its label is :func:`clip_label`'s, named by ``names``."""
     hints = hints or MediaHints()
     chosen: tuple[str, list[im.ImageRef]] | None = None
-    names = sorted(record.feature_lists, key=lambda n: (n != "image/encoded", n))
-    for name in names:
+    lists = sorted(record.feature_lists, key=lambda n: (n != "image/encoded", n))
+    for name in lists:
         steps = record.feature_lists[name]
         if len(steps) < 2:
             continue
@@ -568,7 +575,8 @@ def find_frames(record: ex.Record, hints: MediaHints | None = None) -> Frames | 
     if fps is None:
         fps, fps_from = DEFAULT_FPS, "default"
     boxes = _box_lists(record, len(refs)) if refs[0].step is not None else None
-    return Frames(name, tuple(refs), fps, fps_from, clip_label(record), tuple(stamps), boxes)
+    label = clip_label(record, names)
+    return Frames(name, tuple(refs), fps, fps_from, label, tuple(stamps), boxes)
 
 
 def _named(ref: im.ImageRef, name: str) -> im.ImageRef:

@@ -19,6 +19,7 @@ from browser_app.ui import services, state
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import layers as layer_controls
 from browser_app.ui.widgets import media, picture_view, schema
+from browser_app.ui.widgets import names as class_names
 from browser_app.view import media as vm
 from codec import example as ex
 from codec.kinds import BYTES, FLOAT, RAW, SEQUENCE_EXAMPLE
@@ -411,7 +412,7 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
     if record.kind == RAW:
         _not_an_example(src, slot.path, slot.payload, slot.index)
         return
-    frames = vm.find_frames(record, media.hints(src))
+    frames = vm.find_frames(record, media.hints(src), class_names.for_source(src))
     if frames is not None:
         media.frames_player(src, record, slot.index, frames, boxes)
     media.audio_section(src, record, slot.index)
