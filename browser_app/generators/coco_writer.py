@@ -37,7 +37,6 @@ from __future__ import annotations
 import hashlib
 import io
 import random
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -47,7 +46,7 @@ from codec import example as ex
 
 from .library import KEYPOINT_NAMES
 from .polygons import bbox_of, polygon_area, polygon_mask
-from .scene import Scene, make_scene
+from .scene import WrittenRecord, make_scene
 
 __all__ = ["coco", "coco_features", "coco_float_masks", "mask_png"]
 
@@ -62,16 +61,6 @@ def mask_png(mask: np.ndarray) -> bytes:
     return out.getvalue()
 
 
-@dataclass(frozen=True)
-class CocoRecord:
-    """The features of one record, in the writer's order, and what they describe."""
-
-    features: dict[str, ex.FeatureSpec]
-    scene: Scene
-    labels: list[int]  # category ids of the objects written
-    boxes: list[tuple[float, float, float, float]]  # (ymin, xmin, ymax, xmax), normalised
-
-
 def coco_features(
     seed: int,
     n_objects: int | None = None,
@@ -83,7 +72,7 @@ def coco_features(
     max_side: int | None = None,
     class_label: bool = False,
     image_id: int | None = None,
-) -> CocoRecord:
+) -> WrittenRecord:
     """The features :func:`coco` encodes (see there), with the scene they describe."""
     rng = random.Random(seed)
     scene = make_scene(rng, n_objects, vocabulary="coco", photo_name=photo, max_side=max_side)
@@ -170,7 +159,7 @@ def coco_features(
         features["image/object/keypoint/visibility"] = ("int64", kv)
         features["image/object/keypoint/text"] = ("bytes", ktext)
     boxes = list(zip(ymin, xmin, ymax, xmax))
-    return CocoRecord(features, scene, ids, boxes)
+    return WrittenRecord(features, scene, ids, boxes)
 
 
 def coco(

@@ -19,26 +19,15 @@ from __future__ import annotations
 import hashlib
 import math
 import random
-from dataclasses import dataclass
 from typing import Any
 
 from codec import example as ex
 
 from .label_maps import VOC_IDS
 from .polygons import bbox_of
-from .scene import Scene, make_scene
+from .scene import WrittenRecord, make_scene
 
 __all__ = ["pascal", "pascal_features"]
-
-
-@dataclass(frozen=True)
-class PascalRecord:
-    """The features of one record, in the writer's order, and what they describe."""
-
-    features: dict[str, ex.FeatureSpec]
-    scene: Scene
-    labels: list[int]  # VOC ids of the objects written
-    boxes: list[tuple[float, float, float, float]]  # (ymin, xmin, ymax, xmax), normalised
 
 
 def voc_box(polygons: list[list[float]], width: int, height: int) -> tuple[int, int, int, int]:
@@ -59,7 +48,7 @@ def pascal_features(
     photo: str | None = None,
     max_side: int | None = None,
     ignore_difficult_instances: bool = False,
-) -> PascalRecord:
+) -> WrittenRecord:
     """The features :func:`pascal` encodes, with the scene they describe."""
     rng = random.Random(seed)
     scene = make_scene(rng, n_objects, vocabulary="voc", photo_name=photo, max_side=max_side)
@@ -108,7 +97,7 @@ def pascal_features(
         "image/object/truncated": ("int64", truncated),
         "image/object/view": ("bytes", poses),
     }
-    return PascalRecord(features, scene, classes, list(zip(ymin, xmin, ymax, xmax)))
+    return WrittenRecord(features, scene, classes, list(zip(ymin, xmin, ymax, xmax)))
 
 
 def pascal(

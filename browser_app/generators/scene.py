@@ -13,6 +13,8 @@ import random
 from dataclasses import dataclass
 from typing import Literal
 
+from codec.example import FeatureSpec
+
 from .label_maps import COCO_CATEGORIES, COCO_IDS, VOC_CLASSES
 from .library import KEYPOINT_NAMES, PHOTOS, Photo, PhotoObject, photo
 from .polygons import bbox_of, random_polygon
@@ -78,6 +80,18 @@ class Scene:
 
     photo: Photo
     objects: tuple[PhotoObject, ...]
+
+
+@dataclass(frozen=True)
+class WrittenRecord:
+    """The features of one record, in its writer's order, and what they describe: the
+    ``scene``, the class ids of the objects written and their boxes ``(ymin, xmin, ymax,
+    xmax)``, normalised."""
+
+    features: dict[str, FeatureSpec]
+    scene: Scene
+    labels: list[int]
+    boxes: list[tuple[float, float, float, float]]
 
 
 def _keypoints(rng: random.Random, polygon: list[float]) -> tuple[list[float], int]:
