@@ -120,7 +120,10 @@ def test_a_clip_shows_its_frame_with_boxes_steps_and_plays(server, browser) -> N
         time.sleep(0.05)
     took = time.monotonic() - started
     assert 20 in seen, seen
-    assert len(seen - {1, 2}) >= 5, seen  # frames on the way, not a jump to the end
+    # Frames on the way, not a jump to the end: at least one between. The player keeps time
+    # by skipping frames its page cannot draw at the clip's rate, so a loaded machine shows
+    # fewer of them (2 of 18 in a run beside another suite), never none.
+    assert seen - {1, 2, 20}, seen
     assert took >= 2.0, took  # 18 frames at 8 fps: 2.25 s, not faster
     expect(page.get_by_role("button", name="Play")).to_be_visible(timeout=30_000)
     settled(page)
