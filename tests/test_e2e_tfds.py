@@ -68,16 +68,22 @@ def test_the_overview_describes_the_dataset_and_switches_splits(  # type: ignore
     assert _file_param(page.url) == FOLDER
     shot(page, "tfds-overview.png")
 
-    until(
-        lambda: radio.get_by_text(re.compile(r"^validation · ")).click(timeout=5_000),
-        what="choose the validation split",
-    )
+    target = f"{FOLDER}:validation"
+
+    def choose() -> None:
+        # A click that lands while the page reruns (its split counts coming in) can be lost:
+        # click again until the link follows, never more once it has.
+        if _file_param(page.url) != target:
+            radio.get_by_text(re.compile(r"^validation · ")).click(timeout=5_000)
+        until(
+            lambda: _check(_file_param(page.url) == target, page.url),
+            timeout=10,
+            what="the link carries the split",
+        )
+
+    until(choose, timeout=60, what="choose the validation split")
     n = declared["validation"]
     expect(page.get_by_text(f"{n:,} record", exact=False).first).to_be_visible(timeout=30_000)
-    until(
-        lambda: _check(_file_param(page.url) == f"{FOLDER}:validation", page.url),
-        what="the link carries the split",
-    )
     settled(page)
     no_errors(page)
     shot(page, "tfds-overview-validation.png")
