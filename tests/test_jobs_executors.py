@@ -439,6 +439,33 @@ def test_cancel_on_a_pool_it_started_leaves_no_process(tmp_path):
     assert set(multiprocessing.active_children()) <= before
 
 
+def test_stopping_a_pool_with_cancelled_tasks_leaves_no_thread_and_no_traceback(
+    monkeypatch: pytest.MonkeyPatch,
+):
+    """A cancelled job's pool is stopped with its tasks queued and cancelled: the pool's
+    thread must not fail on them (a traceback in the app's log, seen in CI) and must end, so
+    no thread is left behind and the next pool forks as before."""
+    import multiprocessing
+
+    failures: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda a: failures.append(a.exc_value))
+    threads = threading.active_count()
+    before = set(multiprocessing.active_children())  # another test's pool may be running
+    for _ in range(60):
+        ex = ProcessExecutor(2)
+        batch = ex.batch()
+        for key in range(40):
+            batch.submit(key, time.sleep, 5.0)
+        time.sleep(0.02)
+        batch.cancel()
+        started = time.monotonic()
+        ex.close(wait=False)
+        assert time.monotonic() - started < 4.0  # the running tasks were stopped, not awaited
+        assert set(multiprocessing.active_children()) <= before
+    assert failures == []
+    assert threading.active_count() == threads
+
+
 @pytest.fixture
 def page_as_main(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """``__main__`` swapped for a script that fails when run, as Streamlit makes a page (or

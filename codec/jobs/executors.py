@@ -257,9 +257,34 @@ class ProcessExecutor(Executor):
             if stop is not None:
                 stop()
             else:
-                for process in list((getattr(pool, "_processes", None) or {}).values()):
-                    process.terminate()
+                _stop_workers(pool)
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _stop_workers(pool: ProcessPoolExecutor, within: float = 2.0) -> None:
+    """Stop ``pool``'s workers, the tasks they run with them, and the pool's own thread.
+
+    A pool whose workers die marks every task it still holds as failed; before Python 3.12
+    that raises, in the pool's thread, for a task already cancelled (a traceback on the
+    console, the thread gone without closing its queues, and every later pool of the process
+    spawned rather than forked, as a thread is left running). So the pool is first shut down
+    with ``cancel_futures``, and its thread given up to ``within`` seconds to drop the tasks
+    no worker has started; then the workers are stopped and the thread joined."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    thread = getattr(pool, "_executor_manager_thread", None)
+    pool.shutdown(wait=False, cancel_futures=True)
+    deadline = time.monotonic() + within
+    while (
+        thread is not None
+        and thread.is_alive()
+        and getattr(pool, "_cancel_pending_futures", False)
+        and time.monotonic() < deadline
+    ):
+        time.sleep(0.005)
+    for process in processes:
+        process.terminate()
+    if thread is not None:
+        thread.join(max(0.0, deadline - time.monotonic()) + within)
 
 
 ORPHAN_CHECK = 1.0  # seconds between a pool worker's looks at whether its parent is alive
