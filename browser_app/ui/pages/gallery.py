@@ -1,11 +1,14 @@
 """Gallery: the page's pictures in a grid with their labels and review marks, for spot-checks
 and a review by keyboard (see :mod:`browser_app.ui.widgets.gallery_grid` for the keys).
 
-The grid, its pager and its controls are one fragment: paging, moving the focus and marking
-rerun only them, not the sidebar and the header. After "Go to %" the tiles are those of the
+The grid is one element drawn in the browser: moving the focus runs nothing on the server.
+The grid, its pager and its controls are one fragment: paging and marking rerun only them,
+not the sidebar and the header. After "Go to %" the tiles are those of the
 records found at that byte (:mod:`browser_app.ui.widgets.landing`)."""
 
 from __future__ import annotations
+
+import functools
 
 import streamlit as st
 
@@ -41,6 +44,8 @@ def _gallery(src: Source) -> None:
 
 
 def _tiles(src: Source) -> None:
+    if gallery_grid.opening(src):  # Enter or a click on a tile: the Records page
+        return
     start, stop, total = pager.pager(src, "gallery")
     bar = st.container(horizontal=True, vertical_alignment="center", gap="small")
     with bar:
@@ -48,10 +53,9 @@ def _tiles(src: Source) -> None:
         if boxes:
             layers.gallery_controls(src.spec)
         _name, size = gallery_grid.tile_size()
-    items = services.gallery_items(  # edits applied
+    tiles = functools.partial(
+        services.gallery_items,  # edits applied
         src,
-        start,
-        stop,
         sel=state.selection(),
         schema=schema.stored(src),
         hidden=state.hidden_classes(src.spec),
@@ -60,16 +64,28 @@ def _tiles(src: Source) -> None:
         layers=layers.for_source(src.spec),
         names=names.for_source(src),
     )
+    items = tiles(start, stop)
     if not items:
         st.info(f"No records from {start:,} on.")
         return
+    # The next page goes along: N shows it at once, its pictures fetched ahead.
+    more = total is None or stop < total
+    next_items = tiles(stop, stop + state.page_size()) if more else []
     with bar:
-        gallery_grid.focus_bar(src, items, start, size.per_row, total)
+        gallery_grid.focus_bar(src, items)
     if not any(it.data is not None for it in items):
         st.info(
             f"No pictures in records {start:,}–{stop - 1:,}. The Records page shows every feature."
         )
-    gallery_grid.grid(src, items, size, services.shared_journal(src))
+    gallery_grid.grid(
+        src,
+        items,
+        next_items,
+        start=start,
+        total=total,
+        size=size,
+        j=services.shared_journal(src),
+    )
     pager.pager(src, "gallery-bottom", compact=True)
 
 

@@ -1,0 +1,6 @@
+"""Elements drawn in the browser (Streamlit Components v2, no iframe): each is HTML, CSS and
+JavaScript shipped in ``assets/`` and loading nothing from anywhere but the app's own server,
+with a Python module that says what it is sent and what it sends back.
+
+- :mod:`.gallery`: the gallery grid (tiles, captions, badges, marks, the focus ring, the
+  keys of a review by keyboard)."""

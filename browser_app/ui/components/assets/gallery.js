@@ -1,0 +1,459 @@
+// The gallery grid of tfrecord-browser, drawn in the browser (Streamlit Components v2).
+//
+// Python sends a page of tiles (and the next page's, to show at once and whose pictures are
+// fetched ahead); everything on screen is drawn here: tiles, captions, badges, marks, the
+// focus ring. Text from the data is only ever set with textContent or as an attribute value.
+//
+// Moving the focus (arrows, J/K) happens here without a run of the script. Marks (P/F, the
+// tile buttons), page turns (N/B, or a move past the page's end) and opening a record (Enter,
+// a click) are actions: each gets a sequence number, joins a queue, and the whole queue of
+// actions not yet acknowledged goes to Python as the trigger value "act" (so an action lost
+// between two runs is sent again, and Python applies each number once). Python writes the
+// journal, then acknowledges the number it applied; until then a mark shows as pending.
+// The focus is the state value "focus", told to Python with every action and after the keys
+// rest for a moment.
+//
+// The host element (class tfb-gallery) says what is shown, for tests and benchmarks:
+// data-focus (the focused record), data-page (the position of the page's first tile),
+// data-rev (one more each time data from Python is applied); each tile (class tfb-tile) has
+// data-record (absent for a tile without record), data-mark (passed, flagged or "") and
+// data-pending="1" while a mark typed is not yet confirmed.
+
+const MARK_ICONS = { passed: "\u2713", flagged: "\u2691" };
+const SYNC_MS = 400; // the focus is told to Python once the keys rest this long
+const KEYS = {
+  ArrowLeft: ["move", -1],
+  ArrowRight: ["move", 1],
+  k: ["move", -1],
+  j: ["move", 1],
+  ArrowUp: ["row", -1],
+  ArrowDown: ["row", 1],
+  p: ["mark", "passed"],
+  f: ["mark", "flagged"],
+  n: ["page", 1],
+  b: ["page", -1],
+  Enter: ["open", 0],
+};
+// Where a key is typing, not a command.
+const TEXT_ENTRY =
+  'input, textarea, select, [contenteditable]:not([contenteditable="false"]),' +
+  ' [role="textbox"], [role="combobox"], [role="spinbutton"], [role="slider"],' +
+  ' [role="listbox"], [role="option"], [role="menu"], [role="menuitem"]';
+// Where Enter presses what has the keyboard focus.
+const PRESSABLE = 'button, a[href], summary, [role="button"], [role="link"], [role="tab"]';
+
+/** Where a move of `step` tiles from record `current` lands among `records` (a page's
+ * tiles in order; null for a tile without record, which is stepped over): [position,
+ * overflow], overflow -1 / +1 when the move leaves the page (the position is then -1). */
+export function moveTarget(records, current, step) {
+  const positions = [];
+  records.forEach((r, i) => {
+    if (r !== null && r !== undefined) positions.push(i);
+  });
+  if (!positions.length) return [-1, step > 0 ? 1 : -1];
+  const here = records.indexOf(current);
+  let target = (here >= 0 ? here : positions[0]) + step;
+  while (target >= 0 && target < records.length && records[target] == null) {
+    target += step > 0 ? 1 : -1;
+  }
+  if (target < 0) return [-1, -1];
+  if (target >= records.length) return [-1, 1];
+  return [target, 0];
+}
+
+/** The mark a record shows: the last one queued for it (pending) or the saved one. */
+export function shownMark(queue, record, saved) {
+  for (let i = queue.length - 1; i >= 0; i--) {
+    const a = queue[i];
+    if (a.kind === "mark" && a.record === record) return [a.status || "", true];
+  }
+  return [saved || "", false];
+}
+
+function el(tag, cls, parent) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (parent) parent.appendChild(e);
+  return e;
+}
+
+function records(tiles) {
+  return tiles.map((t) => (t.record === null || t.record === undefined ? null : t.record));
+}
+
+class Grid {
+  constructor(parent) {
+    this.root = parent.querySelector(".tfb-gallery");
+    this.head = this.root.querySelector(".tfb-head");
+    this.tilesEl = this.root.querySelector(".tfb-tiles");
+    this.client = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+    this.seq = 0;
+    this.queue = []; // actions sent, not yet acknowledged, oldest first
+    this.buffer = []; // keys typed while a page is awaited
+    this.awaiting = 0; // the number of a page turn whose page only Python can send
+    this.view = null; // what is shown: {page, size, has_next, per_row, dense, tiles, next}
+    this.focus = null;
+    this.told = null; // the focus Python knows
+    this.epoch = null;
+    this.told_n = 0;
+    this.rev = 0;
+    this.timer = 0;
+    this.prefetched = [];
+    this.setStateValue = null;
+    this.setTriggerValue = null;
+    this.buildHead();
+    this.onKey = (e) => this.key(e);
+    this.onDown = (e) => {
+      if (!this.root.contains(e.target)) this.tellNow();
+    };
+    this.onClick = (e) => this.click(e);
+    document.addEventListener("keydown", this.onKey);
+    document.addEventListener("pointerdown", this.onDown, true);
+    this.root.addEventListener("click", this.onClick);
+  }
+
+  destroy() {
+    document.removeEventListener("keydown", this.onKey);
+    document.removeEventListener("pointerdown", this.onDown, true);
+    this.root.removeEventListener("click", this.onClick);
+    clearTimeout(this.timer);
+    this.prefetched = [];
+  }
+
+  buildHead() {
+    const h = this.head;
+    h.textContent = "";
+    this.recEl = el("span", "tfb-rec", h);
+    this.whatEl = el("span", "tfb-what", h);
+    this.buttons = {};
+    for (const [act, label] of [
+      ["passed", "Passed"],
+      ["flagged", "Flagged"],
+      ["open", "Open"],
+    ]) {
+      const b = el("button", `tfb-act tfb-act-${act}`, h);
+      b.type = "button";
+      b.dataset.act = act;
+      b.textContent = act === "open" ? "Open \u2197" : `${MARK_ICONS[act]} ${label}`;
+      b.title = act === "open" ? "Open the focused record (Enter)" : `Mark the focused record ${label.toLowerCase()} (${act[0].toUpperCase()})`;
+      this.buttons[act] = b;
+    }
+    this.stateEl = el("span", "tfb-saving", h);
+  }
+
+  // -- data from Python ---------------------------------------------------------------------
+
+  apply(data) {
+    this.data = data;
+    const ack = data.ack;
+    if (ack && ack.client === this.client) {
+      this.queue = this.queue.filter((a) => a.seq > ack.seq);
+    }
+    const turning = this.queue.some((a) => a.kind === "page");
+    const fresh = !turning; // data older than a page turn made here keeps the page shown
+    let replay = false;
+    if (fresh) {
+      const before = this.view;
+      this.view = {
+        page: data.page,
+        size: data.size,
+        has_next: data.has_next,
+        per_row: data.per_row,
+        dense: data.dense,
+        can_mark: data.can_mark,
+        tiles: data.tiles,
+        next: data.next,
+      };
+      const recs = records(this.view.tiles);
+      const moved = data.epoch !== this.epoch; // the current record changed outside the grid
+      this.epoch = data.epoch;
+      if (moved || !before || !recs.includes(this.focus)) {
+        this.focus = recs.includes(data.focus) ? data.focus : recs.find((r) => r !== null) ?? null;
+        this.told = data.focus;
+      }
+      if (this.awaiting) {
+        this.awaiting = 0;
+        replay = true;
+      }
+    }
+    this.rev += 1;
+    this.render();
+    this.prefetch();
+    if (this.focus !== this.told) this.tellLater();
+    if (replay) {
+      const keys = this.buffer;
+      this.buffer = [];
+      for (const k of keys) this.handle(k);
+    }
+  }
+
+  prefetch() {
+    const next = this.view && this.view.next;
+    const urls = next ? next.tiles.map((t) => t.src).filter(Boolean) : [];
+    this.prefetched = urls.map((u) => {
+      const im = new Image();
+      im.decoding = "async";
+      im.src = u;
+      im.decode().catch(() => {});
+      return im;
+    });
+  }
+
+  // -- drawing ------------------------------------------------------------------------------
+
+  render() {
+    const v = this.view;
+    const r = this.root;
+    r.style.setProperty("--tfb-per-row", String(v.per_row));
+    r.classList.toggle("tfb-dense", !!v.dense);
+    const box = this.tilesEl;
+    while (box.children.length > v.tiles.length) box.lastChild.remove();
+    v.tiles.forEach((t, i) => {
+      const tile = box.children[i] || this.makeTile(box);
+      this.fill(tile, t, i);
+    });
+    r.dataset.page = String(v.page);
+    r.dataset.rev = String(this.rev);
+    this.decorate();
+  }
+
+  makeTile(box) {
+    const tile = el("div", "tfb-tile", box);
+    const pic = el("div", "tfb-pic", tile);
+    const img = el("img", "", pic);
+    img.decoding = "async";
+    img.draggable = false;
+    el("div", "tfb-why", pic);
+    el("div", "tfb-badges", pic);
+    el("span", "tfb-markicon", pic);
+    el("div", "tfb-cap", tile);
+    const marks = el("div", "tfb-marks", tile);
+    for (const status of ["passed", "flagged"]) {
+      const b = el("button", "tfb-set", marks);
+      b.type = "button";
+      b.dataset.set = status;
+      b.textContent = MARK_ICONS[status];
+    }
+    return tile;
+  }
+
+  fill(tile, t, i) {
+    tile.dataset.pos = String(i);
+    if (t.record === null || t.record === undefined) delete tile.dataset.record;
+    else tile.dataset.record = String(t.record);
+    tile.classList.toggle("tfb-damaged", !!t.damaged);
+    tile.classList.toggle("tfb-norecord", t.record === null || t.record === undefined);
+    const img = tile.querySelector("img");
+    const why = tile.querySelector(".tfb-why");
+    if (t.src) {
+      if (img.getAttribute("src") !== t.src) img.src = t.src;
+      img.alt = t.caption || "";
+      img.hidden = false;
+      why.hidden = true;
+      why.textContent = "";
+    } else {
+      img.removeAttribute("src");
+      img.hidden = true;
+      why.hidden = false;
+      why.textContent = t.why || "no picture";
+    }
+    const badges = tile.querySelector(".tfb-badges");
+    badges.textContent = "";
+    for (const b of t.badges || []) el("span", "tfb-badge", badges).textContent = b;
+    badges.title = t.badge_help || "";
+    const cap = tile.querySelector(".tfb-cap");
+    cap.textContent = t.caption || "";
+    tile.title = t.caption || "";
+    const canMark = this.view.can_mark && t.record !== null && t.record !== undefined;
+    tile.querySelector(".tfb-marks").hidden = !canMark;
+  }
+
+  decorate() {
+    const v = this.view;
+    const byRecord = new Map();
+    v.tiles.forEach((t) => byRecord.set(t.record, t));
+    for (const tile of this.tilesEl.children) {
+      const t = v.tiles[Number(tile.dataset.pos)];
+      if (!t || t.record === null || t.record === undefined) {
+        tile.dataset.mark = "";
+        tile.removeAttribute("data-pending");
+        tile.classList.remove("tfb-focus");
+        continue;
+      }
+      const [mark, pending] = shownMark(this.queue, t.record, t.mark);
+      tile.dataset.mark = mark;
+      if (pending) tile.dataset.pending = "1";
+      else tile.removeAttribute("data-pending");
+      const icon = tile.querySelector(".tfb-markicon");
+      icon.textContent = MARK_ICONS[mark] || "";
+      icon.title = mark ? (pending ? `${mark}: saving` : mark) : "";
+      for (const b of tile.querySelectorAll(".tfb-set")) {
+        b.setAttribute("aria-pressed", String(b.dataset.set === mark));
+        b.title = `${b.dataset.set === mark ? "Clear the mark of" : `Mark ${b.dataset.set}:`} record ${t.record}`;
+      }
+      tile.classList.toggle("tfb-focus", t.record === this.focus);
+    }
+    this.root.dataset.focus = this.focus === null ? "" : String(this.focus);
+    const t = byRecord.get(this.focus);
+    this.recEl.textContent = this.focus === null ? "no record here" : `#${this.focus}`;
+    const caption = t ? t.caption || "" : "";
+    // A caption starts with the record's number: the rest of it beside the number.
+    this.whatEl.textContent = caption.startsWith(`#${this.focus} · `)
+      ? caption.slice(`#${this.focus} · `.length)
+      : caption;
+    const [mark] = t ? shownMark(this.queue, t.record, t.mark) : [""];
+    for (const s of ["passed", "flagged"]) {
+      this.buttons[s].setAttribute("aria-pressed", String(mark === s));
+      this.buttons[s].disabled = !t || !v.can_mark;
+    }
+    this.buttons.open.disabled = !t;
+    this.stateEl.textContent = this.queue.some((a) => a.kind === "mark") ? "saving\u2026" : "";
+  }
+
+  focusTile() {
+    const tile = this.tilesEl.querySelector(".tfb-tile.tfb-focus");
+    if (tile) tile.scrollIntoView({ block: "nearest", inline: "nearest" });
+  }
+
+  // -- input --------------------------------------------------------------------------------
+
+  key(e) {
+    if (!this.view || !this.root.isConnected) return;
+    if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
+    const name = e.key.length === 1 ? e.key.toLowerCase() : e.key;
+    if (!(name in KEYS)) return;
+    const target = e.target instanceof Element ? e.target : null;
+    if (target && target.closest(TEXT_ENTRY)) return;
+    if (name === "Enter" && target && target.closest(PRESSABLE)) return;
+    e.preventDefault();
+    if (e.repeat && KEYS[name][0] !== "move" && KEYS[name][0] !== "row") return;
+    if (this.awaiting) this.buffer.push(name);
+    else this.handle(name);
+  }
+
+  handle(name) {
+    const [what, arg] = KEYS[name];
+    const v = this.view;
+    if (what === "move") this.move(arg);
+    else if (what === "row") this.move(arg * v.per_row);
+    else if (what === "mark") this.mark(this.focus, arg);
+    else if (what === "page") this.turn(arg, arg > 0 ? "first" : "first");
+    else if (what === "open") this.open(this.focus);
+  }
+
+  click(e) {
+    const target = e.target instanceof Element ? e.target : null;
+    if (!target || !this.view) return;
+    const act = target.closest(".tfb-act");
+    if (act) {
+      if (act.dataset.act === "open") this.open(this.focus);
+      else this.mark(this.focus, act.dataset.act);
+      return;
+    }
+    const tile = target.closest(".tfb-tile");
+    if (!tile || tile.dataset.record === undefined) return;
+    const record = Number(tile.dataset.record);
+    const set = target.closest(".tfb-set");
+    if (set) {
+      const [mark] = shownMark(this.queue, record, this.view.tiles[Number(tile.dataset.pos)].mark);
+      this.setFocus(record);
+      this.mark(record, mark === set.dataset.set ? null : set.dataset.set);
+      return;
+    }
+    this.setFocus(record);
+    this.open(record);
+  }
+
+  setFocus(record) {
+    if (record === this.focus) return;
+    this.focus = record;
+    this.decorate();
+    this.focusTile();
+    this.tellLater();
+  }
+
+  move(step) {
+    const recs = records(this.view.tiles);
+    const [pos, over] = moveTarget(recs, this.focus, step);
+    if (over === 0) this.setFocus(recs[pos]);
+    else if (over > 0) this.turn(1, "first");
+    else this.turn(-1, "last");
+  }
+
+  turn(dir, at) {
+    const v = this.view;
+    const start = v.page + dir * v.size;
+    if (start < 0 || (dir > 0 && !v.has_next)) return;
+    const next = dir > 0 ? v.next : null;
+    if (next && next.page === start && next.tiles.some((t) => t.record != null)) {
+      // The next page is here already: shown at once, Python told.
+      this.view = { ...v, page: next.page, tiles: next.tiles, has_next: next.has_next, next: null };
+      const recs = records(next.tiles).filter((r) => r !== null);
+      this.focus = at === "last" ? recs[recs.length - 1] : recs[0];
+      this.render();
+      this.focusTile();
+      this.act({ kind: "page", start, at, record: this.focus });
+      return;
+    }
+    // A page only Python can send: keys typed until it comes wait for it, and the focus is
+    // not told (Python puts it on the page's first or last tile).
+    this.awaiting = this.seq + 1;
+    this.act({ kind: "page", start, at, record: null }, false);
+  }
+
+  mark(record, status) {
+    if (record === null || record === undefined || !this.view.can_mark) return;
+    this.act({ kind: "mark", record, status });
+  }
+
+  open(record) {
+    if (record === null || record === undefined) return;
+    this.act({ kind: "open", record });
+  }
+
+  act(action, tell = true) {
+    this.seq += 1;
+    this.queue.push({ seq: this.seq, ...action });
+    this.decorate();
+    if (tell) this.tell(); // the focus goes with the actions, in the same run
+    this.setTriggerValue("act", { client: this.client, actions: this.queue });
+  }
+
+  tell() {
+    clearTimeout(this.timer);
+    this.timer = 0;
+    this.told_n += 1;
+    this.told = this.focus;
+    this.setStateValue("focus", { record: this.focus, n: this.told_n });
+  }
+
+  tellLater() {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.timer = 0;
+      if (this.focus !== this.told && !this.awaiting) this.tell();
+    }, SYNC_MS);
+  }
+
+  tellNow() {
+    if (this.timer && this.focus !== this.told && !this.awaiting) this.tell();
+  }
+}
+
+const grids = new WeakMap();
+
+export default function (component) {
+  const { data, parentElement, setStateValue, setTriggerValue } = component;
+  let grid = grids.get(parentElement);
+  if (!grid || !grid.root.isConnected) {
+    grid = new Grid(parentElement);
+    grids.set(parentElement, grid);
+  }
+  grid.setStateValue = setStateValue;
+  grid.setTriggerValue = setTriggerValue;
+  if (data) grid.apply(data);
+  return () => {
+    grid.destroy();
+    grids.delete(parentElement);
+  };
+}
