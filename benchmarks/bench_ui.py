@@ -1,32 +1,48 @@
 """The app as a person uses it: the real server in headless Chromium at 1440×900, timed from
-the action (a click or a key) until the page has settled.
+the action (a click or a key) until the page shows its result, now and at an earlier commit
+in the same run.
 
-"Settled" is measured in the page, on every animation frame: Streamlit's script state on the
-app root (``data-test-script-state``) has gone back to ``notRunning`` after a run that began
-after the action, no element is left stale from the previous run, and the step's own content
-is there (the pictures of the new page decoded, the new first row of the table, the record's
-heading, ...). The time is ``performance.now()`` at that frame minus the time of the
-``mousedown`` / ``keydown`` that started the action, so Playwright's round trips are not in it.
+Each time is measured in the page: ``performance.now()`` at the first animation frame where
+the step's condition holds, minus the time stamp of the ``mousedown`` / ``keydown`` that
+started the action, so Playwright's round trips are not in it. A condition that waits for a
+script run also needs Streamlit's script state on the app root (``data-test-script-state``)
+back at ``notRunning`` after a run that began after the action, with no element left stale
+from the run before. A step the browser does alone (moving the gallery's focus, drawn by the
+gallery element) waits for the element's own state instead (its ``data-focus``), with no
+script run, and the bytes that went over the app's websocket for it are counted.
 
-Steps (one function each, usable on their own; see :data:`STEPS`):
+The steps (issue 27's table; one set-up and one timed action each, see :data:`STEPS`):
 
-- gallery, next page of 100 thumbnails (20,000 JPEGs);
-- gallery, one screenful of small tiles: how many pictures are fully visible, and the wait
-  for a new screenful of them;
-- review: mark a record passed (P) and go to the next one (J) in the record view;
-- records page: the next page of 25;
-- records table: selecting a row (the record view follows);
-- saving a value edit in the record's editor table.
+- gallery, the next page of 100 photographs: until the pictures in the window are shown,
+  and until every picture of the page is decoded;
+- gallery, the focus to the next tile (→), and the websocket bytes it cost;
+- gallery, a record marked passed (P) until the mark shows as saved;
+- gallery, the focused record opened (Enter) until its record view is shown;
+- record view, a record marked passed (P), then the next record (J);
+- records page, the next page of 25;
+- records table, a row selected (the record view follows), and a value edit saved.
 
-Data (made with the project's writer into ``benchmarks/data/``, then reused): a file of
-20,000 small JPEGs and an Object Detection dataset of 2,000 records in four GZIP shards.
-Every step reports the median of its runs (after one warm-up run) with the range.
+The gallery is measured as it is on the page: the gallery element (Streamlit Components v2:
+a root ``.tfb-gallery`` with ``data-focus`` / ``data-page`` / ``data-rev``, tiles
+``.tfb-tile`` with ``data-record`` / ``data-mark`` / ``data-pending``, possibly in a shadow
+root) or, before it, Streamlit's own elements (``.st-key-tfb-gallery``, a focus bar, keys
+bound to hidden buttons).
 
-    python -m benchmarks --only ui          # or: python -m benchmarks.bench_ui [--quick]
+Data (written once into ``benchmarks/data/``, then reused): 20,000 photographs of 640×480
+JPEG of about 46 KB each (:mod:`benchmarks.ui_photos`), and an Object Detection dataset of
+2,000 records in four GZIP shards for the table steps.
 
-The server is started with the launcher (``python -m browser_app view``) in its own process
-group with its own cache folder; both the server and the browser are stopped on the way out,
-whatever happens.
+"Before" is the app at an earlier commit (default: the one before the gallery element landed,
+:func:`benchmarks.ui_before.default_revision`), checked out in a temporary git worktree and
+served from there, next to the working tree's app: the two are measured in turns (before,
+now, before, now, ...), so the machine's load falls on both alike. Every figure is the median
+of its runs (after one warm-up run), with the range.
+
+    python -m benchmarks --only ui [--before REV|none]   # or: python -m benchmarks.bench_ui
+
+The servers are started with the launcher (``python -m browser_app view``), each in its own
+process group with its own cache folder; servers, browser and worktree are removed on the way
+out, whatever happens.
 """
 
 from __future__ import annotations
@@ -34,7 +50,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
-import random
+import re
 import shutil
 import signal
 import statistics
@@ -44,7 +60,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -57,22 +73,26 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from browser_support import CHROMIUM, CHROMIUM_ARGS, free_port, open_cell_editor, until
 
 import codec
+from benchmarks import ui_before, ui_photos
 from benchmarks.common import Row, table
-from browser_app.sample_data import detection_payload, write_detection_checks
+from browser_app.sample_data import write_detection_checks
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = Path(__file__).resolve().parent / "data"
 VIEWPORT = {"width": 1440, "height": 900}
-RUNS = 7
+RUNS = 9
+QUICK_RUNS = 3
 TIMEOUT_MS = 30_000
 
-JPEG_FILE = "jpegs.tfrecord"
+PHOTO_FILE = "photos.tfrecord"
 OD_FOLDER = "od"
 OD_SHARDS = 4
 GALLERY_PAGE = 100
 RECORDS_PAGE = 25
-# The gallery's densest tile size, as the tile size control names it.
-DENSE_TILES = "Dense"
+
+# The kinds of gallery the steps know.
+ELEMENT = "element"  # the gallery element (Components v2)
+STREAMLIT = "streamlit"  # Streamlit's own elements, before it
 
 
 # -- data ------------------------------------------------------------------------------------
@@ -80,28 +100,21 @@ DENSE_TILES = "Dense"
 
 @dataclass(frozen=True)
 class UiData:
-    """The benchmark's files: ``root`` holds ``jpegs`` (one file) and ``od`` (a folder of
-    GZIP shards); ``jpeg_count`` and ``od_count`` are their record counts."""
+    """The benchmark's files: ``root`` holds the photographs (one file) and ``od`` (a folder
+    of GZIP shards); ``photo_count`` and ``od_count`` are their record counts."""
 
     root: Path
-    jpeg_count: int
+    photo_count: int
     od_count: int
+    photo_facts: dict[str, float] = field(default_factory=dict, compare=False)
 
     @property
-    def jpegs(self) -> str:
-        return JPEG_FILE
+    def photos(self) -> str:
+        return PHOTO_FILE
 
     @property
     def od(self) -> str:
         return OD_FOLDER
-
-
-def _jpeg_file(path: Path, n: int) -> None:
-    rng = random.Random(n)
-    with codec.TFRecordWriter(path) as w:
-        for i in range(n):
-            size = (rng.choice((64, 80, 96)), rng.choice((48, 64, 72)))
-            w.write(detection_payload(rng, i, "jpeg", size))
 
 
 def _od_shards(folder: Path, n: int) -> None:
@@ -121,22 +134,18 @@ def _od_shards(folder: Path, n: int) -> None:
 
 def make_data(quick: bool = False) -> UiData:
     """The benchmark's files (made once per size, then reused)."""
-    jpegs, od = (2_000, 400) if quick else (20_000, 2_000)
-    root = DATA / f"ui-{jpegs}"
-    if not (root / JPEG_FILE).exists():
-        root.mkdir(parents=True, exist_ok=True)
-        part = root / (JPEG_FILE + ".part")
-        _jpeg_file(part, jpegs)
-        part.rename(root / JPEG_FILE)
+    photos, od = (2_000, 400) if quick else (20_000, 2_000)
+    root = DATA / f"ui-{photos}"
+    facts = ui_photos.ensure(root / PHOTO_FILE, photos)
     if not (root / OD_FOLDER).exists():
         part_dir = root / (OD_FOLDER + ".part")
         shutil.rmtree(part_dir, ignore_errors=True)
         _od_shards(part_dir, od)
         part_dir.rename(root / OD_FOLDER)
-    return UiData(root, jpegs, od)
+    return UiData(root, photos, od, facts)
 
 
-# -- the server and the browser ----------------------------------------------------------------
+# -- the servers and the browser ---------------------------------------------------------------
 
 
 def _die_with_parent() -> None:
@@ -165,24 +174,27 @@ def _stop_group(proc: subprocess.Popen[bytes]) -> None:
 
 
 @contextlib.contextmanager
-def app_server(root: Path, paths: list[str] | None = None) -> Iterator[str]:
-    """``python -m browser_app view PATHS --root ROOT --port N`` (headless, its own cache
-    folder, so review marks and edits start empty); yields the URL; stops it on the way out."""
+def app_server(root: Path, paths: list[str] | None = None, code: Path = REPO) -> Iterator[str]:
+    """``python -m browser_app view PATHS --root ROOT --port N`` run from ``code`` (a copy of
+    the repository: it imports its own ``browser_app`` and ``codec``), headless, with its own
+    cache folder so review marks and edits start empty; yields the URL; stops it on the way
+    out."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     with tempfile.TemporaryDirectory(prefix="tfb-ui-bench-") as tmp:
         env = dict(
             os.environ,
             PYTHONUNBUFFERED="1",
+            PYTHONDONTWRITEBYTECODE="1",
             TFRECORD_BROWSER_CACHE=str(Path(tmp) / "cache"),
-            PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]),
+            PYTHONPATH=os.pathsep.join([str(code), os.environ.get("PYTHONPATH", "")]),
         )
         log_path = Path(tmp) / "server.log"
         cmd = [sys.executable, "-m", "browser_app", "view", *(paths or []), "--root", str(root)]
         with open(log_path, "wb") as log:
             proc = subprocess.Popen(
                 [*cmd, "--no-browser", "--port", str(port)],
-                cwd=REPO,
+                cwd=code,
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
@@ -207,12 +219,24 @@ def app_server(root: Path, paths: list[str] | None = None) -> Iterator[str]:
             print(text[-4000:], file=sys.stderr)
 
 
-# Installed in every page before Streamlit's code: the time of the last user input, and a count
-# of script runs that have finished (the app root's script state going back to notRunning).
+# Installed in every page before Streamlit's code:
+# - the time stamp of the first user input since the last reset (``input``);
+# - a count of script runs that have finished (the app root's script state going back to
+#   notRunning: ``done``), with the state now (``state``);
+# - ``gallery()``: the gallery element's root, in the page or in a shadow root under it;
+# - ``watchStart(conditions)``: from the next input on, on every animation frame, the first
+#   time each condition holds (``[name, JS expression, needs a finished run]``), in ``watch``.
 _PROBE = """
 (() => {
-  const t = (window.__tfb = { input: 0, done: 0, running: false, state: "" });
-  const mark = () => { if (!t.input) t.input = performance.now(); };
+  const t = (window.__tfb = {
+    input: 0, done: 0, running: false, state: "", startDone: 0, watch: null, g: null,
+  });
+  const mark = (e) => {
+    if (t.input) return;
+    const now = performance.now();
+    const stamp = e && e.timeStamp;
+    t.input = stamp > 0 && stamp <= now && now - stamp < 1000 ? stamp : now;
+  };
   addEventListener("pointerdown", mark, true);
   addEventListener("mousedown", mark, true);
   addEventListener("keydown", mark, true);
@@ -232,34 +256,60 @@ _PROBE = """
     subtree: true, attributes: true, attributeOldValue: true, childList: true,
     attributeFilter: ["data-test-script-state"],
   });
+  const inShadow = (root, sel) => {
+    for (const el of root.querySelectorAll("*")) {
+      if (!el.shadowRoot) continue;
+      const found = el.shadowRoot.querySelector(sel) || inShadow(el.shadowRoot, sel);
+      if (found) return found;
+    }
+    return null;
+  };
+  t.gallery = () => {
+    if (t.g && t.g.isConnected) return t.g;
+    t.g = document.querySelector(".tfb-gallery");
+    if (!t.g) {
+      const main = document.querySelector('[data-testid="stMain"]');
+      t.g = main ? inShadow(main, ".tfb-gallery") : null;
+    }
+    return t.g;
+  };
+  t.tiles = () => { const g = t.gallery(); return g ? [...g.querySelectorAll(".tfb-tile")] : []; };
+  t.decoded = (img) => !!img && img.complete && img.naturalWidth > 0;
+  t.inView = (el) => {
+    const r = el.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.bottom > 0 && r.top < innerHeight
+      && r.right > 0 && r.left < innerWidth;
+  };
+  t.settled = () => t.done > t.startDone && t.state === "notRunning"
+    && !document.querySelector('[data-testid="stMain"] [data-stale="true"]');
+  t.watchStart = (conditions) => {
+    const checks = conditions.map(([name, expr, run]) =>
+      [name, new Function("return (" + expr + ");"), run]);
+    const res = {};
+    t.watch = res; t.error = ""; t.input = 0; t.startDone = t.done;
+    const tick = () => {
+      if (t.watch !== res) return;
+      if (t.input) {
+        const now = performance.now();
+        const settled = t.settled();
+        for (const [name, check, run] of checks) {
+          if (name in res || (run && !settled)) continue;
+          let ok = false;
+          try { ok = !!check(); } catch (e) { t.error = name + ": " + e; }
+          if (ok) res[name] = now - t.input;
+        }
+      }
+      if (checks.some(([name]) => !(name in res))) requestAnimationFrame(tick);
+    };
+    requestAnimationFrame(tick);
+  };
 })();
-"""
-
-# True once the run started by the last input has finished and nothing is stale; `ready` is the
-# step's own condition (a JS expression over `document`).
-_SETTLED = """
-(ready) => {
-  const t = window.__tfb;
-  if (!t || !t.input || t.done <= t.startDone || t.state !== "notRunning") return false;
-  if (document.querySelector('[data-testid="stMain"] [data-stale="true"]')) return false;
-  if (!(new Function("return (" + ready + ");"))()) return false;
-  return performance.now() - t.input;
-}
-"""
-
-# Every picture of the gallery decoded, and the first tile is the given record.
-GALLERY_READY = r"""
-(() => {
-  const imgs = [...document.querySelectorAll('.st-key-tfb-gallery img')];
-  return imgs.length > 0 && imgs.every(i => i.complete && i.naturalWidth > 0)
-    && /#%d(?!\d)/.test(document.querySelector('.st-key-tfb-gallery').innerText);
-})()
 """
 
 
 @contextlib.contextmanager
-def browser_page() -> Iterator[Any]:
-    """A 1440×900 page in Debian's headless Chromium, with the settle probe installed."""
+def chromium() -> Iterator[Any]:
+    """Debian's headless Chromium (a Playwright ``Browser``)."""
     if not os.path.exists(CHROMIUM):
         raise RuntimeError("Debian's chromium is not installed (scripts/check.sh installs it)")
     from playwright.sync_api import sync_playwright
@@ -267,22 +317,91 @@ def browser_page() -> Iterator[Any]:
     with sync_playwright() as p:
         b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         try:
-            ctx = b.new_context(viewport=VIEWPORT, accept_downloads=True)
-            ctx.add_init_script(_PROBE)
-            page = ctx.new_page()
-            page.set_default_timeout(TIMEOUT_MS)
-            yield page
+            yield b
         finally:
             b.close()
 
 
-def timed(page: Any, action: Callable[[], object], ready: str = "true") -> float:
-    """Do ``action`` (a click or a key press) and return the seconds from its input event
-    until the page has settled with ``ready`` (a JS expression) true."""
-    page.evaluate("() => { window.__tfb.input = 0; window.__tfb.startDone = window.__tfb.done; }")
+class Tab:
+    """One app (``side``: "before" or "now", served at ``url``) in its own 1440×900 browser
+    context with the probe installed; counts the bytes its websockets carry."""
+
+    def __init__(self, browser: Any, side: str, url: str) -> None:
+        self.side = side
+        self.url = url
+        self.kind = ""  # the gallery's kind, once a gallery was opened
+        self.sent = 0
+        self.received = 0
+        self.frames = 0
+        self.ctx = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
+        self.ctx.add_init_script(_PROBE)
+        self.page = self.ctx.new_page()
+        self.page.set_default_timeout(TIMEOUT_MS)
+        self.page.on("websocket", self._socket)
+
+    def _socket(self, ws: Any) -> None:
+        def sent(payload: str | bytes) -> None:
+            self.sent += len(payload.encode() if isinstance(payload, str) else payload)
+            self.frames += 1
+
+        def received(payload: str | bytes) -> None:
+            self.received += len(payload.encode() if isinstance(payload, str) else payload)
+            self.frames += 1
+
+        ws.on("framesent", sent)
+        ws.on("framereceived", received)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.ctx.close()
+
+
+def timed_many(
+    page: Any, action: Callable[[], object], conditions: list[tuple[str, str, bool]]
+) -> dict[str, float]:
+    """Do ``action`` (a click or a key press) and return, for each ``(name, JS expression,
+    needs a finished run)`` of ``conditions``, the seconds from its input event until the
+    first animation frame where it held."""
+    page.evaluate("(c) => window.__tfb.watchStart(c)", [list(c) for c in conditions])
     action()
-    handle = page.wait_for_function(_SETTLED, arg=ready, polling="raf", timeout=TIMEOUT_MS)
-    return float(handle.json_value()) / 1000
+    try:
+        page.wait_for_function(
+            "(n) => Object.keys(window.__tfb.watch || {}).length >= n",
+            arg=len(conditions),
+            polling=50,
+            timeout=TIMEOUT_MS,
+        )
+    except Exception as exc:
+        got = page.evaluate("() => [window.__tfb.watch, window.__tfb.error, window.__tfb.state]")
+        raise AssertionError(
+            f"not every condition held within {TIMEOUT_MS / 1000:g} s: held {got[0]},"
+            f" script {got[2]!r}, error {got[1]!r}"
+        ) from exc
+    held = page.evaluate("() => window.__tfb.watch")
+    return {name: float(held[name]) / 1000 for name, _e, _r in conditions}
+
+
+def timed(page: Any, action: Callable[[], object], ready: str = "true", run: bool = True) -> float:
+    """Do ``action`` and return the seconds from its input event until ``ready`` (a JS
+    expression) holds, after a finished script run when ``run``."""
+    return timed_many(page, action, [("t", ready, run)])["t"]
+
+
+def quiet(tab: Tab, quiet_s: float = 0.3, timeout: float = 15.0) -> None:
+    """Wait until the app's script is not running and its websocket has carried nothing for
+    ``quiet_s`` (what an action set going has ended), up to ``timeout``."""
+    deadline = time.monotonic() + timeout
+    frames, since = tab.frames, time.monotonic()
+    while time.monotonic() < deadline:
+        tab.page.wait_for_timeout(50)  # Playwright hands over the websocket events meanwhile
+        busy = tab.page.evaluate(
+            """() => window.__tfb.state !== "notRunning"
+                 || !!document.querySelector('[data-testid="stMain"] [data-stale="true"]')"""
+        )
+        if busy or tab.frames != frames:
+            frames, since = tab.frames, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return
 
 
 def open_page(page: Any, url: str, ready: str) -> None:
@@ -292,110 +411,169 @@ def open_page(page: Any, url: str, ready: str) -> None:
         """(ready) => { const t = window.__tfb; return t && t.done > 0
              && t.state === "notRunning" && (new Function("return (" + ready + ");"))(); }""",
         arg=ready,
-        polling="raf",
+        polling=50,
         timeout=60_000,
     )
 
 
-# -- the steps -------------------------------------------------------------------------------
+# -- what the page shows: JS conditions for each kind of gallery ------------------------------
 
 
-def _gallery_ready(first: int) -> str:
-    return GALLERY_READY % first
-
-
-def open_gallery(page: Any, url: str, spec: str, start: int = 0) -> None:
-    """The gallery at record ``start``, 100 tiles a page."""
-    query = f"file={spec}&record={start}&size={GALLERY_PAGE}"
-    open_page(page, f"{url}/gallery?{query}", _gallery_ready(start))
-
-
-def _gallery_first(page: Any) -> int:
-    text = page.locator(".st-key-tfb-gallery").inner_text()
-    import re
-
-    found = re.search(r"#([\d,]+)", text)
-    assert found, "no tile caption in the gallery"
-    return int(found.group(1).replace(",", ""))
-
-
-def gallery_next_page(page: Any) -> float:
-    """Gallery: the next page of tiles (the top "Next" button)."""
-    first = _gallery_first(page)
-    nxt = page.get_by_role("button", name="Next", exact=True).first
-    return timed(page, nxt.click, _gallery_ready(first + GALLERY_PAGE))
-
-
-# Dense tiles have no review buttons (a tile's ✓ / ⚑ pair is a button group).
-_DENSE_READY = """(() => {
-  const g = document.querySelector('.st-key-tfb-gallery');
-  return g && g.querySelectorAll('[data-testid="stButtonGroup"]').length === 0
-    && [...g.querySelectorAll('img')].every(i => i.complete && i.naturalWidth > 0);
-})()"""
-
-
-def dense_tiles(page: Any) -> None:
-    """Switch the gallery to its densest tiles, and wait until they are drawn."""
-    import re
-
-    button = page.locator("[data-testid='stButtonGroup'] button").filter(
-        has_text=re.compile(f"^{DENSE_TILES}$")
-    )
-    timed(page, button.first.click, _DENSE_READY)
-
-
-def visible_pictures(page: Any) -> int:
-    """Gallery pictures fully inside the window, decoded."""
-    return int(
-        page.evaluate(
-            """() => [...document.querySelectorAll('.st-key-tfb-gallery img')].filter(i => {
-                 const r = i.getBoundingClientRect();
-                 return i.complete && i.naturalWidth > 0 && r.width > 0 && r.top >= 0
-                   && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
-               }).length"""
-        )
-    )
-
-
-def gallery_screenful(page: Any) -> float:
-    """Gallery in dense tiles: the next page, until every picture in the window is decoded."""
-    first = _gallery_first(page)
-    nxt = page.get_by_role("button", name="Next", exact=True).first
-    ready = rf"""(() => {{
+def _page_decoded(kind: str, first: int, count: int) -> str:
+    """The gallery's page starting at ``first`` with ``count`` tiles, every picture decoded."""
+    if kind == ELEMENT:
+        return f"""(() => {{
+          const g = __tfb.gallery(), tiles = __tfb.tiles();
+          return !!g && +g.dataset.page === {first} && tiles.length === {count}
+            && +tiles[0].dataset.record === {first}
+            && tiles.every(x => __tfb.decoded(x.querySelector('img')));
+        }})()"""
+    return rf"""(() => {{
       const g = document.querySelector('.st-key-tfb-gallery');
-      if (!g || !/#{first + GALLERY_PAGE}(?!\d)/.test(g.innerText)) return false;
-      return [...g.querySelectorAll('img')].every(i => {{
-        const r = i.getBoundingClientRect();
-        return r.top >= innerHeight || (i.complete && i.naturalWidth > 0);
-      }});
+      const caption = g && g.querySelector('.stButton');
+      const imgs = g ? [...g.querySelectorAll('img')] : [];
+      return !!caption && /^\s*#{first}(?!\d)/.test(caption.innerText)
+        && imgs.length === {count} && imgs.every(__tfb.decoded);
     }})()"""
-    return timed(page, nxt.click, ready)
+
+
+def _window_shown(kind: str, first: int) -> str:
+    """The pictures of the gallery's page starting at ``first`` that lie in the window are
+    drawn (decoded, none left from the page before)."""
+    if kind == ELEMENT:
+        return f"""(() => {{
+          const g = __tfb.gallery();
+          if (!g || +g.dataset.page !== {first}) return false;
+          const seen = __tfb.tiles().filter(__tfb.inView);
+          return seen.length > 0 && seen.every(x => +x.dataset.record >= {first}
+            && +x.dataset.record < {first + GALLERY_PAGE}
+            && __tfb.decoded(x.querySelector('img')));
+        }})()"""
+    return rf"""(() => {{
+      const g = document.querySelector('.st-key-tfb-gallery');
+      const caption = g && g.querySelector('.stButton');
+      if (!caption || !/^\s*#{first}(?!\d)/.test(caption.innerText)) return false;
+      const seen = [...g.querySelectorAll('img')].filter(__tfb.inView);
+      return seen.length > 0 && seen.every(i => __tfb.decoded(i)
+        && !i.closest('[data-stale="true"]'));
+    }})()"""
+
+
+def _focused_on(kind: str, n: int) -> str:
+    """Record ``n`` is the gallery's focused tile."""
+    if kind == ELEMENT:
+        return f"(() => {{ const g = __tfb.gallery(); return !!g && +g.dataset.focus === {n}; }})()"
+    # The focus bar names it, and the URL carries it.
+    return f"""(() => new URLSearchParams(location.search).get('record') === '{n}'
+      && [...document.querySelectorAll('[data-testid="stMarkdownContainer"]')]
+        .some(e => !e.closest('button') && e.innerText.trim() === '#{n}'))()"""
+
+
+def _gallery_marked(kind: str, n: int, status: str) -> str:
+    """Record ``n`` is shown marked ``status``, saved."""
+    if kind == ELEMENT:
+        return f"""(() => {{
+          const tile = __tfb.tiles().find(x => +x.dataset.record === {n});
+          return !!tile && tile.dataset.mark === '{status}' && tile.dataset.pending !== '1';
+        }})()"""
+    # The focus bar's mark button turns primary (the bar names the focused record).
+    button = f'.st-key-tfb-w-gallery-mark-{status} button[kind="primary"]'
+    return f"""(() => !!document.querySelector('{button}') && {_focused_on(kind, n)})()"""
 
 
 # Streamlit loads a widget's code on first use and draws a grey placeholder until then: a key
 # pressed before the review bar's buttons are drawn reaches no shortcut.
 _REVIEW_BAR = """[...document.querySelectorAll('[data-testid^="stBaseButton-"]')]
   .some(b => b.innerText.includes('Passed'))"""
-
-
-def open_record(page: Any, url: str, spec: str, record: int) -> None:
-    """The records page at ``record`` (its record view and review bar drawn), 25 a page."""
-    open_page(
-        page,
-        f"{url}/?file={spec}&record={record}&size={RECORDS_PAGE}",
-        f"({_heading(record)}) && ({_REVIEW_BAR})",
-    )
+# The record view's Passed button turns primary once the mark is saved and drawn.
+_PASSED = """[...document.querySelectorAll('[data-testid="stBaseButton-primary"]')]
+  .some(b => b.innerText.includes('Passed'))"""
 
 
 def _heading(n: int) -> str:
     """JS: the record view of record ``n`` is shown (its heading)."""
     return rf"""[...document.querySelectorAll('h1,h2,h3,h4')]
-      .some(h => /^\s*Record {n}(?!\d)/.test(h.innerText))"""
+      .some(h => /^\s*Record ({n}|{n:,})(?![\d,])/.test(h.innerText))"""
 
 
-def _current_record(page: Any) -> int:
-    import re
+# -- acting on the page ------------------------------------------------------------------------
 
+
+def gallery_kind(page: Any) -> str:
+    return str(
+        page.evaluate(
+            f"""() => window.__tfb.gallery() ? "{ELEMENT}"
+                 : document.querySelector('.st-key-tfb-gallery') ? "{STREAMLIT}" : "" """
+        )
+    )
+
+
+def open_gallery(tab: Tab, spec: str, record: int, total: int) -> int:
+    """The gallery, 100 tiles a page, focused on ``record``, every picture of its page
+    decoded; returns the page's first position."""
+    first = record - record % GALLERY_PAGE
+    count = min(GALLERY_PAGE, total - first)
+    ready = " || ".join(
+        f"({_page_decoded(k, first, count)} && {_focused_on(k, record)})"
+        for k in (ELEMENT, STREAMLIT)
+    )
+    query = f"file={spec}&record={record}&size={GALLERY_PAGE}"
+    open_page(tab.page, f"{tab.url}/gallery?{query}", ready)
+    tab.kind = gallery_kind(tab.page)
+    return first
+
+
+def gallery_first(tab: Tab) -> int:
+    """The position of the gallery page's first tile."""
+    if tab.kind == ELEMENT:
+        return int(tab.page.evaluate("() => +window.__tfb.gallery().dataset.page"))
+    text = tab.page.locator(".st-key-tfb-gallery .stButton").first.inner_text()
+    found = re.search(r"#(\d+)", text)
+    assert found, "no tile caption in the gallery"
+    return int(found.group(1))
+
+
+def gallery_focus(tab: Tab) -> int:
+    """The record of the gallery's focused tile."""
+    if tab.kind == ELEMENT:
+        return int(tab.page.evaluate("() => +window.__tfb.gallery().dataset.focus"))
+    return int(tab.page.evaluate("() => +new URLSearchParams(location.search).get('record')") or 0)
+
+
+def keys_go_to_page(tab: Tab) -> None:
+    """Let the next key press reach the page's keys: the gallery element takes the focus when
+    it is focusable; otherwise nothing has it (a focused text box or button keeps letters
+    from Streamlit's shortcuts)."""
+    tab.page.evaluate(
+        """() => {
+          const g = window.__tfb.gallery();
+          const target = g && (g.matches('[tabindex]') ? g : g.querySelector('[tabindex="0"]'));
+          const active = document.activeElement;
+          if (target) {
+            if (!(g.contains(active) || (g.getRootNode().activeElement || null) === target))
+              target.focus({ preventScroll: true });
+          } else if (active && active !== document.body) {
+            active.blur();
+          }
+        }"""
+    )
+
+
+def click_next(tab: Tab) -> None:
+    """The pager's "Next" button (the top one)."""
+    tab.page.get_by_role("button", name="Next", exact=True).first.click()
+
+
+def open_record(tab: Tab, spec: str, record: int) -> None:
+    """The records page at ``record`` (its record view and review bar drawn), 25 a page."""
+    open_page(
+        tab.page,
+        f"{tab.url}/?file={spec}&record={record}&size={RECORDS_PAGE}",
+        f"({_heading(record)}) && ({_REVIEW_BAR})",
+    )
+
+
+def current_record(page: Any) -> int:
     for text in page.locator("h1,h2,h3,h4").all_inner_texts():
         found = re.match(r"\s*Record ([\d,]+)", text)
         if found:
@@ -403,43 +581,17 @@ def _current_record(page: Any) -> int:
     raise AssertionError("no record view on the page")
 
 
-def review_step(page: Any) -> float:
-    """Record view: mark the record passed (P), then go to the next record (J); the sum of
-    both waits."""
-    n = _current_record(page)
-    # Focus the page (not a widget) so the letters reach the buttons' shortcuts: the page's
-    # title takes the click.
-    page.get_by_role("heading", name="Records", exact=True).click()
-    # The Passed button turns primary once the mark is saved and drawn.
-    passed = """[...document.querySelectorAll('[data-testid="stBaseButton-primary"]')]
-      .some(b => b.innerText.includes('Passed'))"""
-    mark = timed(page, lambda: page.keyboard.press("p"), passed)
-    step = timed(page, lambda: page.keyboard.press("j"), _heading(n + 1))
-    return mark + step
-
-
-def _first_row(page: Any) -> int:
+def first_row(page: Any) -> int:
     cell = page.get_by_test_id("stDataFrame").first.get_by_test_id("glide-cell-1-0")
     return int(cell.inner_text().replace(",", "").strip())
 
 
-def records_next_page(page: Any) -> float:
-    """Records page: the next page of 25 (the table's first row is the page's first record)."""
-    first = _first_row(page)
-    nxt = page.get_by_role("button", name="Next", exact=True).first
-    ready = f"""(() => {{
+def _first_row_is(n: int) -> str:
+    return f"""(() => {{
       const c = document.querySelector(
         '[data-testid="stDataFrame"] [data-testid="glide-cell-1-0"]');
-      return !!c && c.textContent.replace(/,/g, '').trim() === '{first + RECORDS_PAGE}';
+      return !!c && c.textContent.replace(/,/g, '').trim() === '{n}';
     }})()"""
-    return timed(page, nxt.click, ready)
-
-
-def select_row(page: Any, row: int) -> float:
-    """Records table: click row ``row`` of the page; its record view opens."""
-    first = _first_row(page)
-    x, y = until(lambda: _row_point(page, row), what=f"row {row} of the records table")
-    return timed(page, lambda: page.mouse.click(x, y), _heading(first + row))
 
 
 def _row_point(page: Any, row: int) -> tuple[float, float]:
@@ -457,175 +609,223 @@ def _row_point(page: Any, row: int) -> tuple[float, float]:
 
 
 def _edit_mode(page: Any) -> None:
-    import re
-
     page.get_by_test_id("stMain").locator("[data-testid='stButtonGroup'] button").filter(
         has_text=re.compile("Edit$")
     ).first.click()
-    page.wait_for_function(_SETTLED, arg="document.body.innerText.includes('Editing Record')")
+    page.wait_for_function("() => document.body.innerText.includes('Editing Record')", polling=50)
 
 
 def _editor_grid(page: Any) -> Any:
     return page.locator(".st-key-tfb-editor-features [data-testid='stDataFrame']").first
 
 
-def save_edit(page: Any, value: int) -> float:
-    """Editor: type ``value`` into the first int64 value cell (image/height) and press Enter;
-    settled when the table shows it and the pending change is counted."""
-
-    def height_row() -> int:  # the editor's grid fills in after it is drawn
-        names = _editor_grid(page).locator("[data-testid^='glide-cell-0-']").all_text_contents()
-        rows = [name.strip() for name in names]
-        assert "image/height" in rows, "the editor's table is not filled in yet"
-        return rows.index("image/height")
-
-    row = until(height_row, what="the editor's image/height row")
-    # Column 3 holds the values (feature, type, n, values, check).
-    editor = open_cell_editor(page, lambda: _editor_grid(page), row, 3)
-    editor.fill(str(value))
-    ready = f"""(() => {{
-      const g = document.querySelector(
-        '.st-key-tfb-editor-features [data-testid="stDataFrame"]');
-      const c = g && g.querySelector('[data-testid="glide-cell-3-{row}"]');
-      return !!c && c.textContent.trim() === '{value}'
-        && /pending change/.test(document.body.innerText);
-    }})()"""
-    return timed(page, lambda: editor.press("Enter"), ready)
-
-
-# -- the table -------------------------------------------------------------------------------
+# -- the steps ---------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class Result:
-    """One step's figures: seconds per run (warm-up excluded), the goal and its limit."""
+class Measure:
+    """One figure of the table: its label, goal (as text) and limit (None: no goal)."""
 
-    step: str
-    times: list[float]
-    goal: str
-    limit: float
-    count: int | None = None  # the screenful step: pictures fully visible
-    count_goal: int | None = None
-
-    @property
-    def median(self) -> float:
-        return statistics.median(self.times)
-
-    @property
-    def ok(self) -> bool:
-        count_ok = self.count is None or self.count_goal is None or self.count >= self.count_goal
-        return self.median <= self.limit and count_ok
-
-    def rows(self) -> list[Row]:
-        spread = f"s ({min(self.times):.3f}–{max(self.times):.3f}, n={len(self.times)})"
-        out = [Row("ui", self.step, self.median, spread, self.goal, self.median <= self.limit)]
-        if self.count is not None:
-            out.append(
-                Row(
-                    "ui",
-                    self.step + ": pictures fully visible",
-                    self.count,
-                    "pictures",
-                    f">= {self.count_goal}",
-                    self.count >= (self.count_goal or 0),
-                )
-            )
-        return out
+    key: str
+    label: str
+    goal: str = ""
+    limit: float | None = None
+    unit: str = "s"
 
 
-def _repeat(fn: Callable[[int], float], runs: int) -> list[float]:
-    fn(-1)  # warm-up
-    return [fn(i) for i in range(runs)]
+MEASURES: list[Measure] = [
+    Measure("gallery_all", "gallery: next page of 100, every picture decoded", "<= 0.4 s", 0.4),
+    Measure("gallery_window", "gallery: pictures in the window shown", "<= 0.2 s", 0.2),
+    Measure("focus", "gallery: focus to the next tile (→)", "<= 0.03 s", 0.03),
+    Measure("focus_kb", "gallery: focus (→), websocket traffic", "", None, "KB"),
+    Measure("focus_runs", "gallery: focus (→), script runs", "", None, "runs"),
+    Measure("mark_gallery", "gallery: mark a record (P) until saved", "<= 0.15 s", 0.15),
+    Measure("open", "gallery: open a record (Enter)", "<= 0.35 s", 0.35),
+    Measure("mark_record", "record view: mark a record (P)", "<= 0.15 s", 0.15),
+    Measure("next_record", "record view: next record (J)", "<= 0.15 s", 0.15),
+    Measure("records_next", "records page: next 25", "<= 0.25 s", 0.25),
+    Measure("select", "records table: select a row", "<= 0.3 s", 0.3),
+    Measure("edit", "editor: save a value edit", "<= 0.4 s", 0.4),
+]
+_MEASURE = {m.key: m for m in MEASURES}
+
+# A step: set up on a tab (the app's page where the step starts) and return the timed action,
+# called with its run number (-1: the warm-up) and returning figures by measure key.
+Once = Callable[[int], dict[str, float]]
+Step = Callable[[Tab, UiData, int], Once]
 
 
-def measure(data: UiData, runs: int = RUNS, only: set[str] | None = None) -> list[Result]:
-    """Start the app on ``data``, run every step ``runs`` times (after a warm-up) and return
-    the figures. ``only`` limits the steps by key (gallery, dense, review, records, select,
-    edit)."""
+def _gallery_step(tab: Tab, data: UiData, runs: int) -> Once:
+    """The pager's Next from page 0 on: the window's pictures, then every picture."""
+    open_gallery(tab, data.photos, 0, data.photo_count)
 
-    def want(key: str) -> bool:
-        return only is None or key in only
+    def once(_i: int) -> dict[str, float]:
+        first = gallery_first(tab) + GALLERY_PAGE
+        count = min(GALLERY_PAGE, data.photo_count - first)
+        got = timed_many(
+            tab.page,
+            lambda: click_next(tab),
+            [
+                ("gallery_window", _window_shown(tab.kind, first), False),
+                ("gallery_all", _page_decoded(tab.kind, first, count), True),
+            ],
+        )
+        quiet(tab)
+        return got
 
-    out: list[Result] = []
-    with app_server(data.root) as url:
-        for key, step in STEPS.items():
-            if not want(key):
-                continue
-            try:
-                with browser_page() as page:
-                    try:
-                        out.append(step(page, url, data, runs))
-                    except Exception:
-                        _shot(page, f"bench-ui-{key}-failed.png")  # what the step saw
-                        raise
-            except Exception as exc:  # one broken step must not hide the others' figures
-                print(f"ui step {key} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
-    return out
+    return once
 
 
-def _gallery_step(page: Any, url: str, data: UiData, runs: int) -> Result:
-    open_gallery(page, url, data.jpegs)
-    times = _repeat(lambda _i: gallery_next_page(page), runs)
-    return Result("gallery: next page of 100 thumbnails", times, "<= 0.5 s", 0.5)
+def _focus_step(tab: Tab, data: UiData, runs: int) -> Once:
+    """→ from the first tile of a page on (the moves stay on the page)."""
+    open_gallery(tab, data.photos, 2 * GALLERY_PAGE, data.photo_count)
+
+    def once(_i: int) -> dict[str, float]:
+        n = gallery_focus(tab)
+        keys_go_to_page(tab)
+        sent, received = tab.sent, tab.received
+        took = timed(
+            tab.page,
+            lambda: tab.page.keyboard.press("ArrowRight"),
+            _focused_on(tab.kind, n + 1),
+            run=tab.kind != ELEMENT,  # the element moves it in the browser, with no run
+        )
+        quiet(tab)
+        runs_seen = tab.page.evaluate("() => window.__tfb.done - window.__tfb.startDone")
+        kb = (tab.sent - sent + tab.received - received) / 1000
+        return {"focus": took, "focus_kb": kb, "focus_runs": float(runs_seen)}
+
+    return once
 
 
-def _dense_step(page: Any, url: str, data: UiData, runs: int) -> Result:
-    # Far into the file, with a next page for the warm-up and every run (the quick data has
-    # 2,000 records).
-    start = min(GALLERY_PAGE * 50, data.jpeg_count - GALLERY_PAGE * (runs + 2))
-    open_gallery(page, url, data.jpegs, max(0, start // GALLERY_PAGE * GALLERY_PAGE))
-    dense_tiles(page)
-    times = _repeat(lambda _i: gallery_screenful(page), runs)
-    count = visible_pictures(page)
-    _shot(page, "bench-ui-dense.png")
-    return Result(
-        "gallery: one screenful of small tiles", times, "<= 0.3 s", 0.3, count=count, count_goal=48
-    )
+def _mark_step(tab: Tab, data: UiData, runs: int) -> Once:
+    """P on the focused tile, then (not timed) → to the next one."""
+    open_gallery(tab, data.photos, 4 * GALLERY_PAGE, data.photo_count)
+
+    def once(_i: int) -> dict[str, float]:
+        n = gallery_focus(tab)
+        keys_go_to_page(tab)
+        took = timed(
+            tab.page,
+            lambda: tab.page.keyboard.press("p"),
+            _gallery_marked(tab.kind, n, "passed"),
+            run=tab.kind != ELEMENT,  # the element shows it saved when Python says so
+        )
+        quiet(tab)
+        keys_go_to_page(tab)
+        timed(
+            tab.page,
+            lambda: tab.page.keyboard.press("ArrowRight"),
+            _focused_on(tab.kind, n + 1),
+            run=tab.kind != ELEMENT,
+        )
+        quiet(tab)
+        return {"mark_gallery": took}
+
+    return once
 
 
-def _intact_run(data: UiData, length: int) -> int:
-    """The first record of the Object Detection data followed by ``length`` intact ones (the
-    review step walks through them; a damaged record has no review bar)."""
-    import codec
-    from browser_app.selection import record_facts
+def _open_step(tab: Tab, data: UiData, runs: int) -> Once:
+    """Enter on a focused tile of a freshly opened gallery, until its record view."""
+    base = 6 * GALLERY_PAGE + 1
 
-    with codec.TFRecordDataset(str(data.root / data.od)) as ds:
-        status = record_facts(ds).status.tolist()
-    for i in range(len(status) - length):
-        if not any(status[i : i + length + 1]):
-            return i
-    return 0
+    def once(i: int) -> dict[str, float]:
+        n = base + i + 1
+        open_gallery(tab, data.photos, n, data.photo_count)
+        quiet(tab)
+        keys_go_to_page(tab)
+        took = timed(tab.page, lambda: tab.page.keyboard.press("Enter"), _heading(n))
+        quiet(tab)
+        return {"open": took}
 
-
-def _review_step(page: Any, url: str, data: UiData, runs: int) -> Result:
-    open_record(page, url, data.od, _intact_run(data, runs + 2))
-    times = _repeat(lambda _i: review_step(page), runs)
-    return Result("review: mark (P) and next record (J)", times, "<= 0.25 s", 0.25)
+    return once
 
 
-def _records_step(page: Any, url: str, data: UiData, runs: int) -> Result:
-    open_record(page, url, data.od, 0)
-    times = _repeat(lambda _i: records_next_page(page), runs)
-    return Result("records: next page of 25", times, "<= 0.25 s", 0.25)
+def _review_step(tab: Tab, data: UiData, runs: int) -> Once:
+    """Record view: P (until the Passed button shows the mark), then J (until the next
+    record's heading)."""
+    open_record(tab, data.photos, 10 * GALLERY_PAGE)
+
+    def once(_i: int) -> dict[str, float]:
+        n = current_record(tab.page)
+        keys_go_to_page(tab)
+        mark = timed(tab.page, lambda: tab.page.keyboard.press("p"), _PASSED)
+        quiet(tab)
+        keys_go_to_page(tab)
+        step = timed(tab.page, lambda: tab.page.keyboard.press("j"), _heading(n + 1))
+        quiet(tab)
+        return {"mark_record": mark, "next_record": step}
+
+    return once
 
 
-def _select_step(page: Any, url: str, data: UiData, runs: int) -> Result:
-    open_record(page, url, data.od, 0)
-    times = _repeat(lambda i: select_row(page, 2 + (i + 1) % 8), runs)
-    return Result("records table: select a row", times, "<= 0.3 s", 0.3)
+def _records_step(tab: Tab, data: UiData, runs: int) -> Once:
+    """The records page's Next, until the table's first row is the next page's."""
+    open_record(tab, data.photos, 0)
+
+    def once(_i: int) -> dict[str, float]:
+        first = first_row(tab.page)
+        took = timed(tab.page, lambda: click_next(tab), _first_row_is(first + RECORDS_PAGE))
+        quiet(tab)
+        return {"records_next": took}
+
+    return once
 
 
-def _edit_step(page: Any, url: str, data: UiData, runs: int) -> Result:
-    open_record(page, url, data.od, 3)
-    _edit_mode(page)
-    times = _repeat(lambda i: save_edit(page, 50 + i + 2), runs)
-    return Result("editor: save a value edit", times, "<= 0.4 s", 0.4)
+def _select_step(tab: Tab, data: UiData, runs: int) -> Once:
+    """A click on a row of the records table (Object Detection data), until its record."""
+    open_record(tab, data.od, 0)
+
+    def once(i: int) -> dict[str, float]:
+        row = 2 + (i + 2) % 8
+        first = first_row(tab.page)
+        x, y = until(lambda: _row_point(tab.page, row), what=f"row {row} of the records table")
+        took = timed(tab.page, lambda: tab.page.mouse.click(x, y), _heading(first + row))
+        quiet(tab)
+        return {"select": took}
+
+    return once
 
 
-# Each step: a fresh page, opened where the step starts, then the action timed ``runs`` times.
-STEPS: dict[str, Callable[[Any, str, UiData, int], Result]] = {
+def _edit_step(tab: Tab, data: UiData, runs: int) -> Once:
+    """Editor: a value typed into the first int64 value cell (image/height) and Enter, until
+    the table shows it and the pending change is counted."""
+    open_record(tab, data.od, 3)
+    _edit_mode(tab.page)
+
+    def once(i: int) -> dict[str, float]:
+        value = 50 + i + 2
+        page = tab.page
+
+        def height_row() -> int:  # the editor's grid fills in after it is drawn
+            names = _editor_grid(page).locator("[data-testid^='glide-cell-0-']")
+            rows = [name.strip() for name in names.all_text_contents()]
+            assert "image/height" in rows, "the editor's table is not filled in yet"
+            return rows.index("image/height")
+
+        row = until(height_row, what="the editor's image/height row")
+        # Column 3 holds the values (feature, type, n, values, check).
+        editor = open_cell_editor(page, lambda: _editor_grid(page), row, 3)
+        editor.fill(str(value))
+        ready = f"""(() => {{
+          const g = document.querySelector(
+            '.st-key-tfb-editor-features [data-testid="stDataFrame"]');
+          const c = g && g.querySelector('[data-testid="glide-cell-3-{row}"]');
+          return !!c && c.textContent.trim() === '{value}'
+            && /pending change/.test(document.body.innerText);
+        }})()"""
+        took = timed(page, lambda: editor.press("Enter"), ready)
+        quiet(tab)
+        return {"edit": took}
+
+    return once
+
+
+STEPS: dict[str, Step] = {
     "gallery": _gallery_step,
-    "dense": _dense_step,
+    "focus": _focus_step,
+    "mark": _mark_step,
+    "open": _open_step,
     "review": _review_step,
     "records": _records_step,
     "select": _select_step,
@@ -633,15 +833,199 @@ STEPS: dict[str, Callable[[Any, str, UiData, int], Result]] = {
 }
 
 
-def _shot(page: Any, name: str) -> None:
+# -- the runs ------------------------------------------------------------------------------------
+
+
+@dataclass
+class Side:
+    """One app measured: ``before`` or ``now``, its code and what its gallery was."""
+
+    name: str
+    code: Path
+    what: str
+    url: str = ""
+    kinds: set[str] = field(default_factory=set)
+    values: dict[str, list[float]] = field(default_factory=dict)
+    failed: dict[str, str] = field(default_factory=dict)
+
+
+def _say(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
+def _run_name(i: int, runs: int) -> str:
+    return "warm-up" if i < 0 else f"run {i + 1}/{runs}"
+
+
+def _shot(tab: Tab, name: str) -> None:
     folder = REPO / "artifacts"
     folder.mkdir(exist_ok=True)
-    page.screenshot(path=str(folder / name))
+    with contextlib.suppress(Exception):
+        tab.page.screenshot(path=str(folder / name))
+
+
+def _now_what() -> str:
+    head = ui_before.describe("HEAD")
+    changed = subprocess.run(
+        ["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()
+    return f"working tree on {head}" + (f" (+{len(changed)} changed files)" if changed else "")
+
+
+def _run_step(
+    browser: Any, key: str, step: Step, sides: list[Side], data: UiData, runs: int
+) -> None:
+    tabs: dict[str, Tab] = {}
+    onces: dict[str, Once] = {}
+    try:
+        for side in sides:
+            tab = tabs[side.name] = Tab(browser, side.name, side.url)
+            try:
+                onces[side.name] = step(tab, data, runs)
+            except Exception as exc:
+                side.failed[key] = f"set-up: {type(exc).__name__}: {exc}"
+                _say(f"  ui {key} ({side.name}) failed in set-up: {exc}")
+                _shot(tab, f"bench-ui-{key}-{side.name}-failed.png")
+        for i in range(-1, runs):  # -1: the warm-up
+            for side in sides:
+                once = onces.get(side.name)
+                if once is None:
+                    continue
+                tab = tabs[side.name]
+                try:
+                    got = once(i)
+                except Exception as exc:
+                    side.failed[key] = f"{_run_name(i, runs)}: {type(exc).__name__}: {exc}"
+                    _say(f"  ui {key} ({side.name}) failed in {_run_name(i, runs)}: {exc}")
+                    _shot(tab, f"bench-ui-{key}-{side.name}-failed.png")
+                    del onces[side.name]
+                    continue
+                if tab.kind:
+                    side.kinds.add(tab.kind)
+                if i >= 0:
+                    for k, v in got.items():
+                        side.values.setdefault(k, []).append(v)
+                shown = ", ".join(
+                    f"{k} {v * 1000:.0f} ms" if _MEASURE[k].unit == "s" else f"{k} {v:g}"
+                    for k, v in got.items()
+                )
+                _say(f"  {key} {_run_name(i, runs)} {side.name}: {shown}")
+        for side in sides:
+            if side.name in tabs and side.name in onces:
+                _shot(tabs[side.name], f"bench-ui-{key}-{side.name}.png")
+    finally:
+        for tab in tabs.values():
+            tab.close()
+
+
+def measure(
+    data: UiData, runs: int = RUNS, only: set[str] | None = None, before: str | None = None
+) -> list[Side]:
+    """Start the app on ``data`` (and, with ``before``, the app at that revision beside it),
+    run every step ``runs`` times on each in turns (after a warm-up) and return the figures.
+    ``only`` limits the steps by key (see :data:`STEPS`)."""
+    sides: list[Side] = []
+    with contextlib.ExitStack() as stack:
+        if before is not None:
+            commit = ui_before.resolve(before)
+            _say(f"  before: {before} = {ui_before.describe(commit)}")
+            folder = stack.enter_context(ui_before.checkout(commit))
+            sides.append(Side("before", folder, ui_before.describe(commit)))
+        sides.append(Side("now", REPO, _now_what()))
+        for side in sides:
+            side.url = stack.enter_context(app_server(data.root, code=side.code))
+        browser = stack.enter_context(chromium())
+        for key, step in STEPS.items():
+            if only is not None and key not in only:
+                continue
+            _say(f"  ui step {key} ...")
+            _run_step(browser, key, step, sides, data, runs)
+    return sides
+
+
+# -- the table ---------------------------------------------------------------------------------
+
+
+def _cell(values: list[float] | None, unit: str) -> str:
+    if not values:
+        return "–"
+    med, lo, hi = statistics.median(values), min(values), max(values)
+    if unit == "s":
+        return f"{med:.3f} s ({lo:.3f}–{hi:.3f})"
+    return f"{med:g} {unit} ({lo:g}–{hi:g})"
+
+
+def _met(m: Measure, values: list[float] | None) -> str:
+    if m.limit is None or not values:
+        return ""
+    return " ✓" if statistics.median(values) <= m.limit else " ✗"
+
+
+def comparison(sides: list[Side]) -> str:
+    """The figures as a Markdown table: step | before | now | goal (median, range)."""
+    names = [s.name for s in sides]
+    lines = [
+        "| step | " + " | ".join(names) + " | goal |",
+        "|---|" + "---|" * len(names) + "---|",
+    ]
+    for m in MEASURES:
+        if not any(m.key in s.values or m.key in _failed_keys(s) for s in sides):
+            continue
+        cells = []
+        for s in sides:
+            values = s.values.get(m.key)
+            cell = _cell(values, m.unit) + _met(m, values)
+            if not values and m.key in _failed_keys(s):
+                cell = "failed"
+            cells.append(cell)
+        lines.append(f"| {m.label} | " + " | ".join(cells) + f" | {m.goal or '–'} |")
+    n = max((len(v) for s in sides for v in s.values.values()), default=0)
+    notes = [f"median (min–max) of {n} runs after a warm-up; ✓ / ✗: goal met or not"]
+    for s in sides:
+        kinds = ", ".join(sorted(s.kinds)) or "not seen"
+        notes.append(f"{s.name}: {s.what}; gallery: {kinds}")
+        for key, why in s.failed.items():
+            notes.append(f"{s.name}: step {key} failed: {why.splitlines()[0][:200]}")
+    return "\n".join(lines) + "\n\n" + "\n".join(f"- {n}" for n in notes)
+
+
+def _failed_keys(side: Side) -> set[str]:
+    """The measures of the steps that failed on ``side``."""
+    step_measures = {
+        "gallery": {"gallery_all", "gallery_window"},
+        "focus": {"focus", "focus_kb", "focus_runs"},
+        "mark": {"mark_gallery"},
+        "open": {"open"},
+        "review": {"mark_record", "next_record"},
+        "records": {"records_next"},
+        "select": {"select"},
+        "edit": {"edit"},
+    }
+    return {k for step in side.failed for k in step_measures.get(step, set())}
+
+
+def rows(sides: list[Side]) -> list[Row]:
+    """The figures as the benchmarks' rows: now's against the goals, before's beside them."""
+    out: list[Row] = []
+    for m in MEASURES:
+        for s in sides:
+            values = s.values.get(m.key)
+            if not values:
+                continue
+            med = statistics.median(values)
+            lo, hi = (f"{v:.3f}" if m.unit == "s" else f"{v:g}" for v in (min(values), max(values)))
+            spread = f"{m.unit} ({lo}–{hi}, n={len(values)})"
+            name = m.label if s.name == "now" else f"{m.label} [{s.name}]"
+            ok = None if m.limit is None or s.name != "now" else med <= m.limit
+            out.append(Row("ui", name, med, spread, m.goal if s.name == "now" else "", ok))
+    return out
 
 
 def _exit_on_term() -> None:
-    """SIGTERM and SIGHUP end the benchmark like Ctrl+C, so the server and the browser are
-    stopped on the way out."""
+    """SIGTERM and SIGHUP end the benchmark like Ctrl+C, so the servers, the browser and the
+    worktree are removed on the way out."""
 
     def stop(signum: int, _frame: object) -> None:
         raise KeyboardInterrupt(signal.Signals(signum).name)
@@ -650,28 +1034,58 @@ def _exit_on_term() -> None:
         signal.signal(sig, stop)
 
 
-def run(quick: bool = False) -> list[Row]:
+def before_revision(before: str | None) -> str | None:
+    """The revision to compare with: ``none`` for none, a given one, or by default the commit
+    before the gallery element landed (``HEAD`` until it has)."""
+    if before is not None and before.lower() == "none":
+        return None
+    return before or ui_before.default_revision()
+
+
+def run(quick: bool = False, before: str | None = None, runs: int | None = None) -> list[Row]:
     _exit_on_term()
     data = make_data(quick)
-    rows: list[Row] = []
-    for r in measure(data, runs=5 if quick else RUNS):
-        rows.extend(r.rows())
-    return rows
+    load = os.getloadavg()[0]
+    sides = measure(
+        data, runs=runs or (QUICK_RUNS if quick else RUNS), before=before_revision(before)
+    )
+    facts = data.photo_facts
+    print(
+        f"\nApp steps in headless Chromium at {VIEWPORT['width']}×{VIEWPORT['height']},"
+        f" {data.photo_count:,} photographs of {facts.get('width')}×{facts.get('height')}"
+        f" JPEG (about {facts.get('mean_record_bytes', 0) / 1000:.0f} KB a record),"
+        f" load {load:.1f} → {os.getloadavg()[0]:.1f}:\n"
+    )
+    print(comparison(sides) + "\n", flush=True)
+    return rows(sides)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_ui")
-    parser.add_argument("--quick", action="store_true", help="smaller data")
-    parser.add_argument("--runs", type=int, default=RUNS)
-    parser.add_argument("--only", help="steps: gallery,dense,review,records,select,edit")
+    parser.add_argument("--quick", action="store_true", help="smaller data, 3 runs")
+    parser.add_argument("--runs", type=int, help=f"runs of each step (default {RUNS})")
+    parser.add_argument("--only", help="steps: " + ",".join(STEPS))
+    parser.add_argument(
+        "--before",
+        metavar="REV",
+        help="the revision to compare with (default: the commit before the gallery element;"
+        " 'none': no comparison)",
+    )
     args = parser.parse_args(argv)
     _exit_on_term()
     data = make_data(args.quick)
     only = set(args.only.split(",")) if args.only else None
-    rows: list[Row] = []
-    for r in measure(data, runs=max(5, args.runs), only=only):
-        rows.extend(r.rows())
-    print(table(rows))
+    if only and only - set(STEPS):
+        parser.error(f"no step {', '.join(sorted(only - set(STEPS)))} (steps: {', '.join(STEPS)})")
+    sides = measure(
+        data,
+        runs=args.runs or (QUICK_RUNS if args.quick else RUNS),
+        only=only,
+        before=before_revision(args.before),
+    )
+    print(comparison(sides))
+    print()
+    print(table(rows(sides)))
     return 0
 
 
