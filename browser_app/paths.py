@@ -72,6 +72,7 @@ __all__ = [
     "relative_to_root",
     "resolve_inside",
     "skipped_note",
+    "spec_stamp",
     "split_spec",
     "url_root_for",
 ]
@@ -280,6 +281,34 @@ def _shown(path: str, real_root: str) -> str:
     target."""
     rel = os.path.relpath(os.path.abspath(path), real_root).replace(os.sep, "/")
     return os.path.basename(path) if rel.startswith("..") else rel
+
+
+def spec_stamp(root: str | os.PathLike[str], spec: str) -> tuple[str, int] | None:
+    """What changes when the files a local ``spec`` names may have changed: the real path and
+    modification time (ns) of the folder they are listed from (the spec's own folder, the
+    folder of a file, or the fixed folder in front of a pattern's first wildcard). A file
+    added to, removed from or renamed in that folder changes it. None when there is no such
+    folder (or under a URL root)."""
+    try:
+        text = _check_text(spec)
+    except PathRefused:
+        return None
+    if is_url_root(root) or is_url(text):
+        return None
+    real_root = _real_root(root)
+    folder, _split = split_spec(real_root, text)
+    expanded = os.path.expanduser(folder)
+    absolute = expanded if os.path.isabs(expanded) else os.path.join(real_root, expanded)
+    if is_pattern(folder):
+        head = os.path.dirname(re.split(r"[*?\[]", absolute, maxsplit=1)[0]) or real_root
+    elif os.path.isdir(absolute):
+        head = absolute
+    else:
+        head = os.path.dirname(absolute) or real_root
+    try:
+        return head, os.stat(head).st_mtime_ns
+    except OSError:
+        return None
 
 
 def expand_inside(

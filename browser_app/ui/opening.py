@@ -48,7 +48,6 @@ import streamlit as st
 import codec
 from browser_app.errors import InputError, PathRefused, os_error_message
 from browser_app.paths import (
-    expand_inside,
     is_url_root,
     relative_inside,
     relative_to_root,
@@ -56,7 +55,7 @@ from browser_app.paths import (
     split_spec,
 )
 from browser_app.ui import services, state
-from browser_app.ui.services import datasets
+from browser_app.ui.services import datasets, readers
 from browser_app.ui.source import Source
 from browser_app.ui.state import InflateOffer, RemoteTrouble
 from codec.cache import cache_room, inflate_limit
@@ -204,7 +203,7 @@ def _resolve_full(spec: str, root: str, anon: bool = False) -> _Resolved:
             _note_once(spec, " ".join(notes), "info")
         return found
     try:
-        files = expand_inside(root, spec, on_skip=notes.append)
+        files, said, skipped = readers.local_files(root, spec)
     except PathRefused as exc:
         raise InputError(f"Refused: {exc}.") from exc
     except FileNotFoundError as exc:
@@ -213,9 +212,9 @@ def _resolve_full(spec: str, root: str, anon: bool = False) -> _Resolved:
         raise InputError(f"{spec}: cannot be read: {exc.strerror or exc}.") from exc
     except codec.CodecError as exc:  # name@N with too many shards
         raise InputError(f"Refused: {_relative_message(root, exc)}.") from exc
-    if notes:
-        _note_once(spec, " ".join(notes))
-    return _Resolved(files, spec, skipped=tuple(getattr(files, "skipped", ())))
+    if said:
+        _note_once(spec, " ".join(said))
+    return _Resolved(files, spec, skipped=skipped)
 
 
 def _holds_records(folder: str) -> bool:

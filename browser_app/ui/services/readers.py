@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import streamlit as st
 
 import codec
-from browser_app.paths import RootEntry, expand_inside, list_tfrecords
+from browser_app.paths import RootEntry, expand_inside, list_tfrecords, spec_stamp
 from browser_app.ui.services.identity import unchanged
 from browser_app.ui.services.order import forget_matches
 from browser_app.ui.services.pages import forget_pages
@@ -35,6 +35,7 @@ __all__ = [
     "CHANGES_CHECKED",
     "forget_source",
     "list_files",
+    "local_files",
     "open_dataset",
     "remote_changes",
     "remote_files",
@@ -74,6 +75,29 @@ def remote_files(root: str, spec: str, anon: bool = False) -> list[str]:
     <browser_app.paths.expand_inside>`), listed again at most every 30 s rather than at every
     run."""
     return expand_inside(root, spec, anon=anon)
+
+
+def local_files(
+    root: str, spec: str
+) -> tuple[list[str], tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """``(files, notes, skipped)`` of a local ``spec`` under the root, as
+    :func:`~browser_app.paths.expand_inside` finds them (``notes``: what it says about files
+    left out; ``skipped``: those looked at by content and left out). Listed again when the
+    folder they come from changes (:func:`~browser_app.paths.spec_stamp`) and at least every
+    5 s, not at every run: a folder of thousands of shards, or one whose files are told apart
+    by their content, takes tens of milliseconds or more to list. Raises as ``expand_inside``
+    does (errors are not kept)."""
+    return _local_files(root, spec, spec_stamp(root, spec))
+
+
+@st.cache_data(ttl=5, max_entries=64, show_spinner=False)
+def _local_files(
+    root: str, spec: str, stamp: tuple[str, int] | None
+) -> tuple[list[str], tuple[str, ...], tuple[tuple[str, str], ...]]:
+    del stamp  # a part of the key only
+    notes: list[str] = []
+    files = expand_inside(root, spec, on_skip=notes.append)
+    return list(files), tuple(notes), tuple(getattr(files, "skipped", ()))
 
 
 def remote_source(f: codec.TFRecordFile) -> Any:
