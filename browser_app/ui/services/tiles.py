@@ -17,7 +17,7 @@ from streamlit import runtime
 
 from browser_app.view import GalleryItem
 
-__all__ = ["tile_urls"]
+__all__ = ["picture_urls", "tile_urls"]
 
 _PLACE = "tfb-gallery-tiles"
 
@@ -26,12 +26,17 @@ def tile_urls(items: Sequence[GalleryItem], slot: str) -> list[str | None]:
     """The URL of each tile's picture (None for a tile without one), registered for this
     session under ``slot`` (``page``, ``next``…) and the tile's position; all None outside a
     running app (no media file manager)."""
+    return picture_urls([(item.data, item.mime) for item in items], f"{_PLACE}.{slot}")
+
+
+def picture_urls(pictures: Sequence[tuple[bytes | None, str]], place: str) -> list[str | None]:
+    """The URL of each ``(data, mime)`` picture (None for one without data), registered for
+    this session under ``place`` (unique to the element showing them) and the picture's
+    position; all None outside a running app (no media file manager)."""
     if not runtime.exists():
-        return [None] * len(items)
+        return [None] * len(pictures)
     files = runtime.get_instance().media_file_mgr
     return [
-        None
-        if item.data is None
-        else files.add(item.data, item.mime or "image/png", f"{_PLACE}.{slot}.{i}")
-        for i, item in enumerate(items)
+        None if data is None else files.add(data, mime or "image/png", f"{place}.{i}")
+        for i, (data, mime) in enumerate(pictures)
     ]
