@@ -62,6 +62,7 @@ from codec.errors import CodecError
 from codec.example import Record
 from codec.images import fit_text, ink
 from codec.kinds import BYTES, FLOAT, INT64
+from codec.png import nonzero_part
 from codec.roles import CLASS_MAP, MASK, fits, picture_facts, picture_roles
 from codec.values import image_size
 
@@ -561,7 +562,14 @@ def clear_decoded() -> None:
 def _decoded_cut(data: bytes) -> _Cut | str | None:
     """A PNG mask decoded and kept small (None: empty), or why it cannot be decoded. Safe in
     a worker thread: Pillow alone, no warnings filters (the header's size is checked before,
-    under :data:`codec.images.MAX_DECODE_PIXELS`, which is below Pillow's bomb limit)."""
+    under :data:`codec.images.MAX_DECODE_PIXELS`, which is below Pillow's bomb limit). An
+    8-bit grey or palette PNG is read by :func:`codec.png.nonzero_part` (the object's part
+    only, libdeflate when there is one), any other picture by Pillow."""
+    read = nonzero_part(data)
+    if read is not None:
+        if read.values is None:
+            return None
+        return read.values > 0, read.origin, read.size
     try:
         img = Image.open(io.BytesIO(data))
         img.load()
