@@ -1,21 +1,24 @@
-"""The gallery's keyboard through AppTest: each key's button (its ``on_click``, which the
-shortcut presses in a browser) moves the focus (the current record), marks the focused
-record, turns the page or opens the record; and where a move lands, for any page."""
+"""The Gallery page through AppTest: what its grid element is sent (the page's tiles with
+their pictures by URL, their marks from the journal, the next page, the focus from the URL
+and whether the element must take it), the tile sizes, and what is no longer there: hidden
+buttons bound to the grid's keys (a key must act once). The keys themselves, the marks and
+the page turns are the element's: tests/test_e2e_gallery_grid.py drives them in Chromium,
+tests/test_gallery_tiles.py tests their handling without a browser."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from app_support import start_app
-from hypothesis import given
-from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
 
 import codec
 from browser_app.edits import Journal
 from browser_app.sample_data import write_sample
-from browser_app.ui.widgets.gallery_grid import TILE_SIZES, move_target
+from browser_app.ui.widgets.gallery_grid import TILE_SIZES
 
 GALLERY = "ui/pages/gallery.py"
 
@@ -28,121 +31,106 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def gallery(
-    monkeypatch: pytest.MonkeyPatch, root: Path, record: int = 0, size: int = 25
+    monkeypatch: pytest.MonkeyPatch,
+    root: Path,
+    record: int = 0,
+    size: int = 25,
+    file: str = "detection.tfrecord",
 ) -> AppTest:
-    params = {"file": "detection.tfrecord", "record": str(record), "size": str(size)}
-    at = start_app(monkeypatch, root, params=params, timeout=30)
+    params = {"file": file, "record": str(record), "size": str(size)}
+    at = start_app(monkeypatch, root, params=params, timeout=60)
     at.switch_page(GALLERY).run()
     assert not at.exception, [e.value for e in at.exception]
     return at
 
 
-def press(at: AppTest, key: str) -> AppTest:
-    at.button(key=f"tfb:w:gallery:key:{key}").click().run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+def grid(at: AppTest) -> dict[str, Any]:
+    """The data the page sent its grid element."""
+    (element,) = at.get("bidi_component")
+    assert element.proto.component_name == "tfrecord_browser.gallery"
+    return dict(json.loads(element.proto.json))
 
 
-def record(at: AppTest) -> int:
-    value = at.query_params["record"]
-    return int(value if isinstance(value, str) else value[0])
+def test_the_grid_is_sent_the_page_and_the_next_one(monkeypatch, root):
+    at = gallery(monkeypatch, root, record=3)
+    data = grid(at)
+    assert (data["page"], data["size"], data["focus"], data["has_next"]) == (0, 25, 3, True)
+    assert data["per_row"] == TILE_SIZES["Medium"].per_row and not data["dense"]
+    tiles = data["tiles"]
+    assert [t["record"] for t in tiles] == list(range(25))
+    assert all(t["src"].startswith("/mock/media/") and t["why"] is None for t in tiles)
+    assert tiles[4]["caption"].startswith("#4 · ")
+    # The next page rides along (N shows it at once; its pictures are fetched ahead).
+    assert data["next"]["page"] == 25
+    assert [t["record"] for t in data["next"]["tiles"]] == list(range(25, 50))
+    assert not set(t["src"] for t in tiles) & set(t["src"] for t in data["next"]["tiles"])
+    # No Streamlit picture is drawn for the tiles, and no button stands in for a key.
+    assert len(at.main.image) == 0
+    keyed = [b.key for b in at.main.button if b.key and b.key.startswith("tfb:w:gallery:")]
+    assert all(k.split(":")[3] in {"first", "prev", "next", "last"} for k in keyed), keyed
 
 
-def marks(root: Path) -> dict:
+def test_the_last_page_has_no_next(monkeypatch, root):
+    at = gallery(monkeypatch, root, record=59)
+    data = grid(at)
+    assert (data["page"], data["focus"], data["has_next"], data["next"]) == (50, 59, False, None)
+    assert [t["record"] for t in data["tiles"]] == list(range(50, 60))
+
+
+def test_marks_come_from_the_journal(monkeypatch, root, tmp_path):
+    monkeypatch.setenv("TFRECORD_BROWSER_CACHE", str(tmp_path / "cache"))
     with codec.TFRecordDataset([str(root / "detection.tfrecord")]) as ds:
         j = Journal(ds)
         try:
-            return {r: m.status for r, m in j.marks().items()}
+            j.set_mark(2, "passed")
+            j.set_mark(30, "flagged")
         finally:
             j.close()
+    data = grid(gallery(monkeypatch, root))
+    marks = {t["record"]: t["mark"] for t in [*data["tiles"], *data["next"]["tiles"]]}
+    assert marks[2] == "passed" and marks[30] == "flagged"
+    assert {r for r, m in marks.items() if m} == {2, 30}
+    assert data["can_mark"] and data["ack"] is None
 
 
-def test_arrows_and_jk_move_the_focus_and_the_page_follows(monkeypatch, root):
+def test_the_pager_moves_the_focus_the_element_must_take(monkeypatch, root):
     at = gallery(monkeypatch, root, record=3)
-    per_row = TILE_SIZES["Medium"].per_row
-    assert record(press(at, "Right")) == 4
-    assert record(press(at, "J")) == 5
-    assert record(press(at, "Left")) == 4
-    assert record(press(at, "K")) == 3
-    assert record(press(at, "Down")) == 3 + per_row
-    assert record(press(at, "Up")) == 3
-    # Past the page's last tile: the next page, focused on its first tile.
-    at = gallery(monkeypatch, root, record=24)
-    assert record(press(at, "Right")) == 25
-    tiles = [b.key for b in at.main.button if b.key and b.key.startswith("tfb:w:tile:")]
-    assert tiles[0] == "tfb:w:tile:25" and len(tiles) == 25
-    assert record(press(at, "Left")) == 24
-
-
-def test_n_and_b_turn_the_page(monkeypatch, root):
-    at = gallery(monkeypatch, root, record=7)
-    assert record(press(at, "N")) == 25
-    assert record(press(at, "N")) == 50
-    assert record(press(at, "B")) == 25
-    at = gallery(monkeypatch, root, record=0)
-    assert at.button(key="tfb:w:gallery:key:B").disabled
-    # The last page: no next page, and the focus stays on the last tile.
-    at = gallery(monkeypatch, root, record=59)
-    assert at.button(key="tfb:w:gallery:key:N").disabled
-    assert record(press(at, "Right")) == 59
-
-
-def test_p_and_f_mark_the_focused_record_in_the_journal(monkeypatch, root, tmp_path):
-    at = gallery(monkeypatch, root, record=2)
-    at.button(key="tfb:w:gallery:mark:passed").click().run()
-    press(at, "Right")
-    at.button(key="tfb:w:gallery:mark:flagged").click().run()
+    before = grid(at)
+    at.button(key="tfb:w:gallery:next").click().run()
     assert not at.exception
-    assert marks(root) == {2: "passed", 3: "flagged"}
-    # The focus bar shows the focused record's mark; the tiles show theirs.
-    assert at.button(key="tfb:w:gallery:mark:flagged").proto.type == "primary"
-    assert at.button(key="tfb:w:gallery:mark:passed").proto.type != "primary"
+    after = grid(at)
+    assert (after["page"], after["focus"]) == (25, 25)
+    # The record changed outside the grid: a new epoch, so the element takes the focus.
+    assert after["epoch"] == before["epoch"] + 1
+    at.run()  # drawn again, nothing changed: the element keeps its own focus
+    assert grid(at)["epoch"] == after["epoch"]
 
 
-def test_enter_opens_the_focused_record(monkeypatch, root):
-    at = gallery(monkeypatch, root, record=9)
-    at.button(key="tfb:w:gallery:open").click().run()
-    assert not at.exception
-    assert record(at) == 9
-    # The Records page, with the record's view open.
-    assert any(str(m.value).startswith("#### Record 9") for m in at.main.markdown)
-    assert not at.main.button_group or not any(
-        b.key and b.key.startswith("tfb:w:gallery:") for b in at.main.button
-    )
-
-
-def test_dense_tiles_have_no_mark_controls(monkeypatch, root):
+def test_tile_sizes(monkeypatch, root):
     at = gallery(monkeypatch, root)
-    with_controls = len(at.main.button_group)
     at.segmented_control(key="tfb:w:tile").set_value("Dense").run()
     assert not at.exception
-    assert len(at.main.image) == 25
-    assert len(at.main.button_group) < with_controls - 20
+    data = grid(at)
+    assert data["dense"] and data["per_row"] == TILE_SIZES["Dense"].per_row
+    at.segmented_control(key="tfb:w:tile").set_value("Large").run()
+    data = grid(at)
+    assert not data["dense"] and data["per_row"] == TILE_SIZES["Large"].per_row
 
 
-def _pages() -> hs.SearchStrategy[list[int | None]]:
-    return hs.lists(hs.one_of(hs.none(), hs.integers(0, 10**6)), min_size=1, max_size=40).map(
-        lambda xs: [None if x is None else 1000 + i for i, x in enumerate(xs)]
-    )
+def test_a_tile_without_picture_says_why(monkeypatch, root):
+    data = grid(gallery(monkeypatch, root, file="damaged.tfrecord", size=25))
+    without = [t for t in data["tiles"] if t["src"] is None]
+    assert len(without) == 2 and len(data["tiles"]) == 12  # one damaged, one undecodable
+    assert all(t["why"] for t in without)
+    assert any(t["damaged"] for t in without)
 
 
-@given(_pages(), hs.integers(-45, 45), hs.integers(0, 39))
-def test_a_move_lands_on_a_record_of_the_page_or_leaves_it(records, step, at_pos):
-    current = records[at_pos % len(records)]
-    pos, overflow = move_target(records, current, step)
-    if step == 0 and current is not None:
-        assert (pos, overflow) == (records.index(current), 0)
-    if overflow:
-        assert pos is None and overflow == (1 if step > 0 else -1)
-        here = records.index(current) if current in records else None
-        if here is not None:
-            beyond = here + step
-            between = records[beyond:] if step > 0 else records[: max(0, beyond + 1)]
-            # Leaving the page only when no record lies at or beyond the target.
-            assert beyond >= len(records) or beyond < 0 or all(r is None for r in between)
-    else:
-        assert pos is not None and records[pos] is not None
-        here = records.index(current) if current in records else None
-        if here is not None and step:
-            # It moves the way asked, at least as far as asked.
-            assert (pos - here) * step > 0 and abs(pos - here) >= abs(step)
+def test_the_focused_record_has_its_comment_box(monkeypatch, root):
+    at = gallery(monkeypatch, root, record=7)
+    boxes = [t for t in at.main.text_input if "record 7" in str(t.label)]
+    assert len(boxes) == 1, [t.label for t in at.main.text_input]
+    boxes[0].input("look at the left box").run()
+    assert not at.exception
+    data = grid(at)
+    # A comment on an unmarked record flags it.
+    assert next(t for t in data["tiles"] if t["record"] == 7)["mark"] == "flagged"

@@ -226,9 +226,10 @@ def grid(
         can_mark=j is not None,
         ack=memory.ack(),
     )
-    element.mount(
-        state.widget_key(_key(src)),
-        data,
-        on_act=partial(_on_act, src, page_size, total),
-        on_focus=partial(_on_focus, src),
-    )
+    with st.container(key="tfb-gallery"):  # where tests and styles find the grid
+        element.mount(
+            state.widget_key(_key(src)),
+            data,
+            on_act=partial(_on_act, src, page_size, total),
+            on_focus=partial(_on_focus, src),
+        )

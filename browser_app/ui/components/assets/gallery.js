@@ -220,13 +220,11 @@ class Grid {
   makeTile(box) {
     const tile = el("div", "tfb-tile", box);
     const pic = el("div", "tfb-pic", tile);
-    const img = el("img", "", pic);
-    img.decoding = "async";
-    img.draggable = false;
     el("div", "tfb-why", pic);
     el("div", "tfb-badges", pic);
     el("span", "tfb-markicon", pic);
-    el("div", "tfb-cap", tile);
+    const cap = el("button", "tfb-cap", tile); // a click on it, or on the picture, opens
+    cap.type = "button";
     const marks = el("div", "tfb-marks", tile);
     for (const status of ["passed", "flagged"]) {
       const b = el("button", "tfb-set", marks);
@@ -243,17 +241,22 @@ class Grid {
     else tile.dataset.record = String(t.record);
     tile.classList.toggle("tfb-damaged", !!t.damaged);
     tile.classList.toggle("tfb-norecord", t.record === null || t.record === undefined);
-    const img = tile.querySelector("img");
+    const pic = tile.querySelector(".tfb-pic");
     const why = tile.querySelector(".tfb-why");
+    let img = pic.querySelector("img");
     if (t.src) {
+      if (!img) {
+        img = document.createElement("img");
+        img.decoding = "async";
+        img.draggable = false;
+        pic.prepend(img);
+      }
       if (img.getAttribute("src") !== t.src) img.src = t.src;
       img.alt = t.caption || "";
-      img.hidden = false;
       why.hidden = true;
       why.textContent = "";
     } else {
-      img.removeAttribute("src");
-      img.hidden = true;
+      if (img) img.remove(); // a tile without picture has none, only why
       why.hidden = false;
       why.textContent = t.why || "no picture";
     }
@@ -263,6 +266,7 @@ class Grid {
     badges.title = t.badge_help || "";
     const cap = tile.querySelector(".tfb-cap");
     cap.textContent = t.caption || "";
+    cap.disabled = t.record === null || t.record === undefined;
     tile.title = t.caption || "";
     const canMark = this.view.can_mark && t.record !== null && t.record !== undefined;
     tile.querySelector(".tfb-marks").hidden = !canMark;
