@@ -381,7 +381,7 @@ def test_no_source(monkeypatch, root):
 def test_server_command_has_safe_defaults(tmp_path):
     cmd = launch.server_command("127.0.0.1", 8600, str(tmp_path), [str(tmp_path / "a.tfrecord")])
     text = " ".join(cmd)
-    assert cmd[1:4] == ["-m", "streamlit", "run"]
+    assert cmd[1:5] == ["-m", "browser_app.cli.serve", "streamlit", "run"]  # see cli/serve.py
     for flag in (
         "--server.headless true",
         "--server.address 127.0.0.1",

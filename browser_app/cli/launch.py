@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "APP",
+    "STREAMLIT",
     "allowed_executors",
     "allowed_hosts",
     "app_executor",
@@ -51,6 +52,10 @@ __all__ = [
 # The entry file Streamlit runs. The command line starts the app by this path (a new
 # process), never by importing it, so cli/ does not depend on the Streamlit side.
 APP = Path(__file__).resolve().parent.parent / "streamlit_app.py"
+# How Python runs Streamlit's command line: `-m streamlit` through our wrapper, which turns
+# TCP_NODELAY on for the server's connections (browser_app/cli/serve.py says why; back to
+# ("-m", "streamlit") once a Streamlit release sets it itself).
+STREAMLIT = ("-m", "browser_app.cli.serve", "streamlit")
 LIGHT_ACCENT = "#2563eb"  # the accent colour on a light page
 DARK_ACCENT = "#60a5fa"  # the same blue, lighter, on a dark page
 _WILDCARD_HOSTS = {"0.0.0.0", "::", ""}
@@ -185,11 +190,11 @@ def server_command(
     """The ``streamlit run`` command line for the app (``anon``: the app reads remote URLs
     without credentials; ``executor``: where its dataset-wide jobs run; ``allowed``: the
     other executors a visitor may choose; ``dask_timeout``: seconds to reach a Dask
-    scheduler)."""
+    scheduler). Streamlit's command line runs through :mod:`browser_app.cli.serve`, with the
+    same arguments, so that its server sends each response at once (``TCP_NODELAY``)."""
     cmd = [
         python,
-        "-m",
-        "streamlit",
+        *STREAMLIT,
         "run",
         str(APP),
         "--server.headless",
