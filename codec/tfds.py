@@ -14,6 +14,13 @@ type, a template naming files outside the folder, a labels file that cannot be r
 finding in words, and what can still be used is: with no usable ``dataset_info.json`` the splits
 come from the shard file names. The records themselves stay plain TFRecord files.
 
+The folder may be local or in an object store (``gs://tfds-data/datasets/mnist/3.0.1``, an
+``s3://`` or ``az://`` prefix): every file access goes through :mod:`codec.folders` (list a
+folder, tell a file or a folder, read a small file with its size checked first), so a remote
+dataset opens with the same splits, features, class names and findings as its local copy, its
+paths being URLs. Opening a remote version folder lists it once and reads ``dataset_info.json``,
+``features.json`` and each labels file with one request each; no shard is read or asked about.
+
 What is read, and from where (TensorFlow Datasets 4.9, ``core/proto/dataset_info.proto`` and
 ``feature.proto`` as ``json_format`` writes them: lowerCamelCase, int64 as strings):
 
@@ -70,9 +77,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from .errors import CodecError, DecodeError
-from .labelmap import read_capped
-from .names import ClassNames, labels_file_name, read_names
+from .errors import CodecError, DecodeError, RemoteError
+from .folders import LOCAL, FolderAccess, folder_access
+from .locations import is_url, local_path, protocol
+from .names import MAX_NAMES_BYTES, ClassNames, labels_file_name, parse_names
 from .values import image_size, plural
 
 if TYPE_CHECKING:
@@ -109,6 +117,7 @@ __all__ = [
     "open_splits",
     "open_tfds",
     "parse_split_spec",
+    "url_split_spec",
     "with_boxes",
 ]
 
@@ -281,95 +290,89 @@ def _split_named(splits: Sequence[Split], name: str, what: str) -> Split:
 # -- finding the version folder -----------------------------------------------------------------
 
 
-def _listing(folder: str) -> list[str]:
-    try:
-        with os.scandir(folder) as it:
-            names = []
-            for i, entry in enumerate(it):
-                if i >= MAX_LISTED:
-                    break
-                if entry.is_dir():
-                    names.append(entry.name)
-            return sorted(names)
-    except OSError:
-        return []
+def _listing(fs: FolderAccess, folder: str) -> list[str]:
+    return fs.folders(folder, MAX_LISTED)
 
 
-def _is_version_folder(path: str) -> bool:
-    return os.path.isfile(os.path.join(path, DATASET_INFO))
+def _is_version_folder(fs: FolderAccess, path: str) -> bool:
+    return fs.is_file(fs.join(path, DATASET_INFO))
 
 
-def _versions(folder: str) -> list[str]:
+def _versions(fs: FolderAccess, folder: str) -> list[str]:
     """The version folders inside ``folder`` (``1.2.0``; TFDS's ``*.incomplete*`` folders
     left out), oldest first."""
     found = [
         n
-        for n in _listing(folder)
-        if _VERSION.match(n) and _is_version_folder(os.path.join(folder, n))
+        for n in _listing(fs, folder)
+        if _VERSION.match(n) and _is_version_folder(fs, fs.join(folder, n))
     ]
     return sorted(found, key=lambda v: tuple(int(x) for x in v.split(".")))
 
 
-def _candidates(folder: str) -> list[str]:
+def _candidates(fs: FolderAccess, folder: str) -> list[str]:
     """The dataset folders (holding version folders) at ``folder`` and one or two levels
     below it (``<name>``, ``<name>/<config>``, ``<data_dir>/<name>[/<config>]``)."""
-    if _versions(folder):
+    if _versions(fs, folder):
         return [folder]
     found: list[str] = []
-    for a in _listing(folder):
-        pa = os.path.join(folder, a)
-        if _versions(pa):
+    for a in _listing(fs, folder):
+        pa = fs.join(folder, a)
+        if _versions(fs, pa):
             found.append(pa)
             continue
-        for b in _listing(pa):
-            pb = os.path.join(pa, b)
-            if _versions(pb):
+        for b in _listing(fs, pa):
+            pb = fs.join(pa, b)
+            if _versions(fs, pb):
                 found.append(pb)
     return found
 
 
-def _locate(path: str) -> tuple[str, list[str], list[str]] | None:
+def _locate(fs: FolderAccess, path: str) -> tuple[str, list[str], list[str]] | None:
     """``(version folder, versions there, notes)`` of the TFDS dataset at ``path``, or None
     when there is none; :class:`TfdsChoiceError` when there are several to choose from."""
-    if _is_version_folder(path):
+    if _is_version_folder(fs, path):
         return path, [], []
-    found = _candidates(path)
+    found = _candidates(fs, path)
     if not found:
         return None
     if len(found) > 1:
-        shown = [os.path.relpath(f, path) for f in found]
-        listed = ", ".join(shown[:12]) + (
-            f" and {len(shown) - 12:,} more" if len(shown) > 12 else ""
+        named = [fs.relative(f, path) for f in found]
+        listed = ", ".join(named[:12]) + (
+            f" and {len(named) - 12:,} more" if len(named) > 12 else ""
         )
         raise TfdsChoiceError(
-            f"{path} holds {len(found):,} TFDS datasets or configs ({listed}): open one of them",
+            f"{fs.shown(path)} holds {len(found):,} TFDS datasets or configs ({listed}):"
+            " open one of them",
             found,
         )
-    versions = _versions(found[0])
+    versions = _versions(fs, found[0])
     newest = versions[-1]
     notes = []
     if len(versions) > 1:
         notes.append(
             f"versions {', '.join(versions)} found; opened {newest}, the newest"
-            f" (open {os.path.join(found[0], versions[0])} for another)"
+            f" (open {fs.shown(fs.join(found[0], versions[0]))} for another)"
         )
-    return os.path.join(found[0], newest), versions, notes
+    return fs.join(found[0], newest), versions, notes
 
 
 # -- reading JSON -------------------------------------------------------------------------------
 
 
-def _read_json(path: str, limit: int, findings: list[str]) -> Any:
+def _read_json(fs: FolderAccess, path: str, limit: int, findings: list[str]) -> Any:
     """The JSON at ``path``, or None with a finding: too large (refused before reading),
-    unreadable, not UTF-8, not JSON, nested too deeply."""
-    base = os.path.basename(path)
+    unreadable, not UTF-8, not JSON, nested too deeply. A store that cannot be reached
+    raises (:class:`~codec.errors.RemoteError`): that says nothing of the file."""
+    base = fs.name(path)
     try:
-        data = read_capped(path, limit, base)
+        data = fs.read(path, limit, base)
     except FileNotFoundError:
         return None
     except DecodeError as exc:
         findings.append(f"{exc}; not read")
         return None
+    except RemoteError:
+        raise
     except OSError as exc:
         findings.append(f"{base}: cannot be read ({exc.strerror or exc})")
         return None
@@ -415,45 +418,70 @@ def _text(value: Any) -> str | None:
 # -- opening ------------------------------------------------------------------------------------
 
 
-def open_tfds(path: str) -> TfdsDataset | None:
+def _access(path: str, anon: bool) -> tuple[FolderAccess, str]:
+    """The folder access of ``path`` and the path as it uses it (``file://`` taken off)."""
+    if is_url(path):
+        return folder_access(path, anon=anon), path.rstrip("/") if _has_path(path) else path
+    return LOCAL, local_path(path)
+
+
+def _has_path(url: str) -> bool:
+    """Whether a URL names more than its protocol (``s3://`` alone names nothing)."""
+    return bool(url.split("://", 1)[1].strip("/"))
+
+
+def open_tfds(path: str, *, anon: bool = False) -> TfdsDataset | None:
     """The TFDS dataset at ``path``: a version folder (``dataset_info.json`` in it), or a
     dataset, config or data folder above one (the newest version is opened, and
-    :attr:`TfdsDataset.notes` says so). None when ``path`` is no such folder (or a URL:
-    local folders only). :class:`TfdsChoiceError` when it holds several datasets or configs.
+    :attr:`TfdsDataset.notes` says so). None when ``path`` is no such folder.
+    :class:`TfdsChoiceError` when it holds several datasets or configs.
+
+    ``path`` is a local folder or a URL (``gs://tfds-data/datasets/mnist/3.0.1``, an
+    ``s3://`` or ``az://`` prefix; read without credentials with ``anon``), read through
+    :mod:`codec.folders`: a remote version folder is listed once and its JSON and labels
+    files read with one request each, their sizes checked first; the shards' presence comes
+    from the listing. Its paths (:attr:`Shard.path`, :attr:`TfdsDataset.folder`) are URLs.
 
     Nothing here raises for what the files say: a ``dataset_info.json`` or ``features.json``
-    that cannot be used is a finding, and the splits then come from the shard file names."""
-    if "://" in path or not os.path.isdir(path):
+    that cannot be used is a finding, and the splits then come from the shard file names. A
+    store that cannot be reached raises (:class:`~codec.errors.RemoteError`, or
+    ``PermissionError`` when it refuses)."""
+    fs, path = _access(path, anon)
+    return _open_tfds(fs, path)
+
+
+def _open_tfds(fs: FolderAccess, path: str) -> TfdsDataset | None:
+    if (fs.remote and not _has_path(path)) or not fs.is_dir(path):
         return None
-    located = _locate(path)
+    located = _locate(fs, path)
     if located is None:
         return None
     folder, versions, notes = located
     findings: list[str] = []
-    info = _read_json(os.path.join(folder, DATASET_INFO), MAX_INFO_BYTES, findings)
+    info = _read_json(fs, fs.join(folder, DATASET_INFO), MAX_INFO_BYTES, findings)
     if info is not None and not isinstance(info, dict):
         findings.append(f"{DATASET_INFO}: not a JSON object; not used")
         info = None
     info = info or {}
-    name = _text(_get(info, "name")) or _name_from_files(folder) or _folder_name(folder)
+    name = _text(_get(info, "name")) or _name_from_files(fs, folder) or _folder_name(fs, folder)
     file_format = _text(_get(info, "fileFormat", "file_format")) or TFRECORD_FORMAT
     if file_format != TFRECORD_FORMAT:
         findings.append(
             f"{DATASET_INFO}: fileFormat {file_format!r}: its shards are not TFRecord files"
             " and cannot be read here"
         )
-    splits = _splits(folder, name, file_format, info, findings)
-    features_json = _read_json(os.path.join(folder, FEATURES_JSON), MAX_FEATURES_BYTES, findings)
+    splits = _splits(fs, folder, name, file_format, info, findings)
+    features_json = _read_json(fs, fs.join(folder, FEATURES_JSON), MAX_FEATURES_BYTES, findings)
     if features_json is None and isinstance(_get(info, "features"), dict):
         features_json = _get(info, "features")  # as_proto_with_features
     features: dict[str, FeatureSpec] = {}
     if features_json is not None:
         if isinstance(features_json, dict):
-            features = _features(features_json, folder, findings)
+            features = _features(features_json, fs, folder, findings)
         else:
             findings.append(f"{FEATURES_JSON}: not a JSON object; not used")
     version = _text(_get(info, "version"))
-    dirname = os.path.basename(os.path.normpath(folder))
+    dirname = fs.name(folder)
     if version is None and _VERSION.match(dirname):
         version = dirname
     elif version is not None and _VERSION.match(dirname) and version != dirname:
@@ -479,34 +507,27 @@ def open_tfds(path: str) -> TfdsDataset | None:
     )
 
 
-def _folder_name(folder: str) -> str:
-    parts = os.path.normpath(os.path.abspath(folder)).split(os.sep)
+def _folder_name(fs: FolderAccess, folder: str) -> str:
+    if fs.remote:
+        parts = folder.split("://", 1)[1].split("/")
+    else:
+        parts = os.path.normpath(os.path.abspath(folder)).split(os.sep)
     for p in reversed(parts):
         if p and not _VERSION.match(p):
             return p
     return "dataset"
 
 
-def _name_from_files(folder: str) -> str | None:
-    for entry in _files(folder):
+def _name_from_files(fs: FolderAccess, folder: str) -> str | None:
+    for entry in _files(fs, folder):
         m = _DEFAULT_SHARD.match(entry)
         if m:
             return m.group("dataset")
     return None
 
 
-def _files(folder: str) -> list[str]:
-    try:
-        with os.scandir(folder) as it:
-            out = []
-            for i, entry in enumerate(it):
-                if i >= 10 * MAX_LISTED:
-                    break
-                if entry.is_file():
-                    out.append(entry.name)
-            return sorted(out)
-    except OSError:
-        return []
+def _files(fs: FolderAccess, folder: str) -> list[str]:
+    return fs.files(folder, 10 * MAX_LISTED)
 
 
 def _supervised_keys(value: Any) -> tuple[str, ...] | None:
@@ -528,22 +549,27 @@ def _supervised_keys(value: Any) -> tuple[str, ...] | None:
 
 
 def _splits(
-    folder: str, name: str, file_format: str, info: Mapping[str, Any], findings: list[str]
+    fs: FolderAccess,
+    folder: str,
+    name: str,
+    file_format: str,
+    info: Mapping[str, Any],
+    findings: list[str],
 ) -> list[Split]:
     raw = _get(info, "splits")
     if raw is None:
         if info:
             findings.append(f"{DATASET_INFO} declares no splits; they are read from the file names")
-        return _splits_from_names(folder, file_format)
+        return _splits_from_names(fs, folder, file_format)
     if not isinstance(raw, list):
         findings.append(f"{DATASET_INFO}: splits is not a list; read from the file names instead")
-        return _splits_from_names(folder, file_format)
+        return _splits_from_names(fs, folder, file_format)
     if len(raw) > MAX_SPLITS:
         findings.append(f"{DATASET_INFO}: {len(raw):,} splits; the first {MAX_SPLITS:,} are used")
         raw = raw[:MAX_SPLITS]
     out: list[Split] = []
     for i, entry in enumerate(raw):
-        split = _split(folder, name, file_format, entry, i, findings)
+        split = _split(fs, folder, name, file_format, entry, i, findings)
         if split is not None:
             if any(s.name == split.name for s in out):
                 findings.append(
@@ -555,7 +581,13 @@ def _splits(
 
 
 def _split(
-    folder: str, name: str, file_format: str, entry: Any, i: int, findings: list[str]
+    fs: FolderAccess,
+    folder: str,
+    name: str,
+    file_format: str,
+    entry: Any,
+    i: int,
+    findings: list[str],
 ) -> Split | None:
     where = f"{DATASET_INFO}: splits[{i}]"
     if not isinstance(entry, dict):
@@ -599,16 +631,16 @@ def _split(
     declared_total = sum(lengths) if lengths is not None else _stat_examples(entry)
     num_bytes = _int(_get(entry, "numBytes", "num_bytes"))
     if num_shards is None:  # nothing says how many: the files matching the template
-        paths = _matching(folder, template, name, split, file_format, findings, where)
+        paths = _matching(fs, folder, template, name, split, file_format, findings, where)
         shards = tuple(Shard(p, None, True) for p in paths)
     else:
         expanded = _expand_template(
-            folder, template, name, split, file_format, num_shards, findings, where
+            fs, folder, template, name, split, file_format, num_shards, findings, where
         )
         if expanded is None:
             return None
         shards = tuple(
-            Shard(p, lengths[k] if lengths is not None else None, os.path.isfile(p))
+            Shard(p, lengths[k] if lengths is not None else None, fs.is_file(p))
             for k, p in enumerate(expanded)
         )
     result = Split(split, shards, num_bytes, declared_total, template)
@@ -616,7 +648,7 @@ def _split(
     if missing:
         findings.append(
             f"split {split!r}: {len(missing):,} of {plural(len(shards), 'declared shard')}"
-            f" missing, first {os.path.basename(missing[0])}"
+            f" missing, first {fs.name(missing[0])}"
         )
     return result
 
@@ -633,17 +665,6 @@ def _stat_examples(entry: Mapping[str, Any]) -> int | None:
 _TEMPLATE_VARS = ("DATASET", "SPLIT", "FILEFORMAT", "SHARD_INDEX", "NUM_SHARDS", "SHARD_X_OF_Y")
 
 
-def _inside(folder: str, relative: str) -> str | None:
-    """``folder/relative`` when it stays inside ``folder``, else None."""
-    if os.path.isabs(relative) or not relative:
-        return None
-    path = os.path.normpath(os.path.join(folder, relative))
-    root = os.path.normpath(folder)
-    if os.path.commonpath([path, root]) != root or path == root:
-        return None
-    return path
-
-
 def _fill(template: str, mapping: Mapping[str, str]) -> str | None:
     """``template`` with its ``{VAR}`` filled (``str.format`` as naming.py does); None when
     it names a variable not given or does not parse."""
@@ -654,6 +675,7 @@ def _fill(template: str, mapping: Mapping[str, str]) -> str | None:
 
 
 def _expand_template(
+    fs: FolderAccess,
     folder: str,
     template: str,
     name: str,
@@ -683,7 +705,7 @@ def _expand_template(
                 f" (variables: {', '.join(_TEMPLATE_VARS)}); left out"
             )
             return None
-        path = _inside(folder, filled)
+        path = fs.child(folder, filled)
         if path is None:
             findings.append(
                 f"{where}: filepathTemplate {template[:80]!r} names a file outside the"
@@ -721,6 +743,7 @@ def _template_regex(
 
 
 def _matching(
+    fs: FolderAccess,
     folder: str,
     template: str,
     name: str,
@@ -733,17 +756,17 @@ def _matching(
     if regex is None or "/" in template or os.sep in template:
         findings.append(f"{where}: declares no shard count and its files cannot be listed")
         return []
-    found = [os.path.join(folder, f) for f in _files(folder) if regex.fullmatch(f)]
+    found = [fs.join(folder, f) for f in _files(fs, folder) if regex.fullmatch(f)]
     return found[:MAX_SHARDS]
 
 
-def _splits_from_names(folder: str, file_format: str) -> list[Split]:
+def _splits_from_names(fs: FolderAccess, folder: str, file_format: str) -> list[Split]:
     """Splits read from the shard file names alone (the default template)."""
     by_split: dict[str, list[str]] = {}
-    for f in _files(folder):
+    for f in _files(fs, folder):
         m = _DEFAULT_SHARD.match(f)
         if m and m.group("fmt") == file_format:
-            by_split.setdefault(m.group("split"), []).append(os.path.join(folder, f))
+            by_split.setdefault(m.group("split"), []).append(fs.join(folder, f))
     return [
         Split(s, tuple(Shard(p, None, True) for p in paths[:MAX_SHARDS]))
         for s, paths in by_split.items()
@@ -787,6 +810,7 @@ _LEGACY = {
 
 @dataclass
 class _Walk:
+    fs: FolderAccess
     folder: str
     findings: list[str]
     out: dict[str, FeatureSpec] = field(default_factory=dict)
@@ -794,8 +818,10 @@ class _Walk:
     labels_cache: dict[str, ClassNames | None] = field(default_factory=dict)
 
 
-def _features(doc: Mapping[str, Any], folder: str, findings: list[str]) -> dict[str, FeatureSpec]:
-    walk = _Walk(folder, findings)
+def _features(
+    doc: Mapping[str, Any], fs: FolderAccess, folder: str, findings: list[str]
+) -> dict[str, FeatureSpec]:
+    walk = _Walk(fs, folder, findings)
     try:
         _node(walk, doc, [], [], 0)
     except RecursionError:
@@ -1015,11 +1041,15 @@ def _leaf(
 def _labels(walk: _Walk, names_file: str, key: str, num_classes: int | None) -> ClassNames | None:
     if names_file in walk.labels_cache:
         return walk.labels_cache[names_file]
-    path = os.path.join(walk.folder, names_file)
+    fs = walk.fs
+    path = fs.join(walk.folder, names_file)
     names: ClassNames | None = None
-    if os.path.exists(path):
+    if fs.exists(path):
         try:
-            names = read_names(path, kind="tfds_labels")
+            data = fs.read(path, MAX_NAMES_BYTES, "names file")
+            names = parse_names(data, source=fs.shown(path), kind="tfds_labels")
+        except RemoteError:
+            raise
         except (OSError, DecodeError) as exc:
             reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
             walk.findings.append(f"{names_file}: cannot be used ({reason})")
@@ -1338,24 +1368,29 @@ def with_boxes(features: Mapping[str, Any], boxes: Sequence[BoxFeature]) -> dict
 _TFX_SPLIT = re.compile(r"^Split-(?P<name>.+)$")
 
 
-def open_splits(path: str) -> list[Split] | None:
+def open_splits(path: str, *, anon: bool = False) -> list[Split] | None:
     """The splits of a TFX ExampleGen output folder (``Split-train/``, ``Split-eval/``, each
     holding ``data_tfrecord-*.gz`` shards), as :class:`Split` objects named ``train``,
     ``eval``…; None when ``path`` holds no ``Split-*`` folder. A TFX output declares no record
-    counts: nothing is declared."""
+    counts: nothing is declared. ``path`` is a local folder or a URL (as :func:`open_tfds`)."""
+    fs, path = _access(path, anon)
+    return _open_splits(fs, path)
+
+
+def _open_splits(fs: FolderAccess, path: str) -> list[Split] | None:
     from .expand import looks_like_tfrecord  # one rule for what a shard's name looks like
 
-    if "://" in path or not os.path.isdir(path):
+    if (fs.remote and not _has_path(path)) or not fs.is_dir(path):
         return None
     out = []
-    for sub in _listing(path):
+    for sub in _listing(fs, path):
         m = _TFX_SPLIT.match(sub)
         if not m:
             continue
-        folder = os.path.join(path, sub)
+        folder = fs.join(path, sub)
         files = [
-            os.path.join(folder, f)
-            for f in _files(folder)
+            fs.join(folder, f)
+            for f in _files(fs, folder)
             if not f.startswith(".") and (f.startswith("data_tfrecord") or looks_like_tfrecord(f))
         ]
         out.append(Split(m.group("name"), tuple(Shard(p, None, True) for p in files[:MAX_SHARDS])))
@@ -1388,28 +1423,53 @@ class SplitFolder:
         return [p for s in self.splits for p in s.files]
 
 
-def open_split_folder(path: str) -> SplitFolder | None:
+def open_split_folder(path: str, *, anon: bool = False) -> SplitFolder | None:
     """The TFDS dataset (:func:`open_tfds`) or TFX split folder (:func:`open_splits`) at
-    ``path``; None when it is neither. :class:`TfdsChoiceError` when it holds several TFDS
-    datasets or configs."""
-    ds = open_tfds(path)
+    ``path`` (a local folder or a URL, read without credentials with ``anon``); None when it
+    is neither. :class:`TfdsChoiceError` when it holds several TFDS datasets or configs. A
+    remote folder is looked at through one :class:`codec.folders.RemoteFolders`: each folder
+    listed once for both kinds."""
+    fs, path = _access(path, anon)
+    ds = _open_tfds(fs, path)
     if ds is not None:
         label = f"{ds.name}{'/' + ds.config if ds.config else ''} {ds.version or ''}".strip()
         return SplitFolder(TFDS, ds.folder, label, ds.splits, ds.findings, ds.notes, ds)
-    splits = open_splits(path)
+    splits = _open_splits(fs, path)
     if splits is not None:
-        return SplitFolder(
-            TFX, path, os.path.basename(os.path.normpath(path)) or path, tuple(splits)
-        )
+        return SplitFolder(TFX, path, fs.name(path) or path, tuple(splits))
     return None
 
 
+_PATTERN = re.compile(r"[*?\[]|@\d+$")
+
+
 def parse_split_spec(spec: str) -> tuple[str, str | None]:
-    """``FOLDER:SPLIT`` → ``(FOLDER, SPLIT)``; anything else (a path that exists as given, a
-    URL, no folder before the colon) → ``(spec, None)``."""
+    """``FOLDER:SPLIT`` → ``(FOLDER, SPLIT)``; anything else (a path that exists as given, no
+    folder before the colon) → ``(spec, None)``.
+
+    A URL is read by its form alone, asking the store nothing (:func:`url_split_spec`):
+    whether its folder is a dataset is for :func:`open_split_folder` to say, and a caller
+    that finds none there opens the spec as it is (an object whose name holds a colon)."""
+    if is_url(spec):
+        return url_split_spec(spec)
     if "://" in spec or os.path.exists(spec):
         return spec, None
     folder, colon, split = spec.rpartition(":")
     if colon and folder and _SPLIT_NAME.match(split) and os.path.isdir(folder):
         return folder, split
     return spec, None
+
+
+def url_split_spec(url: str) -> tuple[str, str | None]:
+    """``URL:SPLIT`` → ``(URL, SPLIT)`` by its form: a split name after the last colon, a
+    URL naming a bucket or a folder before it (not a pattern, no query string, and for
+    ``http(s)://`` not a host's port); anything else → ``(url, None)``."""
+    folder, colon, split = url.rpartition(":")
+    if not colon or not _SPLIT_NAME.match(split) or not is_url(folder):
+        return url, None
+    rest = folder.split("://", 1)[1].strip("/")
+    if not rest or "?" in folder or "#" in folder or _PATTERN.search(folder):
+        return url, None
+    if protocol(folder) in ("http", "https") and "/" not in rest:
+        return url, None  # https://host:8080
+    return folder.rstrip("/"), split

@@ -138,7 +138,6 @@ def test_a_data_dir_of_several_datasets_asks_which(shapes, tmp_path):
 def test_not_a_dataset(tmp_path):
     assert open_tfds(str(tmp_path)) is None
     assert open_tfds(str(tmp_path / "missing")) is None
-    assert open_tfds("gs://bucket/mnist/3.0.1") is None
     assert open_split_folder(str(tmp_path)) is None
 
 
@@ -485,7 +484,19 @@ def test_tfx_splits(tmp_path):
 def test_split_specs(shapes):
     assert parse_split_spec(f"{shapes}:train") == (str(shapes), "train")
     assert parse_split_spec(str(shapes)) == (str(shapes), None)
-    assert parse_split_spec("gs://b/x:train") == ("gs://b/x:train", None)
+    # A URL by its form alone, asking no store (tests/test_tfds_remote.py opens them).
+    assert parse_split_spec("gs://b/x:train") == ("gs://b/x", "train")
+    assert parse_split_spec("s3://b/mnist/3.0.1/:test") == ("s3://b/mnist/3.0.1", "test")
+    for url in (
+        "https://host:8080",
+        "https://host:8080/x",
+        "s3://b/x-*:train",
+        "s3://b/x@4:train",
+        "s3://:train",
+        "gs://b/x?sig=1:train",
+        "s3://b/x.tfrecord",
+    ):
+        assert parse_split_spec(url) == (url, None), url
     assert parse_split_spec(f"{shapes}/nothing:train") == (f"{shapes}/nothing:train", None)
     folder = open_split_folder(str(shapes.parent))
     assert folder.kind == TFDS and folder.name == "shapes 3.0.1"
