@@ -54,13 +54,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from PIL import Image, ImageDraw, ImageFont
+from PIL import Image, ImageDraw
 
 from codec import detection
 from codec.detection import ClassKey, Layout, class_caption, class_color
 from codec.errors import CodecError
 from codec.example import Record
-from codec.images import fit_text, ink
+from codec.images import caption_font, fit_text, ink
 from codec.kinds import BYTES, FLOAT, INT64
 from codec.png import nonzero_part
 from codec.roles import CLASS_MAP, MASK, fits, picture_facts, picture_roles
@@ -960,11 +960,6 @@ def record_layers(
 # Drawing
 
 
-@functools.lru_cache(maxsize=16)
-def _font(size: int) -> Any:
-    return ImageFont.load_default(size=size)
-
-
 def _axis(n_out: int, scale: float, origin: float) -> np.ndarray:
     """The main picture's coordinate at the centre of each of ``n_out`` output pixels."""
     return origin + (np.arange(n_out, dtype=np.float64) + 0.5) / scale
@@ -1254,7 +1249,7 @@ def draw_layers(
                 _draw_masks(out, layer.shapes, layer.size, xs, ys, options.opacity)
     width = line_width or max(1, round(min(out.size) / 100))
     size = text_size or caption_size(*out.size)
-    font = _font(size) if captions and size else None
+    font = caption_font(size) if captions and size else None
     for layer in wanted:
         if layer.kind == BOXES and layer.shapes:
             moved = [_moved(b, scale, origin) for b in layer.shapes]

@@ -343,11 +343,30 @@ def test_eight_bit_pictures_are_untouched() -> None:
     # A 0/1 mask keeps its values (drawing code colours it); no stretch of 8-bit pictures.
     assert set(np.unique(np.asarray(im.decode_image(mask))).tolist()) == {0, 1}
     assert refs["image/object/mask"].display_bytes() == mask
-    # JPEG thumbnails are the draft-mode reduction they always were.
+    # JPEG thumbnails are a draft-mode reduction asked for at the thumbnail's own size (DCT
+    # scaling does nearly all of it), nothing stretched.
     direct = Image.open(io.BytesIO(jpeg))
-    direct.draft("RGB", (64, 64))
+    w, h = direct.size
+    direct.draft("RGB", (64, round(h * 64 / w)) if w >= h else (round(w * 64 / h), 64))
     direct.thumbnail((64, 64))
     assert np.array_equal(np.asarray(im.thumbnail_image(jpeg, 64)[0]), np.asarray(direct))
+
+
+def test_a_jpeg_thumbnail_is_decoded_at_its_own_size() -> None:
+    """A 640×480 photograph's 160-pixel thumbnail is the JPEG decoded at a quarter (DCT
+    scaling), not decoded at half and resized."""
+    rng = np.random.default_rng(0)
+    yy, xx = np.mgrid[:480, :640]
+    photo = np.dstack([(xx * 255 // 639), (yy * 255 // 479), rng.integers(0, 256, (480, 640))])
+    jpeg = _encode(photo.astype(np.uint8), "JPEG", quality=90)
+    thumb, full = im.thumbnail_image(jpeg, 160)
+    assert full == (640, 480) and thumb.size == (160, 120)
+    quarter = Image.open(io.BytesIO(jpeg))
+    quarter.draft("RGB", (160, 120))
+    assert quarter.size == (160, 120)
+    assert np.array_equal(np.asarray(thumb), np.asarray(quarter.convert("RGB")))
+    tall, _ = im.thumbnail_image(_encode(photo.astype(np.uint8).transpose(1, 0, 2), "JPEG"), 160)
+    assert tall.size == (120, 160)
 
 
 def test_sixteen_bit_colour_png_passes_through() -> None:
