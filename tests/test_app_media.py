@@ -26,6 +26,7 @@ from browser_app.generators import audio as ga
 from browser_app.generators import events as ge
 from browser_app.generators import sequences as gs
 from browser_app.generators import text as gt
+from browser_app.ui.components import player
 from browser_app.view import media as vm
 from codec import TFRecordDataset, audio
 from codec import example as ex
@@ -249,16 +250,15 @@ def test_a_sample_list_without_a_rate_asks_for_one_and_keeps_it_for_the_source(
 
 # -- frames --------------------------------------------------------------------------------------
 
-SLIDER = "tfb:w:frame:clips.tfrecord:4:image/encoded"
+
+def _player(at: AppTest) -> dict[str, Any]:
+    """The data the record view sent its clip player."""
+    found = [e for e in at.get("bidi_component") if e.proto.component_name == player.NAME]
+    assert len(found) == 1, [e.proto.component_name for e in at.get("bidi_component")]
+    return dict(json.loads(found[0].proto.json))
 
 
-def _frame(at: AppTest, media: dict) -> tuple[bytes, str]:  # type: ignore[type-arg]
-    """The frame shown and its caption."""
-    (shown,) = [im for im in at.main.image if any(c.startswith("frame ") for c in im.captions)]
-    return media[shown.value[0]][0], _plain(shown.captions[0])
-
-
-def test_a_clip_is_one_player_whose_slider_changes_the_frame_and_its_boxes(
+def test_a_clip_is_one_player_sent_every_frame_as_stored_with_its_boxes(
     monkeypatch, root, media
 ) -> None:
     at = start_app(monkeypatch, root, params={"file": "clips.tfrecord", "record": "4"})
@@ -268,54 +268,72 @@ def test_a_clip_is_one_player_whose_slider_changes_the_frame_and_its_boxes(
     assert frames is not None and frames.label == "motorcycle"
     heads = [_plain(m.value) for m in at.main.markdown]
     assert "**Frames** · `image/encoded` · 20 frames · 8 fps · 2.50 s · motorcycle" in heads
-    # One player, not 20 pictures 16 at a time.
+    # One player, not 20 pictures 16 at a time, and no Streamlit picture for the frames.
     assert not [m for m in heads if m.startswith("**Pictures**")]
     parts = [b for b in at.main.get("button_group") if "pictures:part" in (b.key or "")]
     assert not parts
-    assert at.slider(key=SLIDER).value == 1
-    data, caption = _frame(at, media)
-    assert data == vm.frame_view(rec, frames, 0).data
-    assert caption.startswith("frame 1 of 20 · 0.00 s · JPEG 240×180")
-
-    def boxes(i: int) -> int:
-        return len(rec.feature_lists["region/label/string"][i].values)
-
-    far = next(i for i in range(19, 0, -1) if boxes(i) != boxes(0))
-    at.slider(key=SLIDER).set_value(far + 1).run()
-    no_crash(at)
-    data, caption = _frame(at, media)
-    assert data == vm.frame_view(rec, frames, far).data
-    words = "1 box" if boxes(far) == 1 else f"{boxes(far)} boxes"
-    assert caption == f"frame {far + 1} of 20 · {far / 8:.2f} s · JPEG 240×180 · {words}"
-    # Previous and next frame.
-    (prev,) = [b for b in at.main.button if b.key == "tfb:w:prev:clips.tfrecord:4:image/encoded"]
-    prev.click().run()
-    assert at.slider(key=SLIDER).value == far
-    assert _frame(at, media)[0] == vm.frame_view(rec, frames, far - 1).data
-    # The film strip shows the frames around the one shown.
-    strip = vm.film_strip(frames, far - 1)
-    words = f"frames {strip.first + 1}–{strip.last + 1} of 20"
-    assert _image_with(at, media, words) == strip.data
+    assert not [im for im in at.main.image if any(c.startswith("frame ") for c in im.captions)]
+    data = _player(at)
+    assert (data["count"], data["fps"], data["first"]) == (20, 8.0, 0)
+    sent = data["frames"]
+    assert len(sent) == 20
+    for i, f in enumerate(sent):
+        # each frame by URL, the bytes as the record stores them; its boxes as numbers
+        assert media[f["src"]][:2] == (frames.refs[i].data, "image/jpeg")
+        assert (f["w"], f["h"]) == (240, 180)
+        boxes = vm.frame_marks(rec, frames, i, 240, 180)
+        assert f["boxes"] == boxes
+        words = "1 box" if len(boxes) == 1 else f"{len(boxes)} boxes"
+        assert f["caption"] == f"frame {i + 1} of 20 · {i / 8:.2f} s · JPEG 240×180 · {words}"
+    assert len({len(f["boxes"]) for f in sent}) > 1  # objects come into view and leave it
 
 
-def test_play_starts_and_pause_stops_the_clip(monkeypatch, root, media) -> None:
+def test_without_boxes_the_player_is_sent_none(monkeypatch, root, media) -> None:
     at = start_app(monkeypatch, root, params={"file": "clips.tfrecord", "record": "4"})
+    assert any(f["boxes"] for f in _player(at)["frames"])
+    at.session_state["tfb:boxes"] = False  # the boxes switch, off on every page
+    at.run()
     no_crash(at)
-    (play,) = [b for b in at.main.button if b.label == "Play"]
-    play.click().run()
-    no_crash(at)
-    (pause,) = [b for b in at.main.button if b.label == "Pause"]
-    pause.click().run()
-    no_crash(at)
-    assert [b.label for b in at.main.button if b.label in ("Play", "Pause")] == ["Play"]
+    assert all(f["boxes"] == [] for f in _player(at)["frames"])
+
+
+def test_a_long_clip_is_sent_a_window_at_a_time() -> None:
+    assert player.window_start(20, 15) == 0  # a short clip: every frame
+    assert player.window_start(1000, 0) == 0
+    assert player.window_start(1000, 500) == 500 - player.WINDOW // 4
+    assert player.window_start(1000, 999) == 1000 - player.WINDOW  # the last window is full
+    assert player.want_of({"frame": 500, "seq": 3}) == (500, 3)
+    bad = ({"frame": -1, "seq": 1}, {"frame": "9", "seq": 1}, {"frame": True, "seq": 1})
+    for value in (None, [], *bad):
+        assert player.want_of(value) is None
+
+
+def test_a_window_of_frames_is_kept_inside_the_clip(root) -> None:
+    rec = _record(root / "clips.tfrecord", 4)
+    frames = vm.find_frames(rec)
+    assert frames is not None
+
+    def urls(pictures: Any) -> list[str | None]:
+        return [f"/x/{i}" for i in range(len(pictures))]
+
+    data = player.clip_data("k", rec, frames, urls, first=5, window=8)
+    assert (data["first"], len(data["frames"])) == (5, 8)
+    assert [f["caption"].split(" · ")[0] for f in data["frames"]] == [
+        f"frame {i} of 20" for i in range(6, 14)
+    ]
+    late = player.clip_data("k", rec, frames, urls, first=99, window=8)
+    assert late["first"] == 12 and len(late["frames"]) == 8
 
 
 def test_the_gallery_shows_a_clips_first_frame_and_label(monkeypatch, root, media) -> None:
     at = start_app(monkeypatch, root, params={"file": "clips.tfrecord"})
     at.switch_page("ui/pages/gallery.py").run()
     no_crash(at)
-    labels = [_plain(b.label) for b in at.main.button if _plain(b.label).startswith("#")]
+    (grid,) = [e for e in at.get("bidi_component") if e.proto.component_name.endswith("gallery")]
+    tiles = json.loads(grid.proto.json)["tiles"]
+    labels = [t["caption"] for t in tiles]
     assert labels == [f"#{i} · {n} · 20 frames" for i, n in enumerate(gs.CLIP_LABELS)]
+    assert all(t["src"] for t in tiles)
 
 
 # -- token ids, events, tensors --------------------------------------------------------------------

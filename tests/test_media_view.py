@@ -234,48 +234,41 @@ def test_each_frame_has_its_own_boxes(folder: Path) -> None:
     assert len(set(counts)) > 1  # objects come into view and leave it
 
 
-def test_a_frame_is_drawn_with_its_boxes_and_sent_as_stored_without(folder: Path) -> None:
+def test_a_frame_is_sent_as_stored_with_its_boxes_as_numbers(folder: Path) -> None:
     rec = _records(folder / "clips.tfrecord")[0]
     frames = vm.find_frames(rec)
     assert frames is not None
-    shown = vm.frame_view(rec, frames, 10)
-    assert shown.caption == "frame 11 of 20 · 1.25 s · JPEG 240×180 · 1 box"
-    assert shown.format == "JPEG" and shown.boxes == 1 and (shown.width, shown.height) == (240, 180)
-    assert shown.data != frames.refs[10].data
-    plain = vm.frame_view(rec, frames, 10, boxes=False)
-    assert plain.data == frames.refs[10].data and plain.boxes == 0  # as stored
-    hidden = vm.frame_view(rec, frames, 10, hidden=[("person", 1)])
-    assert hidden.data == frames.refs[10].data
-    # The box is drawn where the record says: its edge is in the class colour.
+    pic = vm.frame_picture(frames, 10)
+    assert pic.data == frames.refs[10].data and pic.mime == "image/jpeg"  # as stored
+    assert (pic.width, pic.height) == (240, 180) and pic.error is None
+    assert pic.caption == "frame 11 of 20 · 1.25 s · JPEG 240×180"
     (box,) = vm.frame_boxes(rec, frames, 10, 240, 180)
-    drawn = _png(shown.data or b"")
-    assert drawn.size == (480, 360)  # enlarged twice before drawing: sharp lines and captions
-    pixels = np.asarray(drawn.convert("RGB"), np.int64)
-    edge = pixels[int(box.ymin + box.ymax), max(0, int(2 * box.xmin)) + 1]
-    colour = np.array(Image.new("RGB", (1, 1), im.box_color(box)).getpixel((0, 0)))
-    assert np.abs(edge - colour).max() < 60
+    (mark,) = vm.frame_marks(rec, frames, 10, 240, 180)
+    assert (mark["x0"], mark["y0"], mark["x1"], mark["y1"]) == pytest.approx(
+        (box.xmin, box.ymin, box.xmax, box.ymax), abs=0.01
+    )
+    assert mark["color"] == im.box_color(box) and mark["ink"] == im.ink(mark["color"])
+    assert mark["text"] == box.caption and not mark["bad"] and mark["problems"] == ""
+    assert vm.frame_marks(rec, frames, 10, 240, 180, hidden=[box.key]) == []
     # Out of the clip: the nearest frame.
-    assert vm.frame_view(rec, frames, 99).index == 19
+    assert vm.frame_picture(frames, 99).index == 19
 
 
-def test_the_film_strip_shows_the_frames_around_the_one_shown(folder: Path) -> None:
-    rec = _records(folder / "clips.tfrecord")[0]
-    frames = vm.find_frames(rec)
-    assert frames is not None
-    assert (vm.film_strip(frames, 0).first, vm.film_strip(frames, 0).last) == (0, 11)
-    middle = vm.film_strip(frames, 10)
-    assert (middle.first, middle.last) == (4, 15)
-    end = vm.film_strip(frames, 19)
-    assert (end.first, end.last) == (8, 19)
-    img = _png(middle.data)
-    assert img.height == vm.STRIP_HEIGHT + 6
-    # The frame shown is framed in red; the others are not.
-    cell = img.width // 12
-    red = np.array(vm.CURRENT_COLOR)
-    row = np.asarray(img.convert("RGB"), np.int64)[1]
-    current = 10 - middle.first
-    assert np.abs(row[current * (cell + 1) + cell // 2] - red).max() < 10
-    assert np.abs(row[cell // 2] - red).max() > 60
+def test_a_frame_too_large_or_not_for_a_browser_is_reduced_and_encoded_again() -> None:
+    big = io.BytesIO()
+    Image.new("RGB", (1600, 1200), (200, 40, 90)).save(big, format="JPEG")
+    gif = io.BytesIO()
+    Image.new("RGB", (64, 48), (20, 140, 90)).save(gif, format="GIF")
+    video = ex.decode(
+        ex.encode_example({"video": ("bytes", [big.getvalue(), gif.getvalue()])}), "example"
+    )
+    frames = vm.find_frames(video)
+    assert frames is not None and frames.count == 2
+    large = vm.frame_picture(frames, 0)
+    assert large.mime == "image/jpeg" and max(large.width, large.height) == vm.FRAME_SIDE
+    assert _png(large.data or b"").size == (large.width, large.height)
+    other = vm.frame_picture(frames, 1)
+    assert other.mime == "image/png" and _png(other.data or b"").size == (64, 48)
 
 
 def test_a_video_feature_is_a_clip_and_many_pictures_are_not() -> None:
@@ -289,7 +282,7 @@ def test_a_video_feature_is_a_clip_and_many_pictures_are_not() -> None:
     frames = vm.find_frames(video)
     assert frames is not None and frames.count == 6 and frames.fps_from == "default"
     assert [r.index for r in frames.refs] == list(range(6))
-    assert vm.frame_view(video, frames, 3).data == pictures[3]
+    assert vm.frame_picture(frames, 3).data == pictures[3]
     # A TFDS Video named otherwise is known by its metadata.
     named = ex.decode(ex.encode_example({"observation": ("bytes", pictures)}), "example")
     assert vm.find_frames(named) is None
@@ -468,8 +461,8 @@ def test_lying_headers_and_broken_frames_are_said_not_fatal(folder: Path) -> Non
     (clip,) = vm.find_audio(rec)
     assert clip.problem == f"the data chunk declares 4,294,967,295 bytes; {2000 * 2:,} are present"
     assert clip.data == bytes(wav) and clip.samples().shape == (2000, 1)
-    # A clip with a frame cut short: that frame says why, its neighbours show, the film
-    # strip has a grey box in its place.
+    # A clip with a frame cut short: that frame says why (it is decoded, not sent as
+    # stored), its neighbours go as stored.
     good = _records(folder / "clips.tfrecord")[0]
     lists = {k: [(f.type, f.values) for f in v] for k, v in good.feature_lists.items()}
     cut = lists["image/encoded"][3][1][0][:200]
@@ -478,9 +471,6 @@ def test_lying_headers_and_broken_frames_are_said_not_fatal(folder: Path) -> Non
     broken = ex.decode(ex.encode_sequence_example(context, lists), "auto")  # type: ignore[arg-type]
     frames = vm.find_frames(broken)
     assert frames is not None and frames.count == 20
-    bad = vm.frame_view(broken, frames, 3)
+    bad = vm.frame_picture(frames, 3)
     assert bad.data is None and bad.error and bad.caption.startswith("frame 4 of 20")
-    assert vm.frame_view(broken, frames, 4).data is not None
-    strip = _png(vm.film_strip(frames, 3).data).convert("RGB")
-    cell = (strip.width + 4) // 12
-    assert strip.getpixel((3 * cell + cell // 2, strip.height // 2)) == (150, 150, 150)
+    assert vm.frame_picture(frames, 4).data == frames.refs[4].data

@@ -44,24 +44,23 @@ from codec import images as im
 from codec import tokens as tk
 from codec.events import Event, decode_event
 from codec.kinds import BYTES, FLOAT, INT64
-from codec.values import format_bytes, image_magic, plural
+from codec.values import format_bytes, image_complete, image_magic, plural
 
 __all__ = [
     "DEFAULT_FPS",
     "AudioClip",
-    "FrameView",
+    "FramePicture",
     "Frames",
     "MediaHints",
-    "Strip",
     "clip_label",
     "clip_thumbnail",
     "decode_tokens",
     "event_of",
-    "film_strip",
     "find_audio",
     "find_frames",
     "frame_boxes",
-    "frame_view",
+    "frame_marks",
+    "frame_picture",
     "hints_of",
     "media_summary",
     "sound_badge",
@@ -75,11 +74,7 @@ DEFAULT_FPS = 25.0  # a clip that states no frame rate and no timestamps plays a
 MAX_CLIPS = 32  # audio values looked at per record (the rest are counted, not drawn)
 WAVE_COLOR = (31, 119, 180)  # the waveform's colour: readable on the light and dark themes
 MID_COLOR = (128, 128, 128, 96)  # the zero line
-STRIP_FRAMES = 12  # frames on the film strip at once
-STRIP_HEIGHT = 56  # pixels of a film strip's thumbnails
-CURRENT_COLOR = (255, 75, 75)  # the frame shown, marked on the film strip
 FRAME_SIDE = 720  # frames are shown at most this large (a reduced decode above)
-DRAW_SIDE = 480  # a smaller frame is enlarged (by a whole factor) before its boxes are drawn
 
 _VIDEO_NAMES = {"video", "videos", "frames", "clip", "image_sequence", "video/encoded"}
 _FPS_NAMES = {"frame_rate", "fps", "framerate", "frames_per_second"}
@@ -652,24 +647,6 @@ def _scaled(boxes: Sequence[im.PixelBox], k: float) -> list[im.PixelBox]:
     ]
 
 
-@dataclass(frozen=True)
-class FrameView:
-    """Frame ``index`` ready to show: ``data`` in ``format`` (``JPEG``/``PNG``: the stored
-    bytes when nothing is drawn on them, else drawn), its full size, the boxes drawn on it
-    and their problems, a ``caption``; ``error`` in place of a frame that cannot be
-    decoded."""
-
-    index: int
-    data: bytes | None
-    format: str
-    width: int
-    height: int
-    caption: str
-    boxes: int = 0
-    problems: tuple[str, ...] = ()
-    error: str | None = None
-
-
 def _encode(img: Image.Image, like: str) -> tuple[bytes, str]:
     buf = io.BytesIO()
     if like == "jpeg":
@@ -679,110 +656,92 @@ def _encode(img: Image.Image, like: str) -> tuple[bytes, str]:
     return buf.getvalue(), "PNG"
 
 
-def frame_view(
-    record: ex.Record,
-    frames: Frames,
-    i: int,
-    *,
-    boxes: bool = True,
-    max_side: int = FRAME_SIDE,
-    hidden: Iterable[tuple[str | None, int | None]] = (),
-) -> FrameView:
-    """Frame ``i`` (clamped to the clip) with its boxes drawn when ``boxes`` (those of
-    ``hidden`` classes left out), at most ``max_side`` pixels on its longer side. A frame as
-    stored is sent as it is (JPEG stays JPEG); a frame drawn on goes out in its own kind
-    (JPEG at quality 90, PNG otherwise), enlarged by a whole factor to at least
-    :data:`DRAW_SIDE` on its longer side first when it is smaller, so that the boxes and
-    their captions are drawn sharp rather than enlarged by the browser."""
+@dataclass(frozen=True)
+class FramePicture:
+    """Frame ``index`` as a browser shows it: ``data`` (``mime``; the stored bytes when the
+    browser can show them as they are and they are at most :data:`FRAME_SIDE` on their
+    longer side, else decoded, reduced and encoded again) of ``width`` × ``height`` pixels,
+    its caption; ``error`` in place of a frame that cannot be decoded."""
+
+    index: int
+    data: bytes | None
+    mime: str
+    width: int
+    height: int
+    caption: str
+    error: str | None = None
+
+
+def frame_picture(frames: Frames, i: int, max_side: int = FRAME_SIDE) -> FramePicture:
+    """Frame ``i`` (clamped to the clip) without anything drawn on it (see
+    :func:`frame_marks` for its boxes): a stored JPEG or PNG small enough goes out as it is,
+    its size read from its header alone. One that does not end as its format requires (cut
+    off) is decoded, so that what is wrong with it is said."""
     i = min(max(0, i), frames.count - 1)
     ref = frames.refs[i]
     where = f"frame {i + 1:,} of {frames.count:,} · {frames.time_of(i):.2f} s"
+    if (
+        ref.source == "encoded"
+        and ref.format in ("jpeg", "png")
+        and image_complete(ref.format, ref.data)
+    ):
+        try:
+            with Image.open(io.BytesIO(ref.data)) as head:
+                w, h = head.size  # the header only: nothing is decoded
+        except (OSError, ValueError, Image.DecompressionBombError):
+            w = h = 0
+        if 0 < max(w, h) <= max_side:
+            mime = "image/jpeg" if ref.format == "jpeg" else "image/png"
+            caption = f"{where} · {ref.format.upper()} {w}×{h}"
+            return FramePicture(i, ref.data, mime, w, h, caption)
     try:
         img, (w, h) = im.thumbnail_image(ref.data, max_side)
     except codec.ImageError as exc:
-        return FrameView(i, None, "", 0, 0, where, error=str(exc))
-    found = frame_boxes(record, frames, i, w, h) if frames.boxes is not None else []
-    off = set(hidden)
-    shown = [b for b in found if b.key not in off] if boxes else []
-    problems = tuple(f"box {b.index}: {', '.join(b.problems)}" for b in shown if b.problems)
-    caption = f"{where} · {ref.format.upper()} {w}×{h}"
-    if found:
-        caption += f" · {plural(len(shown), 'box', 'boxes')}"
-    drawn = [b for b in shown if b.drawable]
-    if not drawn and img.size == (w, h) and ref.format in ("jpeg", "png"):
-        return FrameView(i, ref.data, ref.format.upper(), w, h, caption, 0, problems)
-    if drawn:
-        if max(img.size) < DRAW_SIDE:  # enlarged first: lines and captions stay sharp
-            k = math.ceil(DRAW_SIDE / max(img.size))
-            img = img.resize((img.width * k, img.height * k), Image.Resampling.BICUBIC)
-        img = im.draw_boxes(img, _scaled(drawn, img.width / w), captions=True)
+        return FramePicture(i, None, "", 0, 0, where, error=str(exc))
     data, fmt = _encode(img, ref.format)
-    return FrameView(i, data, fmt, w, h, caption, len(drawn), problems)
+    caption = f"{where} · {ref.format.upper()} {w}×{h}"
+    return FramePicture(i, data, f"image/{fmt.lower()}", img.width, img.height, caption)
 
 
-@dataclass(frozen=True)
-class Strip:
-    """A film strip: ``data`` (PNG) shows frames ``first`` to ``last`` (inclusive), the
-    current one framed."""
-
-    data: bytes
-    first: int
-    last: int
+def frame_marks(
+    record: ex.Record,
+    frames: Frames,
+    i: int,
+    width: int,
+    height: int,
+    *,
+    hidden: Iterable[tuple[str | None, int | None]] = (),
+) -> list[dict[str, Any]]:
+    """The boxes of frame ``i`` as a browser draws them over a ``width`` × ``height``
+    picture: each box's corners in its pixels, its colour and the colour of text on it
+    (:func:`codec.images.box_color`, :func:`codec.images.ink`), its caption (``! `` in front
+    for a box with a problem, drawn dashed) and its problems; boxes of ``hidden`` classes
+    left out, boxes without a place (a coordinate not a number) kept for their problems."""
+    off = set(hidden)
+    out = []
+    for b in frame_boxes(record, frames, i, width, height):
+        if b.key in off:
+            continue
+        color = im.box_color(b)
+        out.append(
+            {
+                "x0": round(b.xmin, 2),
+                "y0": round(b.ymin, 2),
+                "x1": round(b.xmax, 2),
+                "y1": round(b.ymax, 2),
+                "color": color,
+                "ink": im.ink(color),
+                "text": ("! " if b.problems else "") + b.caption,
+                "bad": bool(b.problems),
+                "drawable": b.drawable,
+                "problems": f"box {b.index}: {', '.join(b.problems)}" if b.problems else "",
+            }
+        )
+    return out
 
 
 def _label_font(size: int) -> Any:
     return ImageFont.load_default(size=size)
-
-
-def film_strip(
-    frames: Frames,
-    current: int,
-    count: int = STRIP_FRAMES,
-    height: int = STRIP_HEIGHT,
-) -> Strip:
-    """Small thumbnails of up to ``count`` frames around ``current`` side by side, each
-    numbered, the current one framed in red; a frame that does not decode is a grey box."""
-    n = frames.count
-    count = max(1, min(count, n))
-    first = min(max(0, current - count // 2), n - count)
-    last = first + count - 1
-    thumbs: list[Image.Image | None] = []
-    for ref in frames.refs[first : last + 1]:
-        try:
-            img, _ = im.thumbnail_image(ref.data, height * 2)
-            img = img.convert("RGB")
-            img.thumbnail((height * 2, height))
-            thumbs.append(img)
-        except codec.ImageError:
-            thumbs.append(None)
-    width = max((t.width for t in thumbs if t is not None), default=height)
-    gap, border = 4, 3
-    cell = width + 2 * border
-    out = Image.new("RGBA", (count * cell + (count - 1) * gap, height + 2 * border), (0, 0, 0, 0))
-    draw = ImageDraw.Draw(out)
-    font = _label_font(11)
-    for k, t in enumerate(thumbs):
-        x = k * (cell + gap)
-        idx = first + k
-        if idx == current:
-            draw.rectangle([x, 0, x + cell - 1, height + 2 * border - 1], fill=CURRENT_COLOR)
-        if t is None:
-            draw.rectangle(
-                [x + border, border, x + border + width - 1, border + height - 1],
-                fill=(150, 150, 150),
-            )
-        else:
-            out.paste(t, (x + border + (width - t.width) // 2, border + (height - t.height) // 2))
-        label = str(idx + 1)
-        right, bottom = font.getbbox(label)[2:]
-        draw.rectangle(
-            [x + border, border, x + border + int(right) + 3, border + int(bottom) + 1],
-            fill=(0, 0, 0, 170),
-        )
-        draw.text((x + border + 2, border), label, fill=(255, 255, 255), font=font)
-    buf = io.BytesIO()
-    out.save(buf, format="PNG")
-    return Strip(buf.getvalue(), first, last)
 
 
 def clip_thumbnail(

@@ -3,4 +3,6 @@ JavaScript shipped in ``assets/`` and loading nothing from anywhere but the app'
 with a Python module that says what it is sent and what it sends back.
 
 - :mod:`.gallery`: the gallery grid (tiles, captions, badges, marks, the focus ring, the
-  keys of a review by keyboard)."""
+  keys of a review by keyboard).
+- :mod:`.player`: a clip's player (the frame with its boxes, a slider, play and pause at the
+  clip's rate, a film strip), playing with no run of the script per frame."""

@@ -1,6 +1,6 @@
 """What the record view remembers about a record's media between runs: the sample rate a
 person gave a sample list (per source and feature, so every record of the source plays at
-it), a clip's playback (when it started and from which frame), the spectrograms asked for,
+it), the window of a long clip's frames its player was sent, the spectrograms asked for,
 and what was read once per file (a vocab, whether a file holds TensorBoard events)."""
 
 from __future__ import annotations
@@ -10,23 +10,19 @@ from typing import Any
 from browser_app.ui.state.store import read, write
 
 __all__ = [
-    "Playback",
     "event_file",
+    "frame_window",
     "keep_snapshot",
     "keep_vocab",
     "kept_snapshot",
     "kept_vocab",
-    "playback",
     "sample_rate",
     "set_event_file",
-    "set_playback",
+    "set_frame_window",
     "set_sample_rate",
     "show_spectrogram",
     "spectrogram_shown",
 ]
-
-Playback = tuple[float, int]
-"""A clip playing: the monotonic time it started at, and the frame it started from."""
 
 
 def sample_rate(spec: str, feature: str) -> int | None:
@@ -40,20 +36,16 @@ def set_sample_rate(spec: str, feature: str, rate: int | None) -> None:
     write(f"media:rate:{spec}\0{feature}", int(rate) if rate else None)
 
 
-def playback(key: str) -> Playback | None:
-    """The playback of the clip ``key`` (:data:`Playback`), or None when it is not playing."""
-    value = read(f"media:play:{key}", tuple)
-    if value is None or len(value) != 2:
-        return None
-    started, frame = value
-    if not isinstance(started, float) or not isinstance(frame, int):
-        return None
-    return started, frame
+def frame_window(key: str) -> int:
+    """The first frame of the window of the clip ``key`` its player was last sent (0 until it
+    asked for another)."""
+    value = read(f"media:window:{key}", int)
+    return value if value is not None and value >= 0 else 0
 
 
-def set_playback(key: str, value: Playback | None) -> None:
-    """Start (``(now, frame)``) or stop (None) the playback of the clip ``key``."""
-    write(f"media:play:{key}", value)
+def set_frame_window(key: str, first: int) -> None:
+    """Send the player of the clip ``key`` its frames from ``first`` on."""
+    write(f"media:window:{key}", max(0, int(first)))
 
 
 def spectrogram_shown(key: str) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import html
 import os
 import re
-import time
+from functools import partial
 from typing import Any, Literal
 
 import pandas as pd
@@ -20,7 +20,8 @@ import streamlit as st
 
 import codec
 from browser_app import view
-from browser_app.ui import state
+from browser_app.ui import services, state
+from browser_app.ui.components import player
 from browser_app.ui.source import Source
 from browser_app.ui.state import media as mstate
 from browser_app.view import media as vm
@@ -43,7 +44,6 @@ __all__ = [
 ]
 
 CLIPS_SHOWN = 8  # audio clips of a record drawn at once
-MIN_TICK = 0.1  # seconds between two frames drawn while playing (faster clips skip frames)
 WAVE_WIDTH = 720  # pixels of a waveform and a spectrogram
 
 
@@ -172,127 +172,32 @@ def _css(text: str) -> str:
 def frames_player(
     src: Source, record: ex.Record, number: int, frames: vm.Frames, boxes: bool
 ) -> None:
-    """The clip as one player: the frame with its boxes, a frame slider (every frame), the
-    previous and next frame, play and pause at the clip's frame rate, and a film strip. It
-    is a fragment of its own, rerun on a timer while it plays."""
+    """The clip as one player drawn in the browser (:mod:`browser_app.ui.components.player`):
+    the frame with its boxes, a frame slider (every frame), the previous and next frame, play
+    and pause at the clip's frame rate, and a film strip. It plays on its own, with no run of
+    the script per frame; a long clip's frames come a window at a time, as it asks."""
     key = f"{src.tag}:{number}:{frames.feature}"
-    playing = mstate.playback(key) is not None
-    every = max(MIN_TICK, 1.0 / frames.fps) if playing else None
-    st.fragment(run_every=every)(_player)(record, number, frames, boxes, key, every is not None)
-
-
-def _slider_name(key: str) -> str:
-    return f"frame:{key}"
-
-
-def _on_frame(key: str) -> None:
-    """The slider moved: a clip that plays goes on from the frame chosen."""
-    if mstate.playback(key) is not None:
-        frame = int(state.widget_value(_slider_name(key), 1)) - 1
-        mstate.set_playback(key, (time.monotonic(), frame))
-
-
-def _on_step(key: str, count: int, by: int) -> None:
-    frame = int(state.widget_value(_slider_name(key), 1)) - 1
-    mstate.set_playback(key, None)
-    state.set_widget_value(_slider_name(key), min(max(frame + by, 0), count - 1) + 1)
-
-
-def _on_play(key: str, count: int) -> None:
-    if mstate.playback(key) is not None:
-        mstate.set_playback(key, None)
-        return
-    frame = int(state.widget_value(_slider_name(key), 1)) - 1
-    if frame >= count - 1:
-        frame = 0  # at the end: play from the start
-    mstate.set_playback(key, (time.monotonic(), frame))
-
-
-def _player(
-    record: ex.Record, number: int, frames: vm.Frames, boxes: bool, key: str, timed: bool
-) -> None:
-    playing = mstate.playback(key)
-    if (playing is not None) != timed:
-        st.rerun(scope="app")  # started or stopped: the timer is set again with the page
-    name = _slider_name(key)
-    current = int(state.widget_value(name) or 1) - 1
-    if playing is not None:
-        started, first = playing
-        current = first + int((time.monotonic() - started) * frames.fps)
-        if current >= frames.count - 1:
-            current = frames.count - 1
-            mstate.set_playback(key, None)
-    current = min(max(current, 0), frames.count - 1)
-    state.set_widget_value(name, current + 1)
+    widget = state.widget_key(f"player:{key}")
     label = f" · {view.md_text(frames.label)}" if frames.label else ""
     with st.container(key=f"tfb-frames-{number}"):
         st.markdown(f"**Frames** · {view.md_code(frames.feature)} · {frames.words}{label}")
-        shown = vm.frame_view(record, frames, current, boxes=boxes)
-        if shown.error or shown.data is None:
-            st.error(
-                f"**{view.md_text(shown.caption)}** — cannot show this frame:"
-                f" {view.md_text(shown.error or '')}",
-                icon=":material/broken_image:",
-            )
-        else:
-            width: Any = "stretch" if shown.width < 480 else "content"
-            fmt: Literal["JPEG", "PNG"] = "JPEG" if shown.format == "JPEG" else "PNG"
-            with st.container(key=f"tfb-frame-{number}"):
-                st.image(
-                    shown.data,
-                    caption=view.md_text(shown.caption),
-                    output_format=fmt,
-                    width=width,
-                )
-        if shown.problems:
-            st.caption(
-                ":orange[Boxes with problems (drawn dashed):] "
-                + view.md_text("; ".join(shown.problems[:5]))
-            )
-        with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
-            st.button(
-                "Pause" if playing is not None else "Play",
-                key=state.widget_key(f"play:{key}"),
-                icon=":material/pause:" if playing is not None else ":material/play_arrow:",
-                on_click=_on_play,
-                args=(key, frames.count),
-                help=f"Play the frames at {frames.fps:g} frames a second",
-            )
-            st.button(
-                "",
-                key=state.widget_key(f"prev:{key}"),
-                icon=":material/skip_previous:",
-                on_click=_on_step,
-                args=(key, frames.count, -1),
-                disabled=current == 0,
-                help="The previous frame",
-            )
-            st.button(
-                "",
-                key=state.widget_key(f"next:{key}"),
-                icon=":material/skip_next:",
-                on_click=_on_step,
-                args=(key, frames.count, 1),
-                disabled=current >= frames.count - 1,
-                help="The next frame",
-            )
-            st.slider(
-                "Frame",
-                min_value=1,
-                max_value=frames.count,
-                step=1,
-                key=state.widget_key(name),
-                on_change=_on_frame,
-                args=(key,),
-                help="Every frame of the clip; the film strip shows the ones around it",
-            )
-        strip = vm.film_strip(frames, current)
-        with st.container(key=f"tfb-strip-{number}"):
-            st.image(
-                strip.data,
-                caption=f"frames {strip.first + 1:,}–{strip.last + 1:,} of {frames.count:,}",
-                output_format="PNG",
-            )
+        data = player.clip_data(
+            key,
+            record,
+            frames,
+            lambda pictures: services.tiles.picture_urls(pictures, f"tfb-player.{key}"),
+            first=mstate.frame_window(key),
+            boxes=boxes,
+        )
+        player.mount(widget, data, on_want=partial(_on_want, key, widget, frames.count))
+
+
+def _on_want(key: str, widget: str, count: int) -> None:
+    """The player needs a frame outside the frames it was sent: send the window holding it."""
+    got = state.widget_value(widget)
+    want = player.want_of(got.get("want") if hasattr(got, "get") else None)
+    if want is not None:
+        mstate.set_frame_window(key, player.window_start(count, want[0]))
 
 
 # -- token ids --------------------------------------------------------------------------------
