@@ -634,11 +634,14 @@ class Measure:
 
 
 MEASURES: list[Measure] = [
-    Measure("gallery_all", "gallery: next page of 100, every picture decoded", "<= 0.4 s", 0.4),
-    Measure("gallery_window", "gallery: pictures in the window shown", "<= 0.2 s", 0.2),
+    Measure("page_all", "gallery: next page of 100 (N), every picture decoded", "<= 0.4 s", 0.4),
+    Measure("page_window", "gallery: next page (N), pictures in the window shown", "<= 0.2 s", 0.2),
+    Measure("page_run", "gallery: next page (N), the app's run finished", "", None),
+    Measure("gallery_all", "gallery: Next button, every picture decoded", "<= 0.4 s", 0.4),
+    Measure("gallery_window", "gallery: Next button, pictures in window shown", "<= 0.2 s", 0.2),
     Measure("focus", "gallery: focus to the next tile (→)", "<= 0.03 s", 0.03),
-    Measure("focus_kb", "gallery: focus (→), websocket traffic", "", None, "KB"),
-    Measure("focus_runs", "gallery: focus (→), script runs", "", None, "runs"),
+    Measure("focus_kb", "gallery: focus (→) and a rest, websocket traffic", "", None, "KB"),
+    Measure("focus_runs", "gallery: focus (→) and a rest, script runs", "", None, "runs"),
     Measure("mark_gallery", "gallery: mark a record (P) until saved", "<= 0.15 s", 0.15),
     Measure("open", "gallery: open a record (Enter)", "<= 0.35 s", 0.35),
     Measure("mark_record", "record view: mark a record (P)", "<= 0.15 s", 0.15),
@@ -655,21 +658,34 @@ Once = Callable[[int], dict[str, float]]
 Step = Callable[[Tab, UiData, int], Once]
 
 
-def _gallery_step(tab: Tab, data: UiData, runs: int) -> Once:
-    """The pager's Next from page 0 on: the window's pictures, then every picture."""
+def _page_step(tab: Tab, data: UiData, runs: int) -> Once:
+    """N from page 0 on: the window's pictures, every picture, and the end of the app's run
+    (the gallery element shows a page it has at once, and tells Python)."""
     open_gallery(tab, data.photos, 0, data.photo_count)
+    return _next_page(tab, data, "page", lambda: tab.page.keyboard.press("n"))
 
+
+def _gallery_step(tab: Tab, data: UiData, runs: int) -> Once:
+    """The pager's Next button from page 0 on: the window's pictures, then every picture."""
+    open_gallery(tab, data.photos, 0, data.photo_count)
+    return _next_page(tab, data, "gallery", lambda: click_next(tab))
+
+
+def _next_page(tab: Tab, data: UiData, key: str, action: Callable[[], object]) -> Once:
     def once(_i: int) -> dict[str, float]:
         first = gallery_first(tab) + GALLERY_PAGE
         count = min(GALLERY_PAGE, data.photo_count - first)
-        got = timed_many(
-            tab.page,
-            lambda: click_next(tab),
-            [
-                ("gallery_window", _window_shown(tab.kind, first), False),
-                ("gallery_all", _page_decoded(tab.kind, first, count), True),
-            ],
-        )
+        # The gallery element is done when it shows the page; Streamlit's gallery, when its
+        # run is (its pictures are elements of the run).
+        run = tab.kind != ELEMENT
+        conditions = [
+            (f"{key}_window", _window_shown(tab.kind, first), False),
+            (f"{key}_all", _page_decoded(tab.kind, first, count), run),
+        ]
+        if key == "page":
+            conditions.append((f"{key}_run", "true", True))
+        keys_go_to_page(tab)
+        got = timed_many(tab.page, action, conditions)
         quiet(tab)
         return got
 
@@ -690,7 +706,9 @@ def _focus_step(tab: Tab, data: UiData, runs: int) -> Once:
             _focused_on(tab.kind, n + 1),
             run=tab.kind != ELEMENT,  # the element moves it in the browser, with no run
         )
-        quiet(tab)
+        # What the move costs once the keys rest (the gallery element tells Python the focus
+        # then): everything until the websocket has been still for a second.
+        quiet(tab, quiet_s=1.0)
         runs_seen = tab.page.evaluate("() => window.__tfb.done - window.__tfb.startDone")
         kb = (tab.sent - sent + tab.received - received) / 1000
         return {"focus": took, "focus_kb": kb, "focus_runs": float(runs_seen)}
@@ -822,6 +840,7 @@ def _edit_step(tab: Tab, data: UiData, runs: int) -> Once:
 
 
 STEPS: dict[str, Step] = {
+    "page": _page_step,
     "gallery": _gallery_step,
     "focus": _focus_step,
     "mark": _mark_step,
@@ -994,6 +1013,7 @@ def comparison(sides: list[Side]) -> str:
 def _failed_keys(side: Side) -> set[str]:
     """The measures of the steps that failed on ``side``."""
     step_measures = {
+        "page": {"page_all", "page_window", "page_run"},
         "gallery": {"gallery_all", "gallery_window"},
         "focus": {"focus", "focus_kb", "focus_runs"},
         "mark": {"mark_gallery"},
