@@ -62,10 +62,12 @@ __all__ = [
     "IMAGE_MAGIC",
     "STRETCH_PERCENTILES",
     "TENSOR_PICTURE_DTYPES",
+    "CaptionArt",
     "ImageRef",
     "PixelBox",
     "box_color",
     "box_problems",
+    "caption_art",
     "caption_font",
     "caption_place",
     "caption_size",
@@ -78,6 +80,7 @@ __all__ = [
     "fit_text",
     "ink",
     "invalid_pixels",
+    "paste_caption",
     "picture_colormap",
     "raw_pixels_to_image",
     "sniff_image",
@@ -1017,6 +1020,39 @@ def fit_text(font: Any, text: str, room: float) -> str:
     return text + "…" if text else ""
 
 
+@dataclass(frozen=True)
+class CaptionArt:
+    """A caption rendered once: its ``text`` (cut with "…" to fit), the ``size`` its band
+    needs (the text's right and bottom edge drawn at the origin) and the glyphs' coverage
+    (``mask``, mode ``L``) to paste ``offset`` from where the text is drawn."""
+
+    text: str
+    size: tuple[int, int]
+    mask: Image.Image
+    offset: tuple[int, int]
+
+
+@functools.lru_cache(maxsize=4096)
+def caption_art(font_size: int, caption: str, room: int) -> CaptionArt:
+    """``caption`` in :func:`caption_font` of ``font_size``, fit to ``room`` pixels
+    (:func:`fit_text`) and rendered: class names repeat over every box of a page, and
+    measuring and rendering text was the larger part of drawing a tile's boxes. Pasting
+    its ``mask`` in a colour (:func:`paste_caption`) gives the pixels ``ImageDraw.text``
+    gives (both blend the colour through the glyphs' coverage)."""
+    font = caption_font(font_size)
+    text = fit_text(font, caption, room)
+    left, top, right, bottom = (int(v) for v in font.getbbox(text))
+    dx, dy = min(0, left), min(0, top)
+    mask = Image.new("L", (max(1, right - dx), max(1, bottom - dy)), 0)
+    ImageDraw.Draw(mask).text((-dx, -dy), text, fill=255, font=font)
+    return CaptionArt(text, (right, bottom), mask, (dx, dy))
+
+
+def paste_caption(out: Image.Image, art: CaptionArt, xy: tuple[int, int], color: str) -> None:
+    """``art``'s text drawn on ``out`` in ``color`` with its origin at ``xy``."""
+    out.paste(color, (xy[0] + art.offset[0], xy[1] + art.offset[1]), art.mask)
+
+
 def ink(color: str) -> str:
     """Black or white, whichever reads better on ``color``."""
     r, g, b = (int(color[k : k + 2], 16) for k in (1, 3, 5))
@@ -1041,7 +1077,7 @@ def draw_boxes(
     draw = ImageDraw.Draw(out)
     width = line_width or max(1, round(min(out.size) / 100))
     size = text_size or caption_size(*out.size)
-    font = caption_font(size) if captions and size else None
+    font = captions and size
     for box in boxes:
         if not box.drawable:
             continue
@@ -1054,11 +1090,11 @@ def draw_boxes(
             draw.rectangle([x0 - 1, y0 - 1, x1 + 1, y1 + 1], outline=_EDGE, width=width + 2)
             draw.rectangle([x0, y0, x1, y1], outline=color, width=width)
         caption = ("! " if box.problems else "") + box.caption
-        if font is None or not caption.strip():
+        if not font or not caption.strip():
             continue
-        caption = fit_text(font, caption, out.width - 4)
-        right, bottom = font.getbbox(caption)[2:]
-        place = caption_place((x0, y0, x1, y1), (int(right) + 4, int(bottom) + 2), out.size)
+        art = caption_art(size, caption, out.width - 4)
+        right, bottom = art.size
+        place = caption_place((x0, y0, x1, y1), (right + 4, bottom + 2), out.size)
         draw.rectangle([place[0], place[1], place[2] - 1, place[3] - 1], fill=color)
-        draw.text((place[0] + 2, place[1]), caption, fill=ink(color), font=font)
+        paste_caption(out, art, (place[0] + 2, place[1]), ink(color))
     return out

@@ -60,7 +60,7 @@ from codec import detection
 from codec.detection import ClassKey, Layout, class_caption, class_color
 from codec.errors import CodecError
 from codec.example import Record
-from codec.images import caption_font, fit_text, ink
+from codec.images import caption_art, ink, paste_caption
 from codec.kinds import BYTES, FLOAT, INT64
 from codec.png import nonzero_part
 from codec.roles import CLASS_MAP, MASK, fits, picture_facts, picture_roles
@@ -1123,7 +1123,7 @@ def _draw_predictions(
     out: Image.Image,
     preds: Sequence[_Prediction],
     width: int,
-    font: Any,
+    font_size: int | None,
     scale: tuple[float, float],
     origin: tuple[float, float],
 ) -> None:
@@ -1151,17 +1151,17 @@ def _draw_predictions(
         draw_over.rectangle(box, outline=color, width=width)
     cut = np.asarray(alpha) & _dashes(out.width, out.height, max(4, width * 4))
     out.paste(over, (0, 0), Image.fromarray(cut, mode="L"))
-    if font is None or min(out.size) < PREDICTION_CAPTION_SIDE:
+    if font_size is None or min(out.size) < PREDICTION_CAPTION_SIDE:
         return
     draw = ImageDraw.Draw(out)
     for box, color, caption in placed:
         if not caption:
             continue
-        text = fit_text(font, caption, out.width - 4)
-        right, bottom = font.getbbox(text)[2:]
-        place = _below(box, (int(right) + 4, int(bottom) + 2), out.size)
+        art = caption_art(font_size, caption, out.width - 4)
+        right, bottom = art.size
+        place = _below(box, (right + 4, bottom + 2), out.size)
         draw.rectangle([place[0], place[1], place[2] - 1, place[3] - 1], fill=color, outline=_EDGE)
-        draw.text((place[0] + 2, place[1]), text, fill=ink(color), font=font)
+        paste_caption(out, art, (place[0] + 2, place[1]), ink(color))
 
 
 def _below(
@@ -1249,13 +1249,13 @@ def draw_layers(
                 _draw_masks(out, layer.shapes, layer.size, xs, ys, options.opacity)
     width = line_width or max(1, round(min(out.size) / 100))
     size = text_size or caption_size(*out.size)
-    font = caption_font(size) if captions and size else None
+    font_size = size if captions and size else None
     for layer in wanted:
         if layer.kind == BOXES and layer.shapes:
             moved = [_moved(b, scale, origin) for b in layer.shapes]
             out = draw_boxes(out, moved, captions, line_width=width, text_size=size or None)
         elif layer.kind == PREDICTIONS and layer.shapes:
-            _draw_predictions(out, layer.shapes, width, font, scale, origin)
+            _draw_predictions(out, layer.shapes, width, font_size, scale, origin)
         elif layer.kind == KEYPOINTS:
             _draw_keypoints(out, layer.shapes, width, scale, origin)
     return out
