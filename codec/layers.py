@@ -42,6 +42,7 @@ nothing.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import io
 import os
@@ -310,6 +311,7 @@ class _Mask:
 class _ClassMap:
     values: np.ndarray  # uint8 (h, w), at the class map's own size
     hidden: frozenset[int] = frozenset()
+    void: bool = True  # whether any value is VOID
 
 
 @dataclass(frozen=True)
@@ -830,7 +832,9 @@ def _class_map_layer(ref: ImageRef, width: int, height: int, options: LayerOptio
         len(legend) - len(hidden),
         legend=tuple(legend),
         size=(width, height),
-        shapes=_ClassMap(values, frozenset(hidden)) if options.class_map else None,
+        shapes=_ClassMap(values, frozenset(hidden), bool(counts[VOID]))
+        if options.class_map
+        else None,
     )
 
 
@@ -985,8 +989,8 @@ def _paste(out: Image.Image, over: Image.Image, alpha: np.ndarray, corner: tuple
 
 def _indexed(values: np.ndarray, palette: bytes) -> Image.Image:
     """An RGB picture of uint8 ``values`` coloured through ``palette`` (768 bytes)."""
-    img = Image.fromarray(np.ascontiguousarray(values), mode="L")
-    img = img.convert("P")
+    h, w = values.shape
+    img = Image.frombytes("P", (w, h), np.ascontiguousarray(values).tobytes())
     img.putpalette(palette)
     return img.convert("RGB")
 
@@ -1016,24 +1020,34 @@ def _draw_class_map(
     ):
         vals = shape.values
     else:
-        vals = shape.values[np.ix_(rows[r0:r1], cols[c0:c1])]
+        vals = shape.values.take(rows[r0:r1], axis=0).take(cols[c0:c1], axis=1)
     a = round(opacity * 255)
     alpha_of = np.full(256, a, dtype=np.uint8)
     alpha_of[0] = 0
     alpha_of[VOID] = max(a, 153)
     for v in shape.hidden:
         alpha_of[v] = 0
-    alpha = alpha_of[vals]
+    alpha = alpha_of.take(vals)
     if not alpha.any():
         return
     over = _indexed(vals, _PALETTE_BYTES)
-    void = vals == VOID
-    if alpha_of[VOID] and void.any():
-        rr = np.arange(r0, r1)[:, None]
-        cc = np.arange(c0, c1)[None, :]
-        stripes = void & (((rr + cc) // 3) % 2 == 0)
-        over.paste((255, 255, 255), (0, 0), Image.fromarray(stripes.astype(np.uint8) * 255, "L"))
+    if alpha_of[VOID] and shape.void:
+        void = vals == VOID
+        if void.any():
+            stripes = void & _hatch(out.width, out.height)[r0:r1, c0:c1]
+            white = Image.fromarray(stripes.view(np.uint8) * np.uint8(255), "L")
+            over.paste((255, 255, 255), (0, 0), white)
     _paste(out, over, alpha, (c0, r0))
+
+
+@functools.lru_cache(maxsize=8)
+def _hatch(width: int, height: int) -> np.ndarray:
+    """Where void is drawn white: diagonal stripes three pixels wide, in output pixels."""
+    rows = np.arange(height, dtype=np.int32)[:, None]
+    cols = np.arange(width, dtype=np.int32)[None, :]
+    out = ((rows + cols) // 3) % 2 == 0
+    out.setflags(write=False)
+    return out
 
 
 def _draw_masks(
@@ -1045,17 +1059,25 @@ def _draw_masks(
     opacity: float,
 ) -> None:
     blocks: list[tuple[int, int, int, np.ndarray]] = []  # (object, row, column, bools)
+    grids: dict[tuple[int, int], tuple[np.ndarray, list[int], np.ndarray, list[int]]] = {}
     for i, m in enumerate(masks):
-        mw, mh = m.size
-        cols = _sample(xs, size[0], mw) - m.origin[0]
-        rows = _sample(ys, size[1], mh) - m.origin[1]
+        grid = grids.get(m.size)
+        if grid is None:
+            # The mask pixel under each output pixel, by column and by row: never decreasing,
+            # so a crop's output span is found by bisection.
+            mw, mh = m.size
+            cols = np.floor(xs * (mw / size[0])).astype(np.int64)
+            rows = np.floor(ys * (mh / size[1])).astype(np.int64)
+            grid = grids[m.size] = (cols, cols.tolist(), rows, rows.tolist())
+        cols, col_list, rows, row_list = grid
         ch, cw = m.crop.shape
-        span_c = _span((cols >= 0) & (cols < cw))
-        span_r = _span((rows >= 0) & (rows < ch))
-        if span_c is None or span_r is None:
+        x0, y0 = m.origin
+        c0, c1 = bisect.bisect_left(col_list, x0), bisect.bisect_left(col_list, x0 + cw)
+        r0, r1 = bisect.bisect_left(row_list, y0), bisect.bisect_left(row_list, y0 + ch)
+        if c0 >= c1 or r0 >= r1:
             continue
-        (c0, c1), (r0, r1) = span_c, span_r
-        blocks.append((i, r0, c0, m.crop[np.ix_(rows[r0:r1], cols[c0:c1])]))
+        block = m.crop.take(rows[r0:r1] - y0, axis=0).take(cols[c0:c1] - x0, axis=1)
+        blocks.append((i, r0, c0, block))
     if not blocks:
         return
     top = min(r for _, r, _, _ in blocks)
