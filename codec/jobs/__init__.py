@@ -34,12 +34,14 @@ from .verify import (
 from .walk import RangeEnds, RangeWalk, stitch, walk_range, walk_task
 
 if TYPE_CHECKING:
+    from .evaluate import EvaluateJob
     from .filter import FilterJob, FilterPart
     from .schema import SchemaJob, SchemaPart
 
 # The filter and schema jobs, imported when first asked for: a verify needs neither (nor the
 # protobuf and picture code they load).
 _LATER = {
+    "EvaluateJob": "evaluate",
     "FilterJob": "filter",
     "FilterPart": "filter",
     "SchemaJob": "schema",
@@ -52,6 +54,7 @@ __getattr__ = lazy_names(__name__, _LATER)
 __all__ = [
     "DEFAULT_SPLIT",
     "DaskExecutor",
+    "EvaluateJob",
     "Executor",
     "ExecutorSpec",
     "FilterJob",
