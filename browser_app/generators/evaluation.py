@@ -1,0 +1,270 @@
+"""Detection datasets whose evaluation is known in advance: ground truth and predictions made
+so that every figure COCOeval gives follows from counting.
+
+Each record is a packaged photograph as the COCO converter writes it (:func:`~.coco_writer.
+coco_features`, with ``image/object/class/label``), its objects laid out on a grid of cells
+so that no two overlap, and a model's detections added as ``infer_detections.py`` adds them
+(:data:`DETECTION_KEYS`, by descending score). What the predictions are is the scenario
+(:data:`SCENARIOS`):
+
+==============  =====================================================================
+``perfect``     a box on every object, its class: AP 1 for every class
+``shifted``     a box on every object with IoU exactly :data:`SHIFTED_IOU` of its class
+                (the width cut to that share): AP is the share of the ten thresholds
+                at or below it
+``swapped``     the first two classes exchanged: their AP 0, the others 1, and the
+                confusion matrix says which went where
+``missing``     every third object has no prediction: AP counts the recall points up
+                to the recall left
+``extra``       a few false positives in empty cells, scored below every true one: AP
+                stays 1, the false positives are counted
+``crowd``       every fourth object is a crowd with a small box inside it predicted
+                (its IoU 0.3, but a crowd's is intersection over the detection: 1):
+                ignored, as COCOeval ignores it
+``difficult``   every fourth object is Pascal VOC ``difficult`` with a box on it:
+                ignored
+==============  =====================================================================
+
+:func:`known_dataset` gives the records with the expected figures, computed from the counts
+alone (never by evaluating): per class ``ap``, ``ap50``, ``ap75``, ``ar100`` and, at IoU 0.5,
+``gt``, ``tp``, ``fp``, ``fn``; the means; and the confusion matrix at 0.5.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from codec import example as ex
+
+from .coco_writer import coco_features
+from .label_maps import COCO_CATEGORIES
+
+__all__ = [
+    "CLASSES",
+    "DETECTION_KEYS",
+    "SCENARIOS",
+    "SHIFTED_IOU",
+    "KnownDataset",
+    "known_dataset",
+    "with_detections",
+]
+
+SCENARIOS = ("perfect", "shifted", "swapped", "missing", "extra", "crowd", "difficult")
+CLASSES = (1, 3, 17, 18)  # person, car, cat, dog
+SHIFTED_IOU = {1: 0.52, 3: 0.62, 17: 0.78, 18: 0.97}  # per class: between the thresholds
+THRESHOLDS = tuple(Fraction(50 + 5 * i, 100) for i in range(10))  # .50:.05:.95
+_COLUMNS, _ROWS = 4, 3  # the grid of cells objects sit in
+DETECTION_KEYS = (
+    "image/detection/score",
+    "image/detection/bbox/ymin",
+    "image/detection/bbox/xmin",
+    "image/detection/bbox/ymax",
+    "image/detection/bbox/xmax",
+    "image/detection/label",
+)
+"""The keys ``infer_detections_and_add_to_example`` adds, in its order."""
+
+Box = tuple[float, float, float, float]  # ymin, xmin, ymax, xmax (normalised)
+
+
+def with_detections(
+    features: dict[str, Any], found: list[tuple[float, Box, int]]
+) -> dict[str, Any]:
+    """``features`` with detections ``(score, box, label)`` added as ``infer_detections.py``
+    adds them (:data:`DETECTION_KEYS`, in that order), by descending score (an exported
+    detector returns them so; equal scores keep their order)."""
+    found = sorted(found, key=lambda d: -d[0])
+    out = dict(features)
+    out["image/detection/score"] = ("float", [d[0] for d in found])
+    for j, side in enumerate(("ymin", "xmin", "ymax", "xmax")):
+        out[f"image/detection/bbox/{side}"] = ("float", [d[1][j] for d in found])
+    out["image/detection/label"] = ("int64", [d[2] for d in found])
+    return out
+
+
+def _f32(x: float) -> float:
+    """``x`` as the float32 a record stores."""
+    import numpy as np
+
+    return float(np.float32(x))
+
+
+def _cell(k: int, rng: random.Random) -> Box:
+    """A box inside cell ``k`` of the grid, away from its edges."""
+    col, row = k % _COLUMNS, k // _COLUMNS
+    w, h = 1 / _COLUMNS, 1 / _ROWS
+    x0 = col * w + w * rng.uniform(0.1, 0.25)
+    x1 = col * w + w * rng.uniform(0.7, 0.9)
+    y0 = row * h + h * rng.uniform(0.1, 0.25)
+    y1 = row * h + h * rng.uniform(0.7, 0.9)
+    return (_f32(y0), _f32(x0), _f32(y1), _f32(x1))
+
+
+def _inside(box: Box, share: float) -> Box:
+    """A box inside ``box``, its left part of ``share`` of the width (its IoU with ``box``
+    is ``share``, up to the float32 the corners are stored as)."""
+    ymin, xmin, ymax, xmax = box
+    return (ymin, xmin, ymax, _f32(xmin + share * (xmax - xmin)))
+
+
+@dataclass
+class KnownDataset:
+    """Records and what their evaluation must give: per class label ``expected`` figures
+    (``ap``, ``ap50``, ``ap75``, ``ar100`` — ``None`` for a class without unignored ground
+    truth — and at IoU 0.5 ``gt``, ``tp``, ``fp``, ``fn``), the means over classes with
+    ground truth, and the confusion matrix at 0.5 as counts by (truth label, prediction
+    label), ``None`` standing for background."""
+
+    scenario: str
+    records: list[bytes]
+    names: dict[int, str]
+    expected: dict[int, dict[str, Any]]
+    map: float
+    map50: float
+    map75: float
+    confusion: Counter[tuple[int | None, int | None]] = field(default_factory=Counter)
+
+
+def _points(recall: Fraction) -> Fraction:
+    """The share of COCO's 101 recall points ``i/100`` at or below ``recall``: the AP at one
+    threshold of detections all true, scored above every false one, that find ``recall``
+    of the objects."""
+    return Fraction(sum(1 for i in range(101) if Fraction(i, 100) <= recall), 101)
+
+
+def known_dataset(
+    scenario: str, count: int = 12, *, seed: int = 0, max_side: int = 160
+) -> KnownDataset:
+    """``count`` records of ``scenario`` (see :data:`SCENARIOS`) and their known evaluation;
+    the same bytes for the same arguments."""
+    if scenario not in SCENARIOS:
+        raise ValueError(f"no scenario {scenario!r} (one of {', '.join(SCENARIOS)})")
+    rng = random.Random(f"{scenario}:{seed}")
+    a, b = CLASSES[0], CLASSES[1]
+    gt: Counter[int] = Counter()  # unignored objects per class
+    tp: dict[Fraction, Counter[int]] = {t: Counter() for t in THRESHOLDS}
+    fp: Counter[int] = Counter()  # at 0.5
+    confusion: Counter[tuple[int | None, int | None]] = Counter()
+    records: list[bytes] = []
+    nth = 0  # objects so far, over the records
+    for i in range(count):
+        rec = coco_features(
+            seed * 100_003 + i,
+            0,
+            False,
+            False,
+            max_side=max_side,
+            class_label=True,
+            image_id=seed * 100_003 + i + 1,
+        )
+        features = dict(rec.features)
+        cells = rng.sample(range(_COLUMNS * _ROWS), rng.randint(2, 6))
+        objects = [(_cell(k, rng), rng.choice(CLASSES)) for k in cells[:-1]]
+        empty = cells[-1]  # a cell left free for a false positive
+        crowd: list[int] = []
+        difficult: list[int] = []
+        found: list[tuple[float, Box, int]] = []
+        for box, label in objects:
+            nth += 1
+            special = nth % 4 == 0
+            score = _f32(rng.uniform(0.5, 0.99))
+            is_crowd = scenario == "crowd" and special
+            is_difficult = scenario == "difficult" and special
+            crowd.append(int(is_crowd))
+            difficult.append(int(is_difficult))
+            if is_crowd:
+                found.append((score, _inside(box, 0.3), label))
+                continue
+            if is_difficult:
+                found.append((score, box, label))
+                continue
+            gt[label] += 1
+            if scenario == "missing" and nth % 3 == 0:
+                confusion[label, None] += 1
+                continue
+            said = label
+            if scenario == "swapped" and label in (a, b):
+                said = b if label == a else a
+            share = SHIFTED_IOU[label] if scenario == "shifted" else 1.0
+            found.append((score, _inside(box, share) if share < 1 else box, said))
+            confusion[label, said] += 1
+            for t in THRESHOLDS:
+                if said == label and Fraction(share) >= t:
+                    tp[t][label] += 1
+            if said != label:
+                fp[said] += 1
+        if scenario == "extra":
+            for _ in range(rng.randint(1, 2)):
+                label = rng.choice(CLASSES)
+                found.append((_f32(rng.uniform(0.05, 0.45)), _cell(empty, rng), label))
+                fp[label] += 1
+                confusion[None, label] += 1
+        ymin, xmin, ymax, xmax = ([o[0][j] for o in objects] for j in range(4))
+        features["image/object/bbox/xmin"] = ("float", xmin)
+        features["image/object/bbox/xmax"] = ("float", xmax)
+        features["image/object/bbox/ymin"] = ("float", ymin)
+        features["image/object/bbox/ymax"] = ("float", ymax)
+        features["image/object/class/text"] = (
+            "bytes",
+            [COCO_CATEGORIES[o[1]].encode() for o in objects],
+        )
+        features["image/object/class/label"] = ("int64", [o[1] for o in objects])
+        features["image/object/is_crowd"] = ("int64", crowd)
+        width = int(features["image/width"][1][0])
+        height = int(features["image/height"][1][0])
+        features["image/object/area"] = (
+            "float",
+            [(o[0][3] - o[0][1]) * width * (o[0][2] - o[0][0]) * height for o in objects],
+        )
+        if scenario == "difficult":
+            features["image/object/difficult"] = ("int64", difficult)
+        records.append(ex.encode_example(with_detections(features, found)))
+    return _expected(scenario, records, gt, tp, fp, confusion)
+
+
+def _expected(
+    scenario: str,
+    records: list[bytes],
+    gt: Counter[int],
+    tp: dict[Fraction, Counter[int]],
+    fp: Counter[int],
+    confusion: Counter[tuple[int | None, int | None]],
+) -> KnownDataset:
+    half = THRESHOLDS[0]
+    expected: dict[int, dict[str, Any]] = {}
+    aps, ap50s, ap75s = [], [], []
+    for label in sorted(set(gt) | set(fp) | set(tp[half])):
+        g = gt[label]
+        row: dict[str, Any] = {
+            "gt": g,
+            "tp": tp[half][label],
+            "fp": fp[label],
+            "fn": g - tp[half][label],
+        }
+        if g:
+            # every true positive is scored above every false one: precision 1 up to the
+            # recall found at each threshold (0 where nothing is found)
+            per = [
+                _points(Fraction(tp[t][label], g)) if tp[t][label] else Fraction(0)
+                for t in THRESHOLDS
+            ]
+            recalls = [Fraction(tp[t][label], g) for t in THRESHOLDS]
+            row["ap"] = float(sum(per) / len(per))
+            row["ap50"] = float(per[0])
+            row["ap75"] = float(per[5])
+            row["ar100"] = float(sum(recalls) / len(recalls))
+            aps.append(sum(per) / len(per))
+            ap50s.append(per[0])
+            ap75s.append(per[5])
+        else:
+            row.update(ap=None, ap50=None, ap75=None, ar100=None)
+        expected[label] = row
+    mean = lambda xs: float(sum(xs) / len(xs)) if xs else float("nan")  # noqa: E731
+    names = {k: COCO_CATEGORIES[k] for k in CLASSES}
+    return KnownDataset(
+        scenario, records, names, expected, mean(aps), mean(ap50s), mean(ap75s), confusion
+    )
