@@ -68,6 +68,7 @@ __all__ = [
     "is_pattern",
     "is_url_root",
     "list_tfrecords",
+    "may_be_folder",
     "relative_inside",
     "relative_to_root",
     "resolve_inside",
@@ -265,10 +266,40 @@ def url_root_for(specs: list[str]) -> str:
     return root
 
 
-def _expand_url(root: str, text: str, anon: bool) -> list[str]:
+def may_be_folder(spec: str) -> bool:
+    """Whether a URL (or a path) may name a folder, and so a dataset folder: not a pattern
+    and not a TFRecord-named file. Those are opened as they are, without asking a store
+    whether they are folders."""
+    name = _without_query(spec).rstrip("/").rsplit("/", 1)[-1]
+    return not is_pattern(spec) and not codec.looks_like_tfrecord(name)
+
+
+def _expand_url(
+    root: str, text: str, anon: bool, on_skip: Callable[[str], object] | None = None
+) -> list[str]:
     url = _url_inside_root(root, text)
     if not url_inside(_pattern_head(url), root):
         raise _refuse_url(root, url)
+    folder, split = split_spec(root, text)
+    if split is not None:
+        got = _url_split_files(root, folder, split, anon, on_skip)
+        if got is not None:
+            return got
+        try:  # no dataset there: an object whose name holds a colon, or nothing
+            return _expand_url_objects(root, url, anon)
+        except FileNotFoundError as exc:
+            raise FileNotFoundError(
+                f"{shown(folder)}: not a TFDS dataset folder or a TFX ExampleGen output; it"
+                f" has no split {split!r}"
+            ) from exc
+    if may_be_folder(url):
+        every = _url_dataset_files(root, url, anon)
+        if every is not None:
+            return every
+    return _expand_url_objects(root, url, anon)
+
+
+def _expand_url_objects(root: str, url: str, anon: bool) -> list[str]:
     found = codec.expand_paths([url], anon=anon)
     inside = [u for u in found if url_inside(_without_query(u), root)]
     if not inside:
@@ -333,7 +364,7 @@ def expand_inside(
     person) when nothing matches, or the folder has no such split."""
     text = _check_text(spec)
     if is_url_root(root) or is_url(text):
-        return _expand_url(os.fspath(root), text, anon)
+        return _expand_url(os.fspath(root), text, anon, on_skip)
     real_root = _real_root(root)
     folder, split = split_spec(real_root, text)
     if split is not None:
@@ -406,10 +437,17 @@ _SPLIT_NAME = re.compile(r"^\w[\w.-]*$")  # as codec.tfds reads a split's name
 def split_spec(root: str | os.PathLike[str], spec: str) -> tuple[str, str | None]:
     """``(FOLDER, SPLIT)`` for a ``FOLDER:SPLIT`` spec (as the command line takes it): the
     spec as a whole names nothing, and ``FOLDER`` is a folder inside the local ``root``;
-    ``(spec, None)`` for anything else (a URL, a path with a colon that exists, a pattern)."""
+    ``(spec, None)`` for anything else (a path with a colon that exists, a pattern).
+
+    Under a URL root, ``FOLDER`` (relative to the root, or a URL) is read by its form alone,
+    asking the store nothing (:func:`codec.tfds.url_split_spec`), and must lie inside the
+    root; whether it is a dataset folder is for opening it to say (a spec whose folder is
+    none is then opened as it is: an object whose name holds a colon)."""
     text = spec.strip()
-    if ":" not in text or is_url_root(root) or is_url(text):
+    if ":" not in text:
         return spec, None
+    if is_url_root(root) or is_url(text):
+        return _url_split_spec(os.fspath(root), text, spec)
     folder, _, split = text.rpartition(":")
     if not folder or not _SPLIT_NAME.match(split) or is_pattern(folder):
         return spec, None
@@ -420,6 +458,74 @@ def split_spec(root: str | os.PathLike[str], spec: str) -> tuple[str, str | None
     except PathRefused:
         return spec, None
     return (folder, split) if os.path.isdir(real) else (spec, None)
+
+
+def _url_split_spec(root: str, text: str, spec: str) -> tuple[str, str | None]:
+    """:func:`split_spec` under a URL root."""
+    from codec.tfds import url_split_spec
+
+    if not is_url(root):
+        return spec, None
+    if is_url(text):
+        folder, split = url_split_spec(text)
+    else:
+        folder, _, split_text = text.rpartition(":")
+        split = split_text if folder and _SPLIT_NAME.match(split_text) else None
+    if split is None or is_pattern(folder):
+        return spec, None
+    try:
+        _url_inside_root(root, _check_text(folder))
+    except PathRefused:
+        return spec, None
+    return folder, split
+
+
+def _url_split_files(
+    root: str,
+    folder: str,
+    split: str,
+    anon: bool,
+    on_skip: Callable[[str], object] | None,
+) -> list[str] | None:
+    """The objects of ``split`` of the TFDS dataset or TFX output ``folder`` (relative to the
+    URL root, or a URL inside it), every one inside the root; None when ``folder`` is no
+    such dataset."""
+    from codec.tfds import open_split_folder
+
+    url = _url_inside_root(root, _check_text(folder))
+    described = open_split_folder(url, anon=anon)
+    if described is None:
+        return None
+    name = shown(folder)
+    try:
+        files = described.split(split).files
+    except KeyError as exc:
+        raise FileNotFoundError(f"{name}: {exc.args[0]}") from exc
+    if not files:
+        raise FileNotFoundError(f"{name}: split {split!r} has no shard file")
+    out = [f for f in files if url_inside(f, root)]
+    if not out:
+        raise PathRefused(f"{name}:{split}: every shard lies outside the root {shown(root)}")
+    if len(out) < len(files) and on_skip is not None:
+        outside = len(files) - len(out)
+        on_skip(f"{name}:{split}: left out {plural(outside, 'shard')} outside the root")
+    return Expanded(out)
+
+
+def _url_dataset_files(root: str, url: str, anon: bool) -> list[str] | None:
+    """Every split's objects of the TFDS dataset or TFX output at ``url`` (inside the URL
+    root), as :func:`_dataset_files` gives a local one's; None when it is no such folder,
+    or holds several TFDS datasets."""
+    from codec.tfds import TfdsChoiceError, open_split_folder
+
+    try:
+        described = open_split_folder(url, anon=anon)
+    except TfdsChoiceError:
+        return None
+    if described is None:
+        return None
+    out = [f for f in described.files if url_inside(f, root)]
+    return Expanded(out) if out else None
 
 
 def _dataset_files(real_root: str, folder: str) -> list[str] | None:
@@ -625,10 +731,11 @@ def list_tfrecords(
 ) -> tuple[list[RootEntry], bool]:
     """TFRecord-looking files under ``root`` (by name, see :func:`codec.looks_like_tfrecord`),
     sorted by path, filtered by ``query`` (a substring, or a glob when it has wildcards);
-    with ``folders`` (local roots), the datasets that are folders (:data:`ENTRY_KINDS`) before
-    them, each recognised by the files the walk sees (``dataset_info.json`` with shards named
-    as TFDS names them, ``Split-*`` folders of TFRecord files, ``events.out.tfevents.*``,
-    ``snapshot.metadata``) and opened by content when picked.
+    with ``folders``, the datasets that are folders (:data:`ENTRY_KINDS`) before them, each
+    recognised by the files the walk sees (``dataset_info.json`` with shards named as TFDS
+    names them, ``Split-*`` folders of TFRecord files, ``events.out.tfevents.*``,
+    ``snapshot.metadata``) and opened by content when picked; under a URL root, TFDS datasets
+    (and their splits) and TFX outputs only, the folders opened by content being local ones.
 
     Returns ``(entries, truncated)``: at most ``limit`` entries, and at most ``max_visits``
     directory entries looked at (a huge tree is cut short, not walked for minutes). Symlinks
@@ -637,7 +744,8 @@ def list_tfrecords(
     system's listing (``anon``: without credentials); a listing that fails raises
     :class:`codec.RemoteError` (or ``PermissionError``)."""
     if is_url_root(root):
-        return _list_url(os.fspath(root), query.strip().lower(), limit, max_depth, max_visits, anon)
+        q = query.strip().lower()
+        return _list_url(os.fspath(root), q, limit, max_depth, max_visits, anon, folders)
     real_root = _real_root(root)
     q = query.strip().lower()
     out: list[RootEntry] = []
@@ -696,12 +804,16 @@ def _mtime(info: dict[str, object]) -> float:
     return float(value) if isinstance(value, (int, float)) else 0.0
 
 
+_URL_ENTRY_KINDS = (TFDS_FOLDER, TFDS_SPLIT, TFX_FOLDER)  # the dataset folders a URL root lists
+
+
 def _list_url(
-    root: str, q: str, limit: int, max_depth: int, max_visits: int, anon: bool
+    root: str, q: str, limit: int, max_depth: int, max_visits: int, anon: bool, folders: bool
 ) -> tuple[list[RootEntry], bool]:
     """:func:`list_tfrecords` of a URL root: one listing per folder, breadth first."""
     fs, base = filesystem(root, anon=anon)
     base = base.rstrip("/")
+    seen = _Folders(base)  # fs paths, "/"-separated: the folder code reads them as paths
     out: list[RootEntry] = []
     visited = 0
     queue: list[tuple[str, int]] = [(base, 0)]
@@ -716,8 +828,7 @@ def _list_url(
             name = name_path.rsplit("/", 1)[-1]
             visited += 1
             if visited > max_visits:
-                out.sort(key=lambda r: r.rel)
-                return out, True
+                return _url_entries(out, seen, q, limit, folders), True
             if not name or name.startswith(".") or not name_path.startswith(base + "/"):
                 continue
             rel = name_path[len(base) + 1 :]
@@ -725,11 +836,24 @@ def _list_url(
                 if depth < max_depth and name not in _SKIP_DIRS:
                     queue.append((name_path, depth + 1))
                 continue
-            if not codec.looks_like_tfrecord(name) or not _wanted(rel, name, q):
+            looks = codec.looks_like_tfrecord(name)
+            if folders and (looks or name == _DATASET_INFO):
+                seen.note(folder, name, int(info.get("size") or 0), _mtime(info))
+            if not looks or not _wanted(rel, name, q):
                 continue
             out.append(RootEntry(rel, int(info.get("size") or 0), _mtime(info)))
             if len(out) >= limit:
-                out.sort(key=lambda r: r.rel)
-                return out, True
-    out.sort(key=lambda r: r.rel)
-    return out, False
+                return _url_entries(out, seen, q, limit, folders), True
+    return _url_entries(out, seen, q, limit, folders), False
+
+
+def _url_entries(
+    files: list[RootEntry], seen: _Folders, q: str, limit: int, folders: bool
+) -> list[RootEntry]:
+    """The dataset folders a URL root's walk saw, then its files, sorted, at most
+    ``limit``."""
+    files.sort(key=lambda r: r.rel)
+    if not folders:
+        return files
+    found = sorted((e for e in seen.entries(q) if e.kind in _URL_ENTRY_KINDS), key=lambda r: r.rel)
+    return (found + files)[:limit]

@@ -108,6 +108,11 @@ class FolderAccess(Protocol):
 
     def exists(self, path: str) -> bool: ...
 
+    def size(self, path: str) -> int | None:
+        """The size of the file at ``path`` in bytes; None when it is not there or its size
+        is not known."""
+        ...
+
     def read(self, path: str, limit: int, what: str) -> bytes:
         """The bytes of the small file at ``path``, its size checked first: over ``limit``
         is :func:`too_large` (``what`` names it) and nothing of it is read.
@@ -171,6 +176,12 @@ class LocalFolders:
 
     def exists(self, path: str) -> bool:
         return os.path.exists(path)
+
+    def size(self, path: str) -> int | None:
+        try:
+            return os.path.getsize(path)
+        except OSError:
+            return None
 
     def read(self, path: str, limit: int, what: str) -> bytes:
         return read_capped(path, limit, what)
@@ -318,6 +329,10 @@ class RemoteFolders:
 
     def exists(self, path: str) -> bool:
         return self._entry(path) is not None or self.is_dir(path)
+
+    def size(self, path: str) -> int | None:
+        entry = self._entry(path)
+        return None if entry is None or entry.folder else entry.size
 
     def read(self, path: str, limit: int, what: str) -> bytes:
         entry = self._entry(path)

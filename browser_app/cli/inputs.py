@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import codec
 from browser_app.errors import InputError, SpecError, UsageError, message, os_error_message
-from codec.errors import LimitError, RemoteError
+from codec.errors import CodecError, LimitError, RemoteError
 from codec.kinds import COMPRESSIONS
 from codec.locations import is_url, shown
 from codec.settings import MAX_INFLATE_ENV, parse_size
@@ -151,7 +151,7 @@ def expand_inputs(paths: Sequence[str], *, anon: bool = False) -> list[str]:
     same); raises :class:`InputError` when one of them names nothing, or ``name@N`` too many
     shards. A remote listing that fails is a :class:`~codec.errors.RemoteError` (and a URL
     whose library is missing a :class:`~codec.errors.MissingExtraError`), raised as is."""
-    found = [split_folder(p) for p in paths]
+    found = [split_folder(p, anon=anon) for p in paths]
     if not any(found):
         return _expand(paths, anon)
     out: list[str] = []
@@ -183,29 +183,40 @@ def _expand(paths: Sequence[str], anon: bool) -> list[str]:
         raise InputError(message(exc)) from exc
 
 
-def split_folder(spec: str) -> tuple[SplitFolder, str | None] | None:
+def split_folder(spec: str, *, anon: bool = False) -> tuple[SplitFolder, str | None] | None:
     """The TFDS dataset or TFX split folder a spec names (``FOLDER`` or ``FOLDER:SPLIT``: see
-    :func:`codec.tfds.parse_split_spec`) and the split asked for; None for any other spec (a
-    file, a glob, a URL, a folder of records that describes no splits). A folder holding
+    :func:`codec.tfds.parse_split_spec`; a local folder or a URL, read without credentials
+    with ``anon``) and the split asked for; None for any other spec (a file, a glob, a folder
+    of records that describes no splits, an object whose name holds a colon). A folder holding
     several TFDS datasets or configs (and no records of its own), or a split asked of a folder
-    that has none, is an :class:`InputError` saying what to open instead."""
+    that has none, is an :class:`InputError` saying what to open instead. A URL that names a
+    pattern or a TFRecord-named object is not asked about (no request)."""
     # Imported here: most inputs are files, and a file needs none of the dataset metadata.
     from codec.tfds import TfdsChoiceError, open_split_folder, parse_split_spec
 
     folder, split = parse_split_spec(spec)
-    if is_url(folder) or not os.path.isdir(folder):
+    if is_url(folder):
+        if split is None and not _may_be_folder(folder):
+            return None
+    elif not os.path.isdir(folder):
         return None
     try:
-        found = open_split_folder(folder)
+        found = open_split_folder(folder, anon=anon)
     except TfdsChoiceError as exc:
-        if split is None and _holds_records(folder):
+        if split is None and _holds_records(folder, anon):
             return None  # a folder of records that also holds datasets further down
         raise InputError(str(exc)) from exc
+    except (OSError, CodecError):
+        if is_url(folder) and split is None:
+            # Whether it is a dataset folder cannot be told (the network, a refusal): it is
+            # opened as given, and that says what is wrong.
+            return None
+        raise
     if found is None:
-        if split is not None:
+        if split is not None and not (is_url(spec) and _is_object(spec, anon)):
             raise InputError(
-                f"{folder} is not a TFDS dataset folder or a TFX ExampleGen output: it has no"
-                f" split {split!r}"
+                f"{shown(folder)} is not a TFDS dataset folder or a TFX ExampleGen output:"
+                f" it has no split {split!r}"
             )
         return None
     if not found.splits:
@@ -213,12 +224,29 @@ def split_folder(spec: str) -> tuple[SplitFolder, str | None] | None:
     return found, split
 
 
-def _holds_records(folder: str) -> bool:
+def _may_be_folder(url: str) -> bool:
+    """Whether the URL ``url`` may name a folder (:func:`browser_app.paths.may_be_folder`)."""
+    from browser_app.paths import may_be_folder
+
+    return may_be_folder(url)
+
+
+def _is_object(url: str, anon: bool) -> bool:
+    """Whether the URL ``url`` names an object (one listing of its folder)."""
+    from codec.folders import folder_access
+
+    return folder_access(url, anon=anon).is_file(url)
+
+
+def _holds_records(folder: str, anon: bool = False) -> bool:
+    """Whether ``folder`` (a path or a URL) holds TFRecord-named files of its own."""
+    from codec.folders import folder_access
+
     try:
-        with os.scandir(folder) as it:
-            return any(e.is_file() and codec.looks_like_tfrecord(e.name) for e in it)
-    except OSError:
+        names = folder_access(folder, anon=anon).files(folder, 100_000)
+    except (OSError, RemoteError):
         return False
+    return any(codec.looks_like_tfrecord(n) for n in names)
 
 
 def _split_files(folder: SplitFolder, split: str | None) -> list[str]:
@@ -232,7 +260,7 @@ def _split_files(folder: SplitFolder, split: str | None) -> list[str]:
         which = f"split {split!r} of {folder.name}" if split is not None else folder.name
         declared = sum(len(s.shards) for s in splits)
         raise InputError(
-            f"{which} ({folder.folder}) has no shard file"
+            f"{which} ({shown(folder.folder)}) has no shard file"
             + (f" ({plural(declared, 'declared shard')}, all missing)" if declared else "")
         )
     return files
@@ -251,7 +279,7 @@ def with_split(paths: Sequence[str], split: str | None) -> list[str]:
         folder, named = parse_split_spec(p)
         if named is not None and named != split:
             raise UsageError(f"--split {split}: {p} names the split {named!r} already")
-        if is_url(folder) or not os.path.isdir(folder):
+        if not (_may_be_folder(folder) if is_url(folder) else os.path.isdir(folder)):
             raise UsageError(f"--split {split}: {p} is not a dataset folder")
         out.append(f"{folder}:{split}")
     return out
@@ -291,7 +319,7 @@ def names_of(
     found: dict[str, ClassNames] = {}
     for spec in specs:
         try:
-            got = split_folder(spec)
+            got = split_folder(spec, anon=anon(args))
         except InputError:
             continue  # the command says so when it opens the inputs
         tfds = got[0].tfds if got is not None else None

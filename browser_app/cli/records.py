@@ -123,7 +123,7 @@ def cmd_info(args: argparse.Namespace, out: TextIO) -> int:
     """Records, bytes, compression and the header scan's problems of every input; the splits
     of every dataset folder among them (:func:`_datasets`)."""
     paths = with_split(args.paths, args.split)
-    folders = [found for p in paths if (found := split_folder(p)) is not None]
+    folders = [found for p in paths if (found := split_folder(p, anon=anon(args))) is not None]
     files = open_inputs(paths, args.compression, anon=anon(args))
     rows: list[dict[str, Any]] = []
     damaged = False
@@ -376,7 +376,7 @@ def cmd_dump(args: argparse.Namespace, out: TextIO) -> int:
     the file and the record's number in it. A record that cannot be read or decoded is named
     on stderr and the rest are still printed."""
     [path] = with_split([args.path], args.split)
-    found = split_folder(path)
+    found = split_folder(path, anon=anon(args))
     if found is not None and found[1] is None and len(found[0].splits) > 1:
         folder = found[0]
         names = ", ".join(s.name for s in folder.splits)

@@ -143,7 +143,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
         names = names_of(args, [f.path for f in files], [args.path])
         label_map = label_map if label_map is not None else box_names(names)
         wanted = records_option(args.records, ds) if args.records else range(len(ds))
-        hints = _media_hints(args.path)
+        hints = _media_hints(args.path, anon(args))
         vocabs: dict[str, Vocab | None] = {}
         options: LayerOptions | None = None
         if not args.no_layers:
@@ -207,12 +207,12 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_DAMAGED if damaged else EXIT_OK
 
 
-def _media_hints(spec: str) -> MediaHints:
+def _media_hints(spec: str, anon: bool = False) -> MediaHints:
     """What a TFDS dataset's ``features.json`` says of its ``Video`` and ``Audio`` features
     (sample rates), when ``spec`` names one; nothing otherwise."""
     from browser_app.view.media import hints_of
 
-    got = split_folder(spec)
+    got = split_folder(spec, anon=anon)
     tfds = got[0].tfds if got is not None else None
     return hints_of(tfds.features if tfds is not None else None)
 

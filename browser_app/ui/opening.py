@@ -17,8 +17,11 @@ config, version; a TFX ExampleGen output) opens one split: the one a ``FOLDER:SP
 names, else ``train`` (or the first), with a note naming the others; the source knows its
 dataset folder (:attr:`Source.split_folder`) and the Overview page offers the other splits. A
 folder holding several TFDS datasets or configs opens the first, and the source lists the
-others (:attr:`Source.choices`). Folders and ``**`` globs found by content (TensorBoard logs,
-``Dataset.save`` folders) say what they left out, once.
+others (:attr:`Source.choices`). Under a URL root a dataset folder in the store opens the same
+way (``?file=mnist/3.0.1:train``, or its URL), its shards' URLs confined to the root; a spec
+whose folder is no dataset there is opened as it is (an object whose name holds a colon).
+Folders and ``**`` globs found by content (TensorBoard logs, ``Dataset.save`` folders) say
+what they left out, once.
 
 A GZIP/ZLIB file that would inflate past its limit (:func:`codec.cache.inflate_limit`) is
 not opened; the session is offered a higher limit for that source (:func:`inflate_offer`),
@@ -49,6 +52,7 @@ import codec
 from browser_app.errors import InputError, PathRefused, os_error_message
 from browser_app.paths import (
     is_url_root,
+    may_be_folder,
     relative_inside,
     relative_to_root,
     resolve_inside,
@@ -60,7 +64,8 @@ from browser_app.ui.source import Source
 from browser_app.ui.state import InflateOffer, RemoteTrouble
 from codec.cache import cache_room, inflate_limit
 from codec.errors import LimitError, MissingExtraError, ObjectChangedError, RemoteError
-from codec.locations import is_url
+from codec.folders import folder_access
+from codec.locations import is_url, shown
 from codec.settings import default_cache_dir
 from codec.tfds import SplitFolder
 from codec.values import format_bytes, plural
@@ -193,15 +198,15 @@ def _resolve_full(spec: str, root: str, anon: bool = False) -> _Resolved:
         if not path or not os.path.isfile(path):
             raise InputError(f"{_upload_name(spec)}: the uploaded copy is gone; upload it again.")
         return _Resolved([path], _upload_name(spec))
-    if is_url_root(root) or is_url(spec):
-        files, label = _resolve_remote(spec, root, anon)
-        return _Resolved(files, label)
     notes: list[str] = []
-    found = _dataset_folder(spec, root, notes)
+    found = _dataset_folder(spec, root, notes, anon)
     if found is not None:
         if notes:
             _note_once(spec, " ".join(notes), "info")
         return found
+    if is_url_root(root) or is_url(spec):
+        files, label = _resolve_remote(spec, root, anon)
+        return _Resolved(files, label)
     try:
         files, said, skipped = readers.local_files(root, spec)
     except PathRefused as exc:
@@ -217,30 +222,53 @@ def _resolve_full(spec: str, root: str, anon: bool = False) -> _Resolved:
     return _Resolved(files, spec, skipped=skipped)
 
 
-def _holds_records(folder: str) -> bool:
-    """Whether ``folder`` holds TFRecord-named files of its own."""
+def _holds_records(folder: str, anon: bool = False) -> bool:
+    """Whether ``folder`` (a path, or a URL) holds TFRecord-named files of its own."""
     try:
-        with os.scandir(folder) as it:
-            return any(e.is_file() and codec.looks_like_tfrecord(e.name) for e in it)
+        names = folder_access(folder, anon=anon).files(folder, 100_000)
     except OSError:
         return False
+    return any(codec.looks_like_tfrecord(n) for n in names)
 
 
-def _dataset_folder(spec: str, root: str, notes: list[str]) -> _Resolved | None:
+def _describe_remote(url: str, anon: bool) -> datasets.Described:
+    """What the folder at ``url`` is; a refusal or a missing library as an
+    :class:`InputError`, the network as :class:`RemoteError` (kept, and tried again)."""
+    label = state.link_spec(url)
+    try:
+        return datasets.describe(url, anon)
+    except MissingExtraError as exc:
+        raise InputError(f"{exc}.") from exc
+    except RemoteError:
+        raise
+    except PermissionError as exc:
+        raise InputError(_denied(shown(label))) from exc
+    except OSError as exc:
+        raise InputError(f"{shown(label)}: cannot be listed: {exc.strerror or exc}.") from exc
+
+
+def _dataset_folder(spec: str, root: str, notes: list[str], anon: bool = False) -> _Resolved | None:
     """The split ``spec`` opens when it names a dataset folder (``FOLDER`` or
-    ``FOLDER:SPLIT``), with notes for the person; None for any other spec."""
+    ``FOLDER:SPLIT``; in an object store under a URL root too), with notes for the person;
+    None for any other spec."""
     folder_text, split = split_spec(root, spec)
     try:
         real = resolve_inside(root, folder_text)
     except PathRefused:
         return None  # expanding it says why
-    if not os.path.isdir(real):
+    remote = is_url(real)
+    if remote:
+        if split is None and not may_be_folder(real):
+            return None  # an object or a pattern: no store is asked about a folder
+        described = _describe_remote(real, anon)
+    elif not os.path.isdir(real):
         return None
-    described = datasets.describe(real)
+    else:
+        described = datasets.describe(real)
     folder_spec = folder_text
     choices: tuple[str, ...] = ()
     if described.folder is None and described.choices:
-        if split is None and _holds_records(real):
+        if split is None and _holds_records(real, anon):
             return None  # a folder of records that also holds datasets further down
         placed = [(c, relative_inside(root, c)) for c in described.choices]
         kept = [(c, rel) for c, rel in placed if rel is not None]
@@ -248,7 +276,7 @@ def _dataset_folder(spec: str, root: str, notes: list[str]) -> _Resolved | None:
             return None  # expanding it says why
         choices = tuple(rel for _c, rel in kept if rel is not None)
         folder_spec = choices[0]
-        described = datasets.describe(kept[0][0])
+        described = datasets.describe(kept[0][0], anon) if remote else datasets.describe(kept[0][0])
         listed = ", ".join(choices[1:6]) + (
             f" and {len(choices) - 6:,} more" if len(choices) > 6 else ""
         )
@@ -260,6 +288,8 @@ def _dataset_folder(spec: str, root: str, notes: list[str]) -> _Resolved | None:
     found = described.folder
     if found is None or not found.splits:
         if split is not None:
+            if remote:
+                return _colon_object(spec, root, anon, folder_text, split)
             raise InputError(
                 f"{folder_text} is not a TFDS dataset folder or a TFX ExampleGen output: it has"
                 f" no split {split!r}."
@@ -280,7 +310,7 @@ def _dataset_folder(spec: str, root: str, notes: list[str]) -> _Resolved | None:
         chosen = found.split(split)
     except KeyError as exc:
         raise InputError(f"{folder_spec}: {exc.args[0]}.") from exc
-    files = [os.path.realpath(f) for f in chosen.files]
+    files = [f if is_url(f) else os.path.realpath(f) for f in chosen.files]
     inside = [f for f in files if relative_inside(root, f) is not None]
     if not files:
         declared = len(chosen.shards)
@@ -295,9 +325,23 @@ def _dataset_folder(spec: str, root: str, notes: list[str]) -> _Resolved | None:
             f"{folder_spec}:{split}: {plural(len(files) - len(inside), 'shard')} outside the"
             " root left out."
         )
-    real_root = os.path.realpath(root) + os.sep
+    real_root = shown(root).rstrip("/") + "/" if remote else os.path.realpath(root) + os.sep
     notes.extend(f"{folder_spec}: {note.replace(real_root, '')}." for note in found.notes)
     return _Resolved(inside, spec, found, split, folder_spec, choices)
+
+
+def _colon_object(spec: str, root: str, anon: bool, folder_text: str, split: str) -> _Resolved:
+    """``FOLDER:SPLIT`` under a URL root whose folder is no dataset: the object of that
+    name, if there is one (a name may hold a colon); else the same message as a local
+    folder's."""
+    try:
+        files, label = _resolve_remote(spec, root, anon)
+    except InputError as exc:
+        raise InputError(
+            f"{folder_text} is not a TFDS dataset folder or a TFX ExampleGen output: it has"
+            f" no split {split!r}."
+        ) from exc
+    return _Resolved(files, label)
 
 
 # -- the inflate limit --------------------------------------------------------------------
