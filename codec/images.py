@@ -867,6 +867,23 @@ class PixelBox:
         """The box's class: ``(text, label)``."""
         return (self.text, self.label)
 
+    def moved(self, scale: tuple[float, float], origin: tuple[float, float]) -> PixelBox:
+        """The box in the pixels of a rendering of its picture at ``scale`` (output pixels
+        per picture pixel, x and y) from ``origin`` (the picture point at its top left)."""
+        (sx, sy), (ox, oy) = scale, origin
+        return PixelBox(
+            (self.xmin - ox) * sx,
+            (self.ymin - oy) * sy,
+            (self.xmax - ox) * sx,
+            (self.ymax - oy) * sy,
+            self.text,
+            self.label,
+            self.normalized,
+            self.index,
+            self.problems,
+            self.drawable,
+        )
+
 
 def _record_boxes(
     record: Record,

@@ -1122,19 +1122,6 @@ def _dashes(width: int, height: int, dash: int) -> np.ndarray:
     return out
 
 
-def _moved(box: PixelBox, scale: tuple[float, float], origin: tuple[float, float]) -> PixelBox:
-    import dataclasses
-
-    (sx, sy), (ox, oy) = scale, origin
-    return dataclasses.replace(
-        box,
-        xmin=(box.xmin - ox) * sx,
-        ymin=(box.ymin - oy) * sy,
-        xmax=(box.xmax - ox) * sx,
-        ymax=(box.ymax - oy) * sy,
-    )
-
-
 PREDICTION_CAPTION_SIDE = 240
 """Predictions are captioned only on pictures at least this large on their smaller side (the
 record view, the full view, exports): on a gallery tile their colour tells the class, and a
@@ -1154,7 +1141,7 @@ def _draw_predictions(
 
     placed = []
     for p in preds:
-        b = _moved(p.box, scale, origin)
+        b = p.box.moved(scale, origin)
         x0, x1 = sorted((b.xmin, b.xmax))
         y0, y1 = sorted((b.ymin, b.ymax))
         if x1 < 0 or y1 < 0 or x0 > out.width or y0 > out.height:
@@ -1274,7 +1261,7 @@ def draw_layers(
     font_size = size if captions and size else None
     for layer in wanted:
         if layer.kind == BOXES and layer.shapes:
-            moved = [_moved(b, scale, origin) for b in layer.shapes]
+            moved = [b.moved(scale, origin) for b in layer.shapes]
             out = draw_boxes(out, moved, captions, line_width=width, text_size=size or None)
         elif layer.kind == PREDICTIONS and layer.shapes:
             _draw_predictions(out, layer.shapes, width, font_size, scale, origin)

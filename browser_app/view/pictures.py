@@ -593,24 +593,6 @@ def _thumb_image(ref: im.ImageRef, size: int) -> tuple[Image.Image, tuple[int, i
     return img, full
 
 
-def _moved(
-    boxes: Sequence[im.PixelBox], scale: tuple[float, float], origin: tuple[float, float] = (0, 0)
-) -> list[im.PixelBox]:
-    """``boxes`` in the pixels of a picture drawn at ``scale`` (x, y) from ``origin`` (a
-    point of the full picture)."""
-    (sx, sy), (ox, oy) = scale, origin
-    return [
-        dataclasses.replace(
-            b,
-            xmin=(b.xmin - ox) * sx,
-            ymin=(b.ymin - oy) * sy,
-            xmax=(b.xmax - ox) * sx,
-            ymax=(b.ymax - oy) * sy,
-        )
-        for b in boxes
-    ]
-
-
 @dataclass(frozen=True)
 class Thumb:
     """A small picture of a record: ``data`` in ``mime``, the full picture's size, how many
