@@ -2,19 +2,20 @@
 side on a wide screen (the record and its pictures in view beside the table), one above the
 other on a narrow one.
 
-Paging, selecting a row, the review bar and the editor rerun only the page's body (a
-fragment): the sidebar and the header are drawn again only when what they show changed
-(pending changes, review marks). After "Go to %" the body shows the records found at that
-byte instead (:mod:`browser_app.ui.widgets.landing`), until the person goes back to numbered
-pages. A remote source that fails while read shows what went wrong below what was drawn
-(:func:`browser_app.ui.widgets.remote.guard`).
+The page's body is a fragment, and the table and the record view are fragments inside it
+(:mod:`browser_app.ui.widgets.parts` says which a change runs again): paging runs
+the body; selecting a row, the review keys and the editor run the record view (with the
+table when a mark or a move changes it); the sidebar and the header are drawn again only when
+what they show changed (pending changes, review marks). After "Go to %" the body shows the
+records found at that byte instead (:mod:`browser_app.ui.widgets.landing`), until the person
+goes back to numbered pages. A remote source that fails while read shows what went wrong
+below what was drawn (:func:`browser_app.ui.widgets.remote.guard`).
 """
 
 from __future__ import annotations
 
 import streamlit as st
 
-from browser_app.errors import AppError
 from browser_app.ui import frame, services, state
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import (
@@ -24,12 +25,12 @@ from browser_app.ui.widgets import (
     layers,
     names,
     pager,
+    parts,
     records_table,
     remote,
     schema,
 )
 from browser_app.view import PageView, plural
-from codec.errors import CodecError
 
 SPLIT = "tfb-records-split"  # the container of the table and the record (CSS st-key-<this>)
 WIDE_PX = 1200  # narrower windows stack the record under the table
@@ -52,29 +53,22 @@ def render() -> None:
     if src is None:
         return
     st.html(CSS)
-    state.set_sidebar_counts(_sidebar_facts(src))
+    state.set_sidebar_counts(parts.sidebar_facts(src))
     if landing.view(src, "records"):  # after "Go to %": the records found there
         return
     _body(src)
 
 
-def _sidebar_facts(src: Source) -> tuple[int, int] | None:
-    """What the sidebar shows about the journal: pending changes and review marks."""
-    j = services.shared_journal(src)
-    if j is None:
-        return None
-    try:
-        return j.pending, len(j.marks())
-    except (AppError, CodecError):
-        return None
+def _whole_page_changed(src: Source) -> bool:
+    """Whether a part's run must give way to a run of the whole page: an edit changed the
+    sidebar's counts, or "Go to %" the records shown."""
+    return state.sidebar_counts() != parts.sidebar_facts(src) or state.landing() is not None
 
 
-@st.fragment
+@st.fragment(key=parts.BODY)
 def _body(src: Source) -> None:
-    if state.sidebar_counts() != _sidebar_facts(src):
-        st.rerun(scope="app")  # an edit or a mark: the sidebar's counts change too
-    if state.landing() is not None:
-        st.rerun(scope="app")  # "Go to %": the page shows the records found there
+    if _whole_page_changed(src):
+        st.rerun(scope="app")
     with remote.guard(src, "records"):
         _page(src)
 
@@ -95,19 +89,34 @@ def _page(src: Source) -> None:
         st.info(f"No records from {start:,} on: {src.label} ends before that.")
         return
     _notes(view)
-    if editor.mode() == "Edit":  # the editor's tables need the whole width
-        gap_row = records_table.records_table(src, view, start)
-        records_table.column_chooser(src, view)
+    mode = editor.mode()
+    if mode == "Edit":  # the editor's tables need the whole width
+        _table(src, view, start)
         st.divider()
-        _detail(src, view, start, stop, gap_row)
+        _record_view(src, view, start, stop, mode)
         return
     with st.container(key=SPLIT):
         left, right = st.columns([1.05, 1], gap="medium")
     with left:
-        gap_row = records_table.records_table(src, view, start)
-        records_table.column_chooser(src, view)
+        _table(src, view, start)
     with right:
-        _detail(src, view, start, stop, gap_row)
+        _record_view(src, view, start, stop, mode)
+
+
+@st.fragment(key=parts.TABLE)
+def _table(src: Source, view: PageView, start: int) -> None:
+    records_table.records_table(src, view, start)
+    records_table.column_chooser(src, view)
+
+
+@st.fragment(key=parts.VIEW)
+def _record_view(src: Source, view: PageView, start: int, stop: int, mode: str) -> None:
+    """The current record (or the skipped region selected in the table), laid out for
+    ``mode``; a run of its own gives way to the whole page when the page must change."""
+    if _whole_page_changed(src) or editor.mode() != mode:
+        st.rerun(scope="app")  # (never true on a run of the whole app: no loop)
+    with remote.guard(src, "records"):
+        _detail(src, view, start, stop, records_table.selected_gap(src, view, start))
 
 
 def _notes(view: PageView) -> None:

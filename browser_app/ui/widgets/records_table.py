@@ -5,9 +5,10 @@ row makes that record the current one; the columns shown and pinned are chosen p
 
 Speed: the table is drawn from the cached page (:func:`browser_app.ui.services.page_view`);
 the pandas Styler (slow to send) is used only on pages with rows to colour; the widget keeps
-its key while the person selects rows in it, and gets a new one (with the current record
-selected, and scrolled into view) only when the current record changed elsewhere: the
-pager, "Go to record", the review bar's next/previous."""
+its key for the page: selecting a row in it runs only the record view again
+(:mod:`.parts`), and when the current record changed elsewhere (the review bar's
+next / previous, "Go to record") its row is selected from here, and scrolled into view,
+without the table being made anew."""
 
 from __future__ import annotations
 
@@ -21,11 +22,19 @@ import streamlit as st
 from browser_app.edits import ADDED, DELETED, EDITED
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
+from browser_app.ui.widgets import parts
 from browser_app.view import PageView, label_text, review_cells
 from codec.dataset import DAMAGED, RECOVERED, SKIPPED
 from codec.values import format_float
 
-__all__ = ["REVIEW", "column_chooser", "column_config", "records_table", "shown_columns"]
+__all__ = [
+    "REVIEW",
+    "column_chooser",
+    "column_config",
+    "records_table",
+    "selected_gap",
+    "shown_columns",
+]
 
 # Text colours that read on a light and on a dark page alike (the app follows the browser's).
 DAMAGED_STYLE = "background-color: rgba(255, 43, 43, 0.12); color: #d93025"
@@ -206,18 +215,32 @@ def _table_name(src: Source, start: int) -> str:
     return f"table:{src.tag}:{start}:{state.page_size()}"
 
 
-def _on_select(src: Source, view: PageView, name: str) -> None:
-    """A row was selected: its record becomes the current one before the page is drawn
-    again (a skipped region is shown from the selection itself)."""
-    value = state.widget_value(name)
+def _selected_rows(value: object) -> list[int]:
     rows = list(getattr(getattr(value, "selection", None), "rows", None) or [])
     if not rows and isinstance(value, dict):
         rows = list(value.get("selection", {}).get("rows", []))
+    return [r for r in rows if isinstance(r, int)]
+
+
+def _on_select(src: Source, view: PageView, name: str) -> None:
+    """A row was selected: its record becomes the current one, and only the record view runs
+    again (a skipped region is shown from the selection itself)."""
+    rows = _selected_rows(state.widget_value(name))
     if rows and 0 <= rows[0] < len(view.records):
         chosen = view.records[rows[0]]
         if chosen is not None and chosen != state.record():
             state.set_record(chosen)
             state.set_table_shows(src.tag, chosen)
+    parts.after_select()
+
+
+def selected_gap(src: Source, view: PageView, start: int) -> int | None:
+    """The row of the skipped region selected in the page's table, or None (no row, or a
+    record's row)."""
+    rows = _selected_rows(state.widget_value(_table_name(src, start)))
+    if rows and 0 <= rows[0] < len(view.records) and view.records[rows[0]] is None:
+        return rows[0]
+    return None
 
 
 def records_table(src: Source, view: PageView, start: int) -> int | None:
@@ -230,16 +253,15 @@ def records_table(src: Source, view: PageView, start: int) -> int | None:
     shown, pinned = shown_columns(src, view)
     current = state.record()
     pos = view.records.index(current) if current in view.records else None
-    # The widget keeps its key while rows are selected in it; the current record chosen
-    # elsewhere gives it a new one, with that record's row selected and scrolled into view.
-    base = _table_name(src, start)
-    generation = state.table_generation(base)
+    parts.remember_page(src, view.records)
+    # One widget per page: the current record chosen elsewhere selects its row from here
+    # (and scrolls to it), and the table keeps what it has drawn.
+    name = _table_name(src, start)
     moved = state.table_shows(src.tag) != current
     if moved:
-        generation += 1
-        state.set_table_generation(base, generation)
         state.set_table_shows(src.tag, current)
-    name = f"{base}:{generation}"
+        if pos is not None:
+            state.set_widget_value(name, {"selection": {"rows": [pos], "columns": [], "cells": []}})
     row_height = 52 if view.has_images else 35
     height = min(len(df), ROWS_SHOWN) * row_height + HEADER_PX if len(df) else "auto"
     with st.container(key=TABLE_KEY):
@@ -260,11 +282,15 @@ def records_table(src: Source, view: PageView, start: int) -> int | None:
         if moved and pos is not None and pos >= ROWS_SHOWN // 2:
             st.html(
                 _SCROLL_JS.format(
-                    row=pos, height=row_height, header=HEADER_PX, box=TABLE_KEY, nonce=name
+                    row=pos,
+                    height=row_height,
+                    header=HEADER_PX,
+                    box=TABLE_KEY,
+                    nonce=f"{name}:{current}",
                 ),
                 unsafe_allow_javascript=True,
             )
-    rows = list(event.selection.rows) if event is not None else []
+    rows = _selected_rows(event)
     if rows and 0 <= rows[0] < len(view.records):
         chosen = view.records[rows[0]]
         if chosen is None:

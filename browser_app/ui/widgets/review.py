@@ -1,13 +1,17 @@
 """Review marks: passed or flagged, with a comment, from the record view and the gallery.
 
 Marks are saved in the source's journal (they survive a refresh or a restart, and undoing
-edits leaves them alone). In the record view the buttons have keyboard shortcuts: **P**
-passed, **F** flagged, **J** next record, **K** previous record; the comment is saved when
-Enter is pressed. :func:`render_report` offers every mark as CSV or JSON
+edits leaves them alone). In the record view the keys are **P** passed, **F** flagged, **J**
+next record, **K** previous record (:mod:`browser_app.ui.components.review_keys`: each key
+acts once, in the order typed, however fast); the comment is saved when Enter is pressed. A
+mark or a move runs again only the parts of the Records page it changes
+(:mod:`.parts`). :func:`render_report` offers every mark as CSV or JSON
 (:mod:`browser_app.edits.review` makes them).
 """
 
 from __future__ import annotations
+
+import hashlib
 
 import streamlit as st
 
@@ -23,8 +27,9 @@ from browser_app.edits.review import (
 from browser_app.errors import AppError
 from browser_app.export.csv import neutralized, runs_as_formula
 from browser_app.ui import services, state
+from browser_app.ui.components import review_keys as keys
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import names, schema
+from browser_app.ui.widgets import names, parts, schema
 from browser_app.view import label_text, md_text
 from codec.errors import CodecError
 
@@ -32,7 +37,7 @@ __all__ = ["comment_popover", "render_marks", "render_report", "set_mark", "tile
 
 ICONS: dict[MarkStatus, str] = {PASSED: "✓", FLAGGED: "⚑"}
 LABELS: dict[MarkStatus, str] = {PASSED: "Passed", FLAGGED: "Flagged"}
-# The review bar's mark buttons: status, widget name, icon, keyboard shortcut.
+# The review bar's mark buttons: status, widget name, icon, key (the keys element's).
 _STATUS_BUTTONS: tuple[tuple[MarkStatus, str, str, str], ...] = (
     (PASSED, "pass", ":material/check_circle:", "P"),
     (FLAGGED, "flag", ":material/flag:", "F"),
@@ -43,43 +48,109 @@ def _sid(src: Source) -> str:
     return src.tag  # widget keys reach the page: never a signed URL
 
 
-def _set(src: Source, ref: RecordRef, status: str | None, comment: str | None) -> None:
+def _set(src: Source, ref: RecordRef, status: str | None, comment: str | None) -> bool:
+    """Save the mark of ``ref`` (``comment`` None: keep its comment); False when it could
+    not be saved (said in a message)."""
     j = services.shared_journal(src)
     if j is None:
         state.flash("Review marks cannot be saved: the pending edits cannot be opened.", "error")
-        return
+        return False
     try:
         old = j.marks().get(ref)
         text = comment if comment is not None else (old.comment if old else "")
         j.set_mark(ref, status, text)
     except (AppError, CodecError) as exc:
         state.flash(f"The mark was not saved: {exc}", "error")
-        return
+        return False
     state.bump_edit_revision()
+    return True
 
 
 def _on_status(src: Source, ref: RecordRef, status: str | None, comment_widget: str) -> None:
     comment = state.widget_value(comment_widget)
-    _set(src, ref, status, None if comment is None else str(comment))
+    if not _set(src, ref, status, None if comment is None else str(comment)):
+        st.rerun()  # the whole page: it says why
+    parts.after_mark(src)
 
 
-def _on_comment(src: Source, ref: RecordRef, comment_widget: str) -> None:
+def _on_comment(src: Source, ref: RecordRef, comment_widget: str) -> bool:
+    """Save the comment typed for ``ref``; False when it could not be saved."""
     j = services.shared_journal(src)
     if j is None:
-        return
+        return True
     comment = str(state.widget_value(comment_widget) or "")
     mark = j.marks().get(ref)
     if mark is None:
         if not comment.strip():
-            return
+            return True
         # A comment on an unmarked record flags it: a remark usually means "look again".
-        _set(src, ref, FLAGGED, comment)
-        return
-    _set(src, ref, mark.status, comment)
+        return _set(src, ref, FLAGGED, comment)
+    return _set(src, ref, mark.status, comment)
 
 
-def _go(n: int) -> None:
+def _on_popover_comment(src: Source, ref: RecordRef, comment_widget: str) -> None:
+    _on_comment(src, ref, comment_widget)
+
+
+def _on_bar_comment(src: Source, ref: RecordRef, comment_widget: str) -> None:
+    if not _on_comment(src, ref, comment_widget):
+        st.rerun()  # the whole page: it says why
+    parts.after_mark(src)
+
+
+def _go(src: Source, n: int) -> None:
     state.set_record(max(0, n))
+    parts.after_move(src, max(0, n))
+
+
+# -- the keys ------------------------------------------------------------------------------
+
+
+def _keys_name(src: Source) -> str:
+    return f"review:keys:{_sid(src)}"  # one element per source: a new one when another opens
+
+
+def _scope(src: Source) -> str:
+    """The source the keys act on, for the element: a digest (no file name in its data)."""
+    return hashlib.sha256(src.tag.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+
+
+def _keys_memory_name(src: Source) -> str:
+    return f"review:keys-memory:{_sid(src)}"
+
+
+def _keys_memory(src: Source) -> keys.Memory:
+    got = state.widget_value(_keys_memory_name(src))
+    return got if isinstance(got, keys.Memory) else keys.Memory()
+
+
+def _on_keys(src: Source) -> None:
+    """The keys typed in the record view: each mark written to the journal, in order, and
+    the current record moved; each action once, whatever is sent again."""
+    got = state.widget_value(_keys_name(src))
+    value = got.get("act") if hasattr(got, "get") else None
+    sel, inferred = state.selection(), schema.stored(src)
+
+    def step(record: keys.Record, n: int) -> keys.Record:
+        at = record if isinstance(record, int) else state.record()  # a new record: its anchor
+        before, after = services.neighbours(src, at, sel, inferred)
+        there = after if n > 0 else before
+        return at if there is None else there
+
+    effects, memory = keys.handle(value, _keys_memory(src), state.record(), step)
+    if not effects.applied:
+        return
+    state.set_widget_value(_keys_memory_name(src), memory)
+    saved = [_set(src, record, status, None) for record, status in effects.marks]
+    moved = effects.record if isinstance(effects.record, int) else None
+    if moved is not None:
+        state.set_record(moved)
+    if not all(saved):
+        st.rerun()  # the whole page: it says why
+    if effects.marks:
+        parts.after_mark(src, moved)
+    elif moved is not None:
+        parts.after_move(src, moved)
 
 
 def progress_line(j: Journal) -> str:
@@ -92,7 +163,7 @@ def progress_line(j: Journal) -> str:
 
 
 def render_marks(src: Source, ref: RecordRef) -> None:
-    """The review bar of the record view: status, comment, shortcuts and progress."""
+    """The review bar of the record view: status, comment, keys and progress."""
     j = services.shared_journal(src)
     if j is None:
         return
@@ -100,7 +171,9 @@ def render_marks(src: Source, ref: RecordRef) -> None:
     rev = state.edit_revision()
     base = f"review:{_sid(src)}:{ref}"
     comment_widget = f"{base}:comment:{rev}"
-    with st.container(border=True, key=f"tfb-review-{abs(hash(base)) % 10**8}"):
+    # One key for every record's bar: the keys element inside it stays the same element
+    # from record to record (keys typed while the next record is drawn are not lost).
+    with st.container(border=True, key="tfb-review-bar"):
         head, bar = st.columns([2.2, 3], vertical_alignment="center")
         now = (
             f"{ICONS[mark.status]} **{LABELS[mark.status]}**"
@@ -120,7 +193,7 @@ def render_marks(src: Source, ref: RecordRef) -> None:
                 type="primary" if mark is not None and mark.status == status else "secondary",
                 on_click=_on_status,
                 args=(src, ref, status, comment_widget),
-                shortcut=key,
+                help=f"Mark this record {LABELS[status].lower()} (key {key})",
             )
         row.button(
             "Clear",
@@ -135,7 +208,7 @@ def render_marks(src: Source, ref: RecordRef) -> None:
         row.text_input(
             "Comment (Enter saves)",
             key=state.widget_key(comment_widget),
-            on_change=_on_comment,
+            on_change=_on_bar_comment,
             args=(src, ref, comment_widget),
             placeholder="What is wrong (or right) with this record",
             width=220,
@@ -147,21 +220,26 @@ def render_marks(src: Source, ref: RecordRef) -> None:
                 key=state.widget_key(f"{base}:prev"),
                 icon=":material/keyboard_arrow_up:",
                 on_click=_go,
-                args=(ref if before is None else before,),
+                args=(src, ref if before is None else before),
                 disabled=before is None,
-                shortcut="K",
-                help="The previous record of the selection",
+                help="The previous record of the selection (key K)",
             )
             row.button(
                 "Next record",
                 key=state.widget_key(f"{base}:next"),
                 icon=":material/keyboard_arrow_down:",
                 on_click=_go,
-                args=(ref if after is None else after,),
+                args=(src, ref if after is None else after),
                 disabled=after is None,
-                shortcut="J",
-                help="The next record of the selection",
+                help="The next record of the selection (key J)",
             )
+        keys.mount(
+            state.widget_key(_keys_name(src)),
+            keys.data(
+                ref, _scope(src), _keys_memory(src), can_mark=True, can_move=isinstance(ref, int)
+            ),
+            lambda: _on_keys(src),
+        )
 
 
 def set_mark(src: Source, ref: RecordRef, status: str | None) -> None:
@@ -214,7 +292,7 @@ def comment_popover(src: Source, ref: RecordRef, j: Journal | None = None) -> No
         st.text_input(
             f"Comment on record {ref} (Enter saves)",
             key=state.widget_key(cw),
-            on_change=_on_comment,
+            on_change=_on_popover_comment,
             args=(src, ref, cw),
         )
 

@@ -1,0 +1,203 @@
+// The record view's review keys of tfrecord-browser (Streamlit Components v2): P passed,
+// F flagged, J next record, K previous record.
+//
+// Each key is an action with a sequence number; the queue of actions not yet acknowledged
+// goes to Python, whole, as the trigger value "act" every time a key is added (so an action
+// lost between two runs is sent again, and Python applies each number once, in order). An
+// action names the record it acts on, or none when a move before it in the queue has not
+// been drawn yet: Python applies it where that move landed. So keys typed faster than the
+// page is drawn each act once, on the record they were meant for. Text is only ever set
+// with textContent.
+//
+// The host element (class tfb-review-keys) says what is shown, for tests: data-record (the
+// record Python drew), data-queue (actions not yet acknowledged), data-rev (one more each
+// time data from Python is applied).
+
+const KEYS = {
+  p: ["mark", "passed"],
+  f: ["mark", "flagged"],
+  j: ["move", 1],
+  k: ["move", -1],
+};
+const RESEND_MS = 1500;
+const HELP = [
+  ["P", "passed"],
+  ["F", "flagged"],
+  ["J", "next record"],
+  ["K", "previous record"],
+];
+// Where a key is typing, not a command.
+const TEXT_ENTRY =
+  'input, textarea, select, [contenteditable]:not([contenteditable="false"]),' +
+  ' [role="textbox"], [role="combobox"], [role="spinbutton"], [role="slider"],' +
+  ' [role="listbox"], [role="option"], [role="menu"], [role="menuitem"], [role="dialog"]';
+// Tables: only the records table's keys are the review's (a letter typed in the editor's
+// tables starts editing a cell).
+const TABLE = '[data-testid="stDataFrame"]';
+const RECORDS_TABLE = ".st-key-tfb-records-table";
+
+/** Whether a key event is one of the review's commands (not typing, not a shortcut of the
+ * browser, not held down). */
+export function isCommand(e) {
+  if (e.defaultPrevented || e.repeat || e.isComposing) return false;
+  if (e.ctrlKey || e.metaKey || e.altKey) return false;
+  if (!KEYS[(e.key || "").toLowerCase()]) return false;
+  const t = e.target;
+  if (t && t.closest) {
+    if (t.closest(TEXT_ENTRY)) return false;
+    const table = t.closest(TABLE);
+    if (table && !table.closest(RECORDS_TABLE)) return false;
+  }
+  return true;
+}
+
+/** The action of key `key` when `record` is shown and `queue` waits: null when the key does
+ * nothing here. */
+export function actionOf(key, record, queue, can, seq) {
+  const what = KEYS[key.toLowerCase()];
+  if (!what || record === null || record === undefined) return null;
+  const [kind, arg] = what;
+  if (kind === "mark" && !can.mark) return null;
+  if (kind === "move" && !can.move) return null;
+  const moving = queue.some((a) => a.kind === "move");
+  const a = { seq, kind, record: moving ? null : record };
+  if (kind === "mark") a.status = arg;
+  else a.step = arg;
+  return a;
+}
+
+function newClient() {
+  return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
+}
+
+class Keys {
+  constructor(parent) {
+    this.root = parent.querySelector(".tfb-review-keys");
+    this.help = this.root.querySelector(".tfb-keys-help");
+    this.stateEl = this.root.querySelector(".tfb-keys-state");
+    this.client = newClient();
+    this.scope = null;
+    this.seq = 0;
+    this.queue = []; // actions sent, not yet acknowledged, oldest first
+    this.record = null;
+    this.can = { mark: false, move: false };
+    this.rev = 0;
+    this.setTriggerValue = null;
+    this.timer = 0;
+    this.buildHelp();
+    this.onKey = (e) => this.key(e);
+    this.listening = false;
+  }
+
+  listen() {
+    if (!this.listening) document.addEventListener("keydown", this.onKey);
+    this.listening = true;
+  }
+
+  destroy() {
+    document.removeEventListener("keydown", this.onKey);
+    this.listening = false;
+    clearTimeout(this.timer);
+  }
+
+  /** Take over from the element drawn before this one (the page drew the review bar anew):
+   * its actions not yet acknowledged are this one's, if for the same source. */
+  adopt(before) {
+    this.client = before.client;
+    this.seq = before.seq;
+    this.scope = before.scope;
+    this.queue = before.queue;
+  }
+
+  buildHelp() {
+    this.help.textContent = "";
+    const title = document.createElement("span");
+    title.textContent = "Keys:";
+    this.help.appendChild(title);
+    for (const [key, what] of HELP) {
+      const item = document.createElement("span");
+      const k = document.createElement("kbd");
+      k.textContent = key;
+      item.appendChild(k);
+      item.appendChild(document.createTextNode(` ${what}`));
+      this.help.appendChild(item);
+    }
+  }
+
+  apply(data) {
+    if (data.scope !== this.scope) {
+      // Another source: what waited was for the one before.
+      this.scope = data.scope;
+      this.queue = [];
+      this.client = newClient();
+      this.seq = 0;
+    }
+    const ack = data.ack;
+    if (ack && ack.client === this.client) {
+      this.queue = this.queue.filter((a) => a.seq > ack.seq);
+    }
+    this.record = data.record === undefined ? null : data.record;
+    this.can = { mark: !!data.can_mark, move: !!data.can_move };
+    this.rev += 1;
+    this.render();
+    // Actions a run did not see (sent while it ran, and lost): once more, if still not
+    // acknowledged after a while (sent at once, they would make a run more in the usual case).
+    clearTimeout(this.timer);
+    if (this.queue.length) this.timer = setTimeout(() => this.send(), RESEND_MS);
+  }
+
+  key(e) {
+    if (!this.root.isConnected || !isCommand(e)) return;
+    const a = actionOf(e.key, this.record, this.queue, this.can, this.seq + 1);
+    if (!a) return;
+    e.preventDefault();
+    this.seq = a.seq;
+    this.queue.push(a);
+    this.send();
+    this.render();
+  }
+
+  send() {
+    clearTimeout(this.timer);
+    if (this.setTriggerValue) {
+      this.setTriggerValue("act", { client: this.client, actions: this.queue });
+    }
+  }
+
+  render() {
+    const r = this.root;
+    r.dataset.record = this.record === null ? "" : String(this.record);
+    r.dataset.queue = String(this.queue.length);
+    r.dataset.rev = String(this.rev);
+    this.stateEl.textContent = this.queue.length ? "saving\u2026" : "";
+  }
+}
+
+const all = new WeakMap();
+let active = null; // the element whose keys these are: one review bar on a page
+
+export default function (component) {
+  const { data, parentElement, setTriggerValue } = component;
+  let keys = all.get(parentElement);
+  if (!keys || !keys.root.isConnected) {
+    if (keys) keys.destroy();
+    keys = new Keys(parentElement);
+    all.set(parentElement, keys);
+  }
+  if (active !== keys) {
+    // One listener only: a key must never act twice.
+    if (active) {
+      keys.adopt(active);
+      active.destroy();
+    }
+    active = keys;
+  }
+  keys.listen();
+  keys.setTriggerValue = setTriggerValue;
+  if (data) keys.apply(data);
+  return () => {
+    keys.destroy();
+    all.delete(parentElement);
+    if (active === keys) active = null;
+  };
+}

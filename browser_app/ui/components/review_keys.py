@@ -1,0 +1,192 @@
+"""The record view's review keys as an element drawn in the browser
+(``assets/review_keys.js``): P passed, F flagged, J next record, K previous record.
+
+Keys typed faster than the page is drawn again must each act once, in the order typed, on
+the record they were meant for; a button with a keyboard shortcut cannot promise that (a key
+pressed while the page runs presses the button of the record still shown, and two presses
+of one button sent together count once). So the element owns the four keys: each key is an
+*action* with a sequence number from the element (``client`` names one element in one page
+load); the element sends every action not yet acknowledged, each time, as the trigger value
+``act``, and Python applies each number once (:class:`Memory` remembers the last one
+applied) and acknowledges it in the next data (``ack``). An action names the record it acts
+on, or none when an earlier action of the queue moves the current record: it then acts where
+that one landed. The element says "saving…" until its actions are acknowledged; the review
+bar shows a mark once the journal holds it.
+
+The host element (class ``tfb-review-keys``, ``data-testid="tfb-review-keys"``) says what is
+shown, for tests: ``data-record`` (the record Python drew), ``data-queue`` (actions not yet
+acknowledged) and ``data-rev`` (one more each time data from Python is applied)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from typing import Any, Literal
+
+import streamlit as st
+
+__all__ = ["NAME", "Action", "Effects", "Memory", "data", "handle", "mount", "read_actions"]
+
+NAME = "tfrecord_browser.review_keys"
+MARKS = ("passed", "flagged")
+MAX_ACTIONS = 1_000  # actions read from one trigger value (the rest wait for the next)
+
+Record = int | str  # a record's number, or the name of a new record of the journal
+
+
+@dataclass(frozen=True)
+class Action:
+    """One key: ``mark`` the record with ``status``, or ``move`` ``step`` records on (-1:
+    the previous one). ``record`` is the record it acts on; None: where the action before it
+    left the current record."""
+
+    seq: int
+    kind: Literal["mark", "move"]
+    record: Record | None = None
+    status: str | None = None
+    step: int = 0
+
+
+def _int(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _record(value: object) -> Record | None:
+    number = _int(value)
+    if number is not None:
+        return number if number >= 0 else None
+    return value if isinstance(value, str) and 0 < len(value) <= 200 else None
+
+
+def _action(raw: object) -> Action | None:
+    """An action from the element's JSON, or None when it is not one (never trusted: a
+    message may be forged or come from an older version of the element)."""
+    if not isinstance(raw, Mapping):
+        return None
+    seq, kind = _int(raw.get("seq")), raw.get("kind")
+    if seq is None or seq <= 0:
+        return None
+    record = _record(raw.get("record"))
+    if raw.get("record") is not None and record is None:
+        return None
+    if kind == "mark":
+        status = raw.get("status")
+        return Action(seq, "mark", record, status) if status in MARKS else None
+    if kind == "move":
+        step = _int(raw.get("step"))
+        return Action(seq, "move", record, step=step) if step in (-1, 1) else None
+    return None
+
+
+def read_actions(value: object) -> tuple[str, tuple[Action, ...]] | None:
+    """The element's name and its actions, by number, from a trigger value ``act``; None
+    when the value is not one."""
+    if not isinstance(value, Mapping):
+        return None
+    client, raw = value.get("client"), value.get("actions")
+    if not isinstance(client, str) or not 0 < len(client) <= 100 or not isinstance(raw, list):
+        return None
+    found = (_action(r) for r in raw[:MAX_ACTIONS])
+    actions = sorted({a.seq: a for a in found if a is not None}.values(), key=lambda a: a.seq)
+    return client, tuple(actions)
+
+
+@dataclass(frozen=True)
+class Memory:
+    """What the server remembers of the element between runs: the last action applied (the
+    element that sent it and its number)."""
+
+    client: str = ""
+    seq: int = 0
+
+    def ack(self) -> dict[str, Any] | None:
+        return {"client": self.client, "seq": self.seq} if self.client else None
+
+
+@dataclass
+class Effects:
+    """What applying actions does: the marks to write, in order (record, status), and the
+    record to make current at the end (None: unchanged)."""
+
+    marks: list[tuple[Record, str]] = field(default_factory=list)
+    record: Record | None = None
+    applied: list[int] = field(default_factory=list)
+
+
+def handle(
+    value: object,
+    memory: Memory,
+    current: Record,
+    step: Callable[[Record, int], Record],
+) -> tuple[Effects, Memory]:
+    """The effects of a trigger value ``act`` when ``current`` is the current record, and
+    the memory after them. ``step(record, n)`` is the record ``n`` records on from
+    ``record`` in the order the person pages through (itself at either end). Actions already
+    applied (a number at most the last one of the same element) are left out: an action sent
+    again is applied once."""
+    effects = Effects()
+    got = read_actions(value)
+    if got is None:
+        return effects, memory
+    client, actions = got
+    last = memory.seq if client == memory.client else 0
+    here = current
+    for a in actions:
+        if a.seq <= last:
+            continue
+        effects.applied.append(a.seq)
+        if a.record is not None:
+            here = a.record
+        if a.kind == "mark" and a.status is not None:
+            effects.marks.append((here, a.status))
+        elif a.kind == "move":
+            here = step(here, a.step)
+    if not effects.applied:
+        return effects, memory
+    if here != current:
+        effects.record = here
+    return effects, Memory(client, effects.applied[-1])
+
+
+def data(
+    record: Record | None, scope: str, memory: Memory, *, can_mark: bool, can_move: bool
+) -> dict[str, Any]:
+    """What the element is sent: the record shown (None: the keys do nothing), the source it
+    belongs to (``scope``: actions waiting for one source are never sent for another),
+    whether marks can be saved and whether J / K move, and the last action applied."""
+    return {
+        "record": record,
+        "scope": scope,
+        "can_mark": can_mark,
+        "can_move": can_move,
+        "ack": memory.ack(),
+    }
+
+
+# -- on the page -------------------------------------------------------------------------------
+
+
+@cache
+def _asset(name: str) -> str:
+    return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
+
+
+@cache
+def _renderer() -> Any:
+    """The registered element (its HTML, CSS and JavaScript read from the package's assets
+    once)."""
+    return st.components.v2.component(
+        NAME,
+        html=_asset("review_keys.html"),
+        css=_asset("review_keys.css"),
+        js=_asset("review_keys.js"),
+        isolate_styles=False,
+    )
+
+
+def mount(key: str, sent: Mapping[str, Any], on_act: Callable[[], None]) -> Any:
+    """Draw the element with ``sent`` (:func:`data`); ``on_act`` runs when it sends actions
+    (before the script's body, as widget callbacks do)."""
+    return _renderer()(key=key, data=dict(sent), on_act_change=on_act)
