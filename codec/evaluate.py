@@ -51,6 +51,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -295,6 +296,13 @@ def box_iou(det: np.ndarray, gt: np.ndarray, crowd: np.ndarray) -> np.ndarray:
         return np.where(overlap, inter / np.where(overlap, union, 1.0), 0.0)
 
 
+def _gather(values: np.ndarray, at: np.ndarray, missing: Any) -> np.ndarray:
+    """``values[at]``, ``missing`` where ``at`` is -1 (``values`` may be empty then)."""
+    if not len(values):
+        return np.full(at.shape, missing, dtype=np.asarray(missing).dtype)
+    return np.where(at >= 0, values[np.maximum(at, 0)], missing)
+
+
 def _pairs(
     a_first: np.ndarray, a_count: np.ndarray, b_first: np.ndarray, b_count: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -444,7 +452,7 @@ def match(
 
     d_area = d_box_s[:, 2] * d_box_s[:, 3]
     hit = det_match >= 0
-    det_ig = np.where(hit, g_ig_s[np.maximum(det_match, 0)], False)
+    det_ig = _gather(g_ig_s, det_match, False)
     out_of_range = (d_area < area[0]) | (d_area > area[1])
     det_ig |= ~hit & out_of_range[:, None]
     bits = (1 << np.arange(t)).astype(np.uint16)
@@ -454,9 +462,7 @@ def match(
 
     # outcomes at the chosen threshold, row for row with the input
     t_out = np.where(g_ig_s, IGNORED, np.where(gt_match >= 0, TP, FN)).astype(np.int8)
-    t_partner = np.where(
-        gt_match >= 0, predictions.index[ev[np.maximum(gt_match, 0)]] if ne else -1, -1
-    )
+    t_partner = _gather(predictions.index[ev], gt_match, -1)
     truth_out = Outcomes(
         truth.image.copy(),
         truth.index.copy(),
@@ -470,7 +476,7 @@ def match(
     truth_out.partner[g_order] = t_partner
     at = det_match[:, chosen]
     p_out = np.where(det_ig[:, chosen], IGNORED, np.where(at >= 0, TP, FP)).astype(np.int8)
-    p_partner = np.where(at >= 0, truth.index[g_order[np.maximum(at, 0)]] if ng else -1, -1)
+    p_partner = _gather(truth.index[g_order], at, -1)
     pred_out = Outcomes(
         predictions.image.copy(),
         predictions.index.copy(),
