@@ -214,8 +214,7 @@ def known_dataset(
         )
         features["image/object/class/label"] = ("int64", [o[1] for o in objects])
         features["image/object/is_crowd"] = ("int64", crowd)
-        width = int(features["image/width"][1][0])
-        height = int(features["image/height"][1][0])
+        width, height = rec.scene.photo.width, rec.scene.photo.height
         features["image/object/area"] = (
             "float",
             [(o[0][3] - o[0][1]) * width * (o[0][2] - o[0][0]) * height for o in objects],
