@@ -485,6 +485,10 @@ def _gallery_marked(kind: str, n: int, status: str) -> str:
 # pressed before the review bar's buttons are drawn reaches no shortcut.
 _REVIEW_BAR = """[...document.querySelectorAll('[data-testid^="stBaseButton-"]')]
   .some(b => b.innerText.includes('Passed'))"""
+# The record view's review keys, where an element of the page takes them: it has applied
+# Python's data once (a key typed before it listens would be lost).
+_REVIEW_KEYS = """(() => { const h = document.querySelector('.tfb-review-keys');
+  return !h || +h.dataset.rev >= 1; })()"""
 # The record view's Passed button turns primary once the mark is saved and drawn.
 _PASSED = """[...document.querySelectorAll('[data-testid="stBaseButton-primary"]')]
   .some(b => b.innerText.includes('Passed'))"""
@@ -520,6 +524,7 @@ def open_gallery(tab: Tab, spec: str, record: int, total: int) -> int:
     query = f"file={spec}&record={record}&size={GALLERY_PAGE}"
     open_page(tab.page, f"{tab.url}/gallery?{query}", ready)
     tab.kind = gallery_kind(tab.page)
+    quiet(tab)  # what the page loads after its first run (an element's script) is in
     return first
 
 
@@ -569,8 +574,9 @@ def open_record(tab: Tab, spec: str, record: int) -> None:
     open_page(
         tab.page,
         f"{tab.url}/?file={spec}&record={record}&size={RECORDS_PAGE}",
-        f"({_heading(record)}) && ({_REVIEW_BAR})",
+        f"({_heading(record)}) && ({_REVIEW_BAR}) && ({_REVIEW_KEYS})",
     )
+    quiet(tab)  # what the page loads after its first run (an element's script) is in
 
 
 def current_record(page: Any) -> int:
@@ -652,20 +658,22 @@ MEASURES: list[Measure] = [
 ]
 _MEASURE = {m.key: m for m in MEASURES}
 
-# A step: set up on a tab (the app's page where the step starts) and return the timed action,
-# called with its run number (-1: the warm-up) and returning figures by measure key.
+# A step: set up on a tab (the app's page where the step starts; ``attempt``: how many times
+# it was set up before on that side, so a step that changes records starts on fresh ones) and
+# return the timed action, called with its run number (-1: the warm-up) and returning figures
+# by measure key.
 Once = Callable[[int], dict[str, float]]
 Step = Callable[[Tab, UiData, int], Once]
 
 
-def _page_step(tab: Tab, data: UiData, runs: int) -> Once:
+def _page_step(tab: Tab, data: UiData, attempt: int) -> Once:
     """N from page 0 on: the window's pictures, every picture, and the end of the app's run
     (the gallery element shows a page it has at once, and tells Python)."""
     open_gallery(tab, data.photos, 0, data.photo_count)
     return _next_page(tab, data, "page", lambda: tab.page.keyboard.press("n"))
 
 
-def _gallery_step(tab: Tab, data: UiData, runs: int) -> Once:
+def _gallery_step(tab: Tab, data: UiData, attempt: int) -> Once:
     """The pager's Next button from page 0 on: the window's pictures, then every picture."""
     open_gallery(tab, data.photos, 0, data.photo_count)
     return _next_page(tab, data, "gallery", lambda: click_next(tab))
@@ -692,7 +700,7 @@ def _next_page(tab: Tab, data: UiData, key: str, action: Callable[[], object]) -
     return once
 
 
-def _focus_step(tab: Tab, data: UiData, runs: int) -> Once:
+def _focus_step(tab: Tab, data: UiData, attempt: int) -> Once:
     """→ from the first tile of a page on (the moves stay on the page)."""
     open_gallery(tab, data.photos, 2 * GALLERY_PAGE, data.photo_count)
 
@@ -716,9 +724,9 @@ def _focus_step(tab: Tab, data: UiData, runs: int) -> Once:
     return once
 
 
-def _mark_step(tab: Tab, data: UiData, runs: int) -> Once:
+def _mark_step(tab: Tab, data: UiData, attempt: int) -> Once:
     """P on the focused tile, then (not timed) → to the next one."""
-    open_gallery(tab, data.photos, 4 * GALLERY_PAGE, data.photo_count)
+    open_gallery(tab, data.photos, 4 * GALLERY_PAGE + 20 * attempt, data.photo_count)
 
     def once(_i: int) -> dict[str, float]:
         n = gallery_focus(tab)
@@ -743,14 +751,13 @@ def _mark_step(tab: Tab, data: UiData, runs: int) -> Once:
     return once
 
 
-def _open_step(tab: Tab, data: UiData, runs: int) -> Once:
+def _open_step(tab: Tab, data: UiData, attempt: int) -> Once:
     """Enter on a focused tile of a freshly opened gallery, until its record view."""
-    base = 6 * GALLERY_PAGE + 1
+    base = 6 * GALLERY_PAGE + 1 + 20 * attempt
 
     def once(i: int) -> dict[str, float]:
         n = base + i + 1
         open_gallery(tab, data.photos, n, data.photo_count)
-        quiet(tab)
         keys_go_to_page(tab)
         took = timed(tab.page, lambda: tab.page.keyboard.press("Enter"), _heading(n))
         quiet(tab)
@@ -759,10 +766,10 @@ def _open_step(tab: Tab, data: UiData, runs: int) -> Once:
     return once
 
 
-def _review_step(tab: Tab, data: UiData, runs: int) -> Once:
+def _review_step(tab: Tab, data: UiData, attempt: int) -> Once:
     """Record view: P (until the Passed button shows the mark), then J (until the next
     record's heading)."""
-    open_record(tab, data.photos, 10 * GALLERY_PAGE)
+    open_record(tab, data.photos, 10 * GALLERY_PAGE + 20 * attempt)
 
     def once(_i: int) -> dict[str, float]:
         n = current_record(tab.page)
@@ -777,7 +784,7 @@ def _review_step(tab: Tab, data: UiData, runs: int) -> Once:
     return once
 
 
-def _records_step(tab: Tab, data: UiData, runs: int) -> Once:
+def _records_step(tab: Tab, data: UiData, attempt: int) -> Once:
     """The records page's Next, until the table's first row is the next page's."""
     open_record(tab, data.photos, 0)
 
@@ -790,7 +797,7 @@ def _records_step(tab: Tab, data: UiData, runs: int) -> Once:
     return once
 
 
-def _select_step(tab: Tab, data: UiData, runs: int) -> Once:
+def _select_step(tab: Tab, data: UiData, attempt: int) -> Once:
     """A click on a row of the records table (Object Detection data), until its record."""
     open_record(tab, data.od, 0)
 
@@ -805,7 +812,7 @@ def _select_step(tab: Tab, data: UiData, runs: int) -> Once:
     return once
 
 
-def _edit_step(tab: Tab, data: UiData, runs: int) -> Once:
+def _edit_step(tab: Tab, data: UiData, attempt: int) -> Once:
     """Editor: a value typed into the first int64 value cell (image/height) and Enter, until
     the table shows it and the pending change is counted."""
     open_record(tab, data.od, 3)
@@ -865,7 +872,7 @@ class Side:
     url: str = ""
     kinds: set[str] = field(default_factory=set)
     values: dict[str, list[float]] = field(default_factory=dict)
-    failed: dict[str, str] = field(default_factory=dict)
+    failed: dict[str, list[str]] = field(default_factory=dict)  # by step: what failed
 
 
 def _say(text: str) -> None:
@@ -893,34 +900,57 @@ def _now_what() -> str:
     return f"working tree on {head}" + (f" (+{len(changed)} changed files)" if changed else "")
 
 
+MAX_FAILED = 2  # runs of a step that may fail on a side (each then tried again, set up anew)
+
+
 def _run_step(
     browser: Any, key: str, step: Step, sides: list[Side], data: UiData, runs: int
 ) -> None:
+    """``step`` on every side in turns: a warm-up, then ``runs`` runs each. A run that fails
+    (a loaded machine can make a click miss) is noted and tried again on a page set up anew,
+    up to :data:`MAX_FAILED` times; then the side's step is given up."""
     tabs: dict[str, Tab] = {}
     onces: dict[str, Once] = {}
+    next_run = {side.name: -1 for side in sides}  # -1: the warm-up
+    failures = {side.name: 0 for side in sides}
+
+    def set_up(side: Side) -> None:
+        if side.name in tabs:
+            tabs.pop(side.name).close()
+        tab = tabs[side.name] = Tab(browser, side.name, side.url)
+        onces[side.name] = step(tab, data, failures[side.name])
+
+    def failed(side: Side, what: str, exc: Exception) -> None:
+        failures[side.name] += 1
+        name = f"bench-ui-{key}-{side.name}-failed-{failures[side.name]}.png"
+        _shot(tabs[side.name], name)
+        why = f"{what}: {type(exc).__name__}: {str(exc).splitlines()[0][:160]} (artifacts/{name})"
+        side.failed.setdefault(key, []).append(why)
+        _say(f"  ui {key} ({side.name}) failed in {why}")
+        onces.pop(side.name, None)
+
     try:
-        for side in sides:
-            tab = tabs[side.name] = Tab(browser, side.name, side.url)
-            try:
-                onces[side.name] = step(tab, data, runs)
-            except Exception as exc:
-                side.failed[key] = f"set-up: {type(exc).__name__}: {exc}"
-                _say(f"  ui {key} ({side.name}) failed in set-up: {exc}")
-                _shot(tab, f"bench-ui-{key}-{side.name}-failed.png")
-        for i in range(-1, runs):  # -1: the warm-up
-            for side in sides:
-                once = onces.get(side.name)
-                if once is None:
+        while True:
+            active = [
+                s for s in sides if next_run[s.name] < runs and failures[s.name] <= MAX_FAILED
+            ]
+            if not active:
+                break
+            for side in active:
+                i = next_run[side.name]
+                try:
+                    if side.name not in onces:
+                        set_up(side)
+                except Exception as exc:
+                    failed(side, "set-up", exc)
                     continue
                 tab = tabs[side.name]
                 try:
-                    got = once(i)
+                    got = onces[side.name](i)
                 except Exception as exc:
-                    side.failed[key] = f"{_run_name(i, runs)}: {type(exc).__name__}: {exc}"
-                    _say(f"  ui {key} ({side.name}) failed in {_run_name(i, runs)}: {exc}")
-                    _shot(tab, f"bench-ui-{key}-{side.name}-failed.png")
-                    del onces[side.name]
+                    failed(side, _run_name(i, runs), exc)
                     continue
+                next_run[side.name] += 1
                 if tab.kind:
                     side.kinds.add(tab.kind)
                 if i >= 0:
@@ -932,7 +962,7 @@ def _run_step(
                 )
                 _say(f"  {key} {_run_name(i, runs)} {side.name}: {shown}")
         for side in sides:
-            if side.name in tabs and side.name in onces:
+            if side.name in onces:
                 _shot(tabs[side.name], f"bench-ui-{key}-{side.name}.png")
     finally:
         for tab in tabs.values():
@@ -1005,8 +1035,9 @@ def comparison(sides: list[Side]) -> str:
     for s in sides:
         kinds = ", ".join(sorted(s.kinds)) or "not seen"
         notes.append(f"{s.name}: {s.what}; gallery: {kinds}")
-        for key, why in s.failed.items():
-            notes.append(f"{s.name}: step {key} failed: {why.splitlines()[0][:200]}")
+        for key, whys in s.failed.items():
+            for why in whys:
+                notes.append(f"{s.name}: step {key} failed in {why}")
     return "\n".join(lines) + "\n\n" + "\n".join(f"- {n}" for n in notes)
 
 
