@@ -46,6 +46,7 @@ COMMANDS = {
     "import": "export",
     "schema": "schema",
     "filter": "filter",
+    "evaluate": "evaluate",
 }
 _GLOBAL_VALUES = ("--max-inflate",)  # the options before a command that take a value
 

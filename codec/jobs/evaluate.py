@@ -1182,19 +1182,23 @@ def evaluate_apart(
     *,
     progress: Callable[[Progress], None] | None = None,
     cancel: Any = None,
+    runner: Callable[[Any, Sequence[Task]], Any] | None = None,
 ) -> EvaluationResult:
     """The evaluation of the ground truth of one dataset (``truth_tasks``) against the
     predictions of another (``prediction_tasks``), joined record to record
-    (:func:`join_tables`): each side read as a job on ``executor`` (anything
-    :func:`codec.jobs.run` takes), the joined pictures matched here. A ground-truth record
-    without a partner is left out (:data:`UNJOINED`); the join's misses are in the
-    result's ``join``."""
-    truth, files, unreadable = run(
-        job.side("truth"), truth_tasks, executor, progress=progress, cancel=cancel
-    )
-    preds, p_files, p_unreadable = run(
-        job.side("predictions"), prediction_tasks, executor, progress=progress, cancel=cancel
-    )
+    (:func:`join_tables`): each side read as a job, the joined pictures matched here. The
+    jobs run with ``runner(job, tasks)`` when given (a command's own way of running jobs),
+    else with :func:`codec.jobs.run` on ``executor`` with ``progress`` and ``cancel``. A
+    ground-truth record without a partner is left out (:data:`UNJOINED`); the join's misses
+    are in the result's ``join``."""
+
+    def go(side: SideJob, tasks: Sequence[Task]) -> Any:
+        if runner is not None:
+            return runner(side, tasks)
+        return run(side, tasks, executor, progress=progress, cancel=cancel)
+
+    truth, files, unreadable = go(job.side("truth"), truth_tasks)
+    preds, p_files, p_unreadable = go(job.side("predictions"), prediction_tasks)
     partner, report = join_tables(truth, preds)
     status = truth.status.copy()
     status[(partner < 0) & (status == OK)] = UNJOINED
