@@ -33,7 +33,14 @@ from browser_app.ui.widgets import names, parts, schema
 from browser_app.view import label_text, md_text
 from codec.errors import CodecError
 
-__all__ = ["comment_popover", "render_marks", "render_report", "set_mark", "tile_mark"]
+__all__ = [
+    "apply_keys",
+    "comment_popover",
+    "render_marks",
+    "render_report",
+    "set_mark",
+    "tile_mark",
+]
 
 ICONS: dict[MarkStatus, str] = {PASSED: "✓", FLAGGED: "⚑"}
 LABELS: dict[MarkStatus, str] = {PASSED: "Passed", FLAGGED: "Flagged"}
@@ -125,10 +132,15 @@ def _keys_memory(src: Source) -> keys.Memory:
 
 
 def _on_keys(src: Source) -> None:
-    """The keys typed in the record view: each mark written to the journal, in order, and
-    the current record moved; each action once, whatever is sent again."""
     got = state.widget_value(_keys_name(src))
-    value = got.get("act") if hasattr(got, "get") else None
+    apply_keys(src, got.get("act") if hasattr(got, "get") else None)
+
+
+def apply_keys(src: Source, value: object) -> None:
+    """What the keys element sent (its trigger value ``act``), applied: each mark written to
+    the journal, in order, and the current record moved; each action once, whatever is sent
+    again; then the parts of the page that show them run again. (The element's callback;
+    tests call it with a value of their own.)"""
     sel, inferred = state.selection(), schema.stored(src)
 
     def step(record: keys.Record, n: int) -> keys.Record:
