@@ -48,6 +48,7 @@ from codec.jobs.evaluate import (
     evaluate_apart,
     look,
 )
+from codec.locations import shown
 from codec.values import plural
 
 if TYPE_CHECKING:
@@ -156,7 +157,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
         truth = args.truth_prefix or seen.truth or TRUTH_PREFIX
         preds = args.predictions_prefix or there.predictions
         if preds is None:
-            where = "the predictions dataset" if args.predictions else "the records"
+            where = ", ".join(shown(p) for p in (args.predictions or args.paths))
             raise UsageError(
                 f"no predictions found in the first {plural(there.records, 'record')} of"
                 f" {where} (no <prefix>bbox/* lists with scores, such as {PREDICTIONS_PREFIX}"
