@@ -29,6 +29,7 @@ MODULES = [
     "remote",
     "scale",
     "layers",
+    "evaluate",
 ]
 
 
