@@ -3,19 +3,22 @@ the action (a click or a key) until the page shows its result, now and at an ear
 in the same run.
 
 Each time is measured in the page: ``performance.now()`` at the first animation frame where
-the step's condition holds, minus the time stamp of the ``mousedown`` / ``keydown`` that
-started the action, so Playwright's round trips are not in it. A condition that waits for a
-script run also needs Streamlit's script state on the app root (``data-test-script-state``)
-back at ``notRunning`` after a run that began after the action, with no element left stale
-from the run before. A step the browser does alone (moving the gallery's focus, drawn by the
-gallery element) waits for the element's own state instead (its ``data-focus``), with no
-script run, and the bytes that went over the app's websocket for it are counted.
+the step's condition holds, minus the time stamp of the ``pointerdown`` / ``mousedown`` /
+``keydown`` that started the action, so Playwright's round trips are not in it. A condition
+that waits for a script run also needs Streamlit's script state on the app root
+(``data-test-script-state``) back at ``notRunning`` after a run that began after the action,
+with no element left stale from the run before. What the gallery element draws by itself (a
+focus move, a page it holds already, a mark Python has confirmed) is read from the element's
+own state (``data-focus``, ``data-page``, the tiles' ``data-mark`` / ``data-pending``)
+without waiting for a run; for a focus move, the script runs and the bytes over the app's
+websocket until it has been still for a second are counted too.
 
 The steps (issue 27's table; one set-up and one timed action each, see :data:`STEPS`):
 
-- gallery, the next page of 100 photographs: until the pictures in the window are shown,
-  and until every picture of the page is decoded;
-- gallery, the focus to the next tile (→), and the websocket bytes it cost;
+- gallery, the next page of 100 photographs, by the N key and by the pager's Next button:
+  until the pictures in the window are shown, and until every picture of the page is
+  decoded (after N, also until the app's run has finished);
+- gallery, the focus to the next tile (→), and the websocket bytes and runs it cost;
 - gallery, a record marked passed (P) until the mark shows as saved;
 - gallery, the focused record opened (Enter) until its record view is shown;
 - record view, a record marked passed (P), then the next record (J);
