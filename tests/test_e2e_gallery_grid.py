@@ -90,10 +90,26 @@ _READY = """([page, focus]) => {
 }"""
 
 
+_SEEN = """() => {
+  const g = document.querySelector('.tfb-gallery');
+  if (!g) return 'no grid';
+  const broken = [...g.querySelectorAll('.tfb-tile img')]
+    .filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src'));
+  const pending = [...g.querySelectorAll('.tfb-tile[data-pending]')].map(t => t.dataset.record);
+  return {page: g.dataset.page, focus: g.dataset.focus, rev: g.dataset.rev, pending,
+          broken: broken.slice(0, 5), url: location.href};
+}"""
+
+
 def ready(page: Any, first: int, focus: int | None = None, timeout: int = 30_000) -> None:
     """Wait until the element shows the page starting at ``first`` (focused on ``focus``),
-    every picture decoded and no mark pending."""
-    page.wait_for_function(_READY, arg=[first, focus], timeout=timeout)
+    every picture decoded and no mark pending (else fail saying what it shows)."""
+    from playwright.sync_api import TimeoutError as Timeout
+
+    try:
+        page.wait_for_function(_READY, arg=[first, focus], timeout=timeout)
+    except Timeout:
+        pytest.fail(f"the grid never showed page {first} at {focus}: {page.evaluate(_SEEN)}")
 
 
 def attr(page: Any, name: str) -> str:
@@ -156,12 +172,22 @@ def test_keys_move_the_focus_without_a_run(server: str, browser: Any) -> None:
     assert focus == [str(want), rev, 1]
     ring = page.locator(f"{HOST} .tfb-tile[data-record='{want}']")
     expect(ring).to_have_class(re.compile("tfb-focus"))
-    # Once the keys rest, the grid tells the server the focus: one message for all seven
-    # moves, and the URL follows.
-    expect(page).to_have_url(re.compile(rf"record={want}(&|$)"), timeout=20_000)
+    # Nothing was sent for them: the first message is the mark typed next, which carries
+    # the focus (the URL follows it).
+    page.keyboard.press("p")
+    ready(page, 0, want)
+    expect(page).to_have_url(re.compile(rf"record={want}(&|$)"))
     settled(page)
     assert sent[0] - before == 1
-    assert attr(page, "focus") == str(want)
+    assert page.locator(f"{HOST} .tfb-tile[data-record='{want}']").get_attribute("data-mark") == (
+        "passed"
+    )
+    # A click elsewhere on the page tells the focus first (the comment box is then the
+    # focused record's).
+    page.keyboard.press("ArrowRight")
+    page.locator("[data-testid='stPopover'] button", has_text="chat").first.click()
+    expect(page.get_by_label(f"Comment on record {want + 1} (Enter saves)")).to_be_visible()
+    expect(page).to_have_url(re.compile(rf"record={want + 1}(&|$)"))
     no_errors(page)
     page.close()
 
@@ -187,8 +213,8 @@ def test_marks_typed_faster_than_runs_act_once_on_the_record_focused(
         tile = page.locator(f"{HOST} .tfb-tile[data-record='{n}']")
         assert tile.get_attribute("data-mark") == status
         assert tile.get_attribute("data-pending") is None
-    # The URL carries the focused record after the marks and the page turn.
-    assert re.search(r"record=66(&|$)", page.url), page.url
+    # The URL carries the record focused at the last mark (the move after it told nothing).
+    assert re.search(r"record=65(&|$)", page.url), page.url
     no_errors(page)
     shot(page, "e2e-gallery-grid-typed.png")
     page.close()
@@ -375,3 +401,165 @@ def test_the_light_and_the_dark_theme(server: str, browser: Any) -> None:
     assert light_sd > 10 and dark_sd > 10  # pictures and text, not a blank box
     assert light_mean > dark_mean + 40, seen  # the grid follows the theme
     assert seen["light-text"] != seen["dark-text"]
+
+
+# -- the element alone, on a blank page (its module imported as it is shipped) ---------------
+
+_HARNESS = """async (source) => {
+  window.calls = [];
+  const mod = await import('data:text/javascript;base64,' + source);
+  const record = (kind) => (name, value) =>
+    window.calls.push([kind, name, JSON.parse(JSON.stringify(value))]);
+  window.mount = (id, data) => {
+    let host = document.getElementById(id);
+    if (!host) {
+      host = document.createElement('div');
+      host.id = id;
+      document.body.appendChild(host);
+    }
+    return mod.default({data, parentElement: host, setStateValue: record('state'),
+                        setTriggerValue: record('trigger')});
+  };
+  window.key = (key) =>
+    document.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true}));
+  window.seen = () => {
+    const g = document.querySelector('.tfb-gallery');
+    return g && {focus: g.dataset.focus, page: g.dataset.page, rev: g.dataset.rev,
+      marks: Object.fromEntries([...g.querySelectorAll('.tfb-tile[data-record]')].map(
+        t => [t.dataset.record, (t.dataset.mark || '') + (t.dataset.pending ? '?' : '')]))};
+  };
+}"""
+
+
+def _tiles(start: int, n: int, marks: dict[int, str] | None = None) -> list[dict[str, Any]]:
+    return [
+        {"record": r, "caption": f"#{r}", "src": None, "why": "no picture", "damaged": False,
+         "recovered": False, "badges": [], "badge_help": "", "mark": (marks or {}).get(r, "")}
+        for r in range(start, start + n)
+    ]  # fmt: skip
+
+
+def _data(
+    page: int,
+    focus: int,
+    *,
+    epoch: int = 1,
+    ack: tuple[str, int] | None = None,
+    marks: dict[int, str] | None = None,
+    next_page: bool = True,
+) -> dict[str, Any]:
+    return {
+        "grid": "g", "page": page, "size": 12, "has_next": True, "per_row": 4, "dense": False,
+        "focus": focus, "epoch": epoch, "tiles": _tiles(page, 12, marks), "can_mark": True,
+        "next": {"page": page + 12, "tiles": _tiles(page + 12, 12), "has_next": True}
+        if next_page else None,
+        "ack": None if ack is None else {"client": ack[0], "seq": ack[1]},
+    }  # fmt: skip
+
+
+@pytest.fixture
+def bare(browser: Any) -> Iterator[Any]:
+    """A blank page with the element's module and a fake Streamlit around it."""
+    import base64
+
+    from browser_app.ui.components import gallery as element
+
+    page = browser.new_page(viewport=VIEWPORT)
+    page.set_content("<html><body></body></html>")
+    source = (Path(element.__file__).parent / "assets" / "gallery.js").read_bytes()
+    page.evaluate(_HARNESS, base64.b64encode(source).decode())
+    yield page
+    page.close()
+
+
+def _triggers(page: Any) -> list[dict[str, Any]]:
+    return [c[2] for c in page.evaluate("() => window.calls") if c[0] == "trigger"]
+
+
+def test_the_element_sends_nothing_for_moves_and_every_unacknowledged_action(bare: Any) -> None:
+    bare.evaluate("(d) => { mount('h', d); }", _data(0, 0))
+    bare.evaluate("() => ['ArrowRight', 'ArrowDown', 'j'].forEach(key)")
+    assert bare.evaluate("() => window.calls") == []
+    assert bare.evaluate("() => seen().focus") == "6"  # 0 → 1 → 5 → 6
+    bare.evaluate("() => { key('p'); key('j'); key('f'); }")
+    sent = _triggers(bare)
+    assert len(sent) == 2
+    client = sent[0]["client"]
+    assert [(a["seq"], a["record"], a["status"]) for a in sent[-1]["actions"]] == [
+        (1, 6, "passed"),
+        (2, 7, "flagged"),
+    ]  # the second message holds the first action again: it was not acknowledged
+    states = [c[2] for c in bare.evaluate("() => window.calls") if c[0] == "state"]
+    assert [s["record"] for s in states] == [6, 7]  # the focus goes with each action
+    assert bare.evaluate("() => seen().marks")["6"] == "passed?"
+    # Python applied the first: it shows as saved, the second still pending.
+    bare.evaluate("(d) => { mount('h', d); }", _data(0, 6, ack=(client, 1), marks={6: "passed"}))
+    marks = bare.evaluate("() => seen().marks")
+    assert (marks["6"], marks["7"]) == ("passed", "flagged?")
+    assert bare.evaluate("() => seen().focus") == "7"  # its own focus, ahead of Python's
+
+
+def test_the_element_turns_to_the_next_page_at_once_and_keeps_it(bare: Any) -> None:
+    bare.evaluate("(d) => { mount('h', d); }", _data(0, 11))
+    bare.evaluate("() => { key('j'); key('p'); }")  # past the last tile: the next page
+    assert bare.evaluate("() => [seen().page, seen().focus]") == ["12", "12"]
+    actions = _triggers(bare)[-1]["actions"]
+    assert [a["kind"] for a in actions] == ["page", "mark"]
+    assert (actions[0]["start"], actions[0]["record"], actions[1]["record"]) == (12, 12, 12)
+    client = _triggers(bare)[-1]["client"]
+    # Data of a run that had not seen the turn: the page shown stays.
+    bare.evaluate("(d) => { mount('h', d); }", _data(0, 11))
+    assert bare.evaluate("() => [seen().page, seen().focus]") == ["12", "12"]
+    bare.evaluate("(d) => { mount('h', d); }", _data(12, 12, ack=(client, 2), marks={12: "passed"}))
+    assert bare.evaluate("() => [seen().page, seen().focus, seen().marks['12']]") == [
+        "12",
+        "12",
+        "passed",
+    ]
+
+
+def test_keys_wait_for_a_page_only_python_can_send(bare: Any) -> None:
+    bare.evaluate("(d) => { mount('h', d); }", _data(12, 12, next_page=False))
+    bare.evaluate("() => { key('b'); key('p'); key('j'); key('f'); }")
+    sent = _triggers(bare)
+    assert len(sent) == 1 and sent[0]["actions"][0]["kind"] == "page"
+    assert sent[0]["actions"][0]["record"] is None  # Python puts the focus
+    assert bare.evaluate("() => seen().page") == "12"
+    client = sent[0]["client"]
+    # The page comes, focused on its first tile: the keys typed meanwhile act there.
+    bare.evaluate("(d) => { mount('h', d); }", _data(0, 0, ack=(client, 1)))
+    actions = _triggers(bare)[-1]["actions"]
+    assert [(a["record"], a["status"]) for a in actions] == [(0, "passed"), (1, "flagged")]
+
+
+def test_the_element_drawn_afresh_keeps_its_actions_and_the_keys_typed_meanwhile(
+    bare: Any,
+) -> None:
+    bare.evaluate("(d) => { window.off = mount('h', d); }", _data(0, 0))
+    bare.evaluate("() => key('p')")
+    client = _triggers(bare)[-1]["client"]
+    # Streamlit takes the element away and draws it again in a new host element.
+    bare.evaluate("() => { window.off(); document.getElementById('h').remove(); }")
+    bare.evaluate("() => { key('j'); key('f'); }")
+    assert len(_triggers(bare)) == 1  # nothing acts while it is away
+    bare.evaluate("(d) => { mount('h2', d); }", _data(0, 0))
+    sent = _triggers(bare)[-1]
+    assert sent["client"] == client  # the same numbering: nothing is applied twice
+    assert [(a["seq"], a["record"], a["status"]) for a in sent["actions"]] == [
+        (1, 0, "passed"),
+        (2, 1, "flagged"),
+    ]
+    assert bare.evaluate("() => seen().focus") == "1"
+
+
+def test_actions_not_acknowledged_are_sent_again(bare: Any) -> None:
+    bare.clock.install()
+    bare.evaluate("(d) => { mount('h', d); }", _data(0, 0))
+    bare.evaluate("() => key('f')")
+    assert len(_triggers(bare)) == 1
+    bare.clock.run_for(5_000)  # no answer: sent again
+    sent = _triggers(bare)
+    assert len(sent) == 2 and sent[1] == sent[0]
+    bare.evaluate("(d) => { mount('h', d); }", _data(0, 0, ack=(sent[0]["client"], 1)))
+    bare.clock.run_for(60_000)  # answered: nothing more
+    assert len(_triggers(bare)) == 2

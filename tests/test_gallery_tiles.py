@@ -84,6 +84,7 @@ def _data(
     ack: tuple[str, int] | None = None,
 ) -> dict[str, Any]:
     return g.page_data(
+        grid="g1",
         page=100,
         size=50,
         has_next=True,
@@ -102,6 +103,7 @@ def test_the_page_data_holds_the_page_the_next_one_and_what_was_applied() -> Non
     nxt = [g.tile(item(r), f"/media/{r}.jpg", None) for r in (150, 151)]
     data = _data(tiles, focus=101, next_tiles=nxt, ack=("c1", 4))
     assert data["focus"] == 101 and data["page"] == 100 and data["size"] == 50
+    assert data["grid"] == "g1"
     assert data["next"] == {"page": 150, "tiles": nxt, "has_next": False}
     assert data["ack"] == {"client": "c1", "seq": 4}
     # A focus off the page falls on its first tile with a record.

@@ -10,7 +10,8 @@ one element in one page load); the element sends every action not yet acknowledg
 time, as the trigger value ``act``, and Python applies each number once (:class:`Memory`
 remembers the last one applied) and acknowledges it in the next data (``ack``). A mark shows
 as pending until then: the journal is written before the mark is shown as saved. The focus
-is the state value ``focus``, told with every action and once the keys rest.
+is the state value ``focus``, told with every action and before a pointer goes down elsewhere
+on the page (so a widget's run knows it); a move alone sends nothing.
 
 ``epoch`` in the data changes when the current record changed outside the grid (the pager,
 "Go to record", another page): the element then takes the focus Python sends; otherwise it
@@ -79,6 +80,7 @@ def tile(item: GalleryItem, url: str | None, mark: str | None) -> dict[str, Any]
 
 def page_data(
     *,
+    grid: str,
     page: int,
     size: int,
     has_next: bool,
@@ -92,7 +94,9 @@ def page_data(
     can_mark: bool = True,
     ack: tuple[str, int] | None = None,
 ) -> dict[str, Any]:
-    """Everything the element is sent: the page (``page``, the position of its first tile;
+    """Everything the element is sent: its name (``grid``: the element drawn afresh by
+    Streamlit keeps its focus and its actions under it), the page (``page``, the position of
+    its first tile;
     ``size`` records a page; whether there is a next one), the grid's shape, the focus
     (``focus``, with the ``epoch`` that says whether the element must take it), the tiles and
     the next page's (shown at once on N or →, their pictures fetched ahead), whether marks
@@ -104,6 +108,7 @@ def page_data(
     if next_tiles:
         nxt = {"page": page + size, "tiles": list(next_tiles), "has_next": next_has_next}
     return {
+        "grid": grid,
         "page": page,
         "size": size,
         "has_next": has_next,

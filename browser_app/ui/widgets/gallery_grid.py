@@ -5,9 +5,9 @@ buttons; around it, Streamlit's own controls (tile size, the comment of the focu
 the keys' help).
 
 The focused tile is the current record (:func:`state.record`, in the URL) once the grid has
-told Python: with every mark, page turn or opening, and when the keys rest. Moving the focus
-draws nothing on the server; a mark is written to the journal (:func:`review.set_mark`) and
-shows as saved when the next data confirms it.
+told Python: with every mark, page turn or opening, and before a click elsewhere on the page.
+Moving the focus runs nothing on the server; a mark is written to the journal
+(:func:`review.set_mark`) and shows as saved when the next data confirms it.
 
 Keys (also listed in the "Keys" popover), owned by the element alone: ←/→ or K/J move the
 focus by one tile, ↑/↓ by one row (past the page's ends the page turns), P / F mark the
@@ -168,9 +168,10 @@ def _focused(items: Sequence[GalleryItem]) -> int | None:
 
 
 def focus_bar(src: Source, items: Sequence[GalleryItem]) -> None:
-    """The comment of the focused record (as Python knows it: the grid tells it when the
-    keys rest) and the keys' help; drawn into the current horizontal container. The record's
-    number and its Passed / Flagged / Open buttons are the grid's own (always its focus)."""
+    """The comment of the focused record (as Python knows it: the grid tells it before a
+    click here opens the box) and the keys' help; drawn into the current horizontal
+    container. The record's number and its Passed / Flagged / Open buttons are the grid's own
+    (always its focus)."""
     focused = _focused(items)
     j = services.shared_journal(src)
     if focused is not None and j is not None:
@@ -213,6 +214,7 @@ def grid(
     stop = start + len(items)
     after = stop + len(next_items)
     data = element.page_data(
+        grid=_key(src),
         page=start,
         size=page_size,
         has_next=bool(next_items) or (total is None and len(items) >= page_size),

@@ -10,8 +10,9 @@
 // actions not yet acknowledged goes to Python as the trigger value "act" (so an action lost
 // between two runs is sent again, and Python applies each number once). Python writes the
 // journal, then acknowledges the number it applied; until then a mark shows as pending.
-// The focus is the state value "focus", told to Python with every action and after the keys
-// rest for a moment.
+// The focus is the state value "focus", told to Python with every action, and before a
+// pointer goes down on another widget of the page (its run then knows it); a move alone
+// sends nothing.
 //
 // The host element (class tfb-gallery) says what is shown, for tests and benchmarks:
 // data-focus (the focused record), data-page (the position of the page's first tile),
@@ -20,7 +21,11 @@
 // data-pending="1" while a mark typed is not yet confirmed.
 
 const MARK_ICONS = { passed: "\u2713", flagged: "\u2691" };
-const SYNC_MS = 400; // the focus is told to Python once the keys rest this long
+// Actions not acknowledged this long after they were sent are sent again (then twice as
+// long, up to the cap): a message lost between two runs costs a wait, never an action.
+const RESEND_MS = 4000;
+const RESEND_CAP_MS = 30000;
+const DETACHED_MS = 5000; // keys typed this soon after the element went away wait for it
 const KEYS = {
   ArrowLeft: ["move", -1],
   ArrowRight: ["move", 1],
@@ -82,14 +87,15 @@ function records(tiles) {
 }
 
 class Grid {
-  constructor(parent) {
-    this.root = parent.querySelector(".tfb-gallery");
-    this.head = this.root.querySelector(".tfb-head");
-    this.tilesEl = this.root.querySelector(".tfb-tiles");
+  // One per gallery (Python's "grid" name), for the life of the page: when Streamlit draws
+  // the element afresh (a new host element), the same grid attaches to it and keeps its
+  // focus, its actions not yet acknowledged and its numbering.
+  constructor(id) {
+    this.id = id;
     this.client = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
     this.seq = 0;
     this.queue = []; // actions sent, not yet acknowledged, oldest first
-    this.buffer = []; // keys typed while a page is awaited
+    this.buffer = []; // keys typed while a page is awaited, or while the element is redrawn
     this.awaiting = 0; // the number of a page turn whose page only Python can send
     this.view = null; // what is shown: {page, size, has_next, per_row, dense, tiles, next}
     this.focus = null;
@@ -97,26 +103,50 @@ class Grid {
     this.epoch = null;
     this.told_n = 0;
     this.rev = 0;
-    this.timer = 0;
     this.prefetched = [];
+    this.resendTimer = 0;
+    this.resendMs = RESEND_MS;
+    this.parent = null;
+    this.detached = null; // {at, path}: when and on which page the element went away
+    this.opened = false; // an opening was sent: the page is about to change
     this.setStateValue = null;
     this.setTriggerValue = null;
-    this.buildHead();
     this.onKey = (e) => this.key(e);
     this.onDown = (e) => {
-      if (!this.root.contains(e.target)) this.tellNow();
+      // A widget of the page is about to run the script: it runs knowing the focus. Not for
+      // a link or the sidebar (another page: a run of this page's part would race it).
+      const t = e.target instanceof Element ? e.target : null;
+      if (!this.parent || !t || this.root.contains(t) || t.closest("a[href]")) return;
+      if (t.closest('[data-testid="stMain"]')) this.tellNow();
     };
     this.onClick = (e) => this.click(e);
     document.addEventListener("keydown", this.onKey);
     document.addEventListener("pointerdown", this.onDown, true);
+  }
+
+  attach(parent) {
+    this.parent = parent;
+    this.detached = null;
+    this.opened = false;
+    this.root = parent.querySelector(".tfb-gallery");
+    if (!this.root) {
+      // gallery.html not there (yet): the same elements, made here.
+      this.root = el("div", "tfb-gallery", parent);
+      this.root.dataset.testid = "tfb-gallery";
+      el("div", "tfb-head", this.root);
+      el("div", "tfb-tiles", this.root);
+    }
+    this.head = this.root.querySelector(".tfb-head");
+    this.tilesEl = this.root.querySelector(".tfb-tiles");
+    this.buildHead();
     this.root.addEventListener("click", this.onClick);
   }
 
-  destroy() {
-    document.removeEventListener("keydown", this.onKey);
-    document.removeEventListener("pointerdown", this.onDown, true);
+  detach(parent) {
+    if (this.parent !== parent) return;
     this.root.removeEventListener("click", this.onClick);
-    clearTimeout(this.timer);
+    this.parent = null;
+    this.detached = { at: performance.now(), path: location.pathname };
     this.prefetched = [];
   }
 
@@ -149,9 +179,9 @@ class Grid {
     if (ack && ack.client === this.client) {
       this.queue = this.queue.filter((a) => a.seq > ack.seq);
     }
+    this.watch(false);
     const turning = this.queue.some((a) => a.kind === "page");
     const fresh = !turning; // data older than a page turn made here keeps the page shown
-    let replay = false;
     if (fresh) {
       const before = this.view;
       this.view = {
@@ -171,19 +201,20 @@ class Grid {
         this.focus = recs.includes(data.focus) ? data.focus : recs.find((r) => r !== null) ?? null;
         this.told = data.focus;
       }
-      if (this.awaiting) {
-        this.awaiting = 0;
-        replay = true;
-      }
+      this.awaiting = 0;
     }
+    const replay = !this.awaiting && this.buffer.length > 0;
     this.rev += 1;
     this.render();
     this.prefetch();
-    if (this.focus !== this.told) this.tellLater();
     if (replay) {
       const keys = this.buffer;
       this.buffer = [];
-      for (const k of keys) this.handle(k);
+      // Each key as if typed now; after one that awaits a page, the rest wait again.
+      keys.forEach((k) => {
+        if (this.awaiting) this.buffer.push(k);
+        else this.handle(k);
+      });
     }
   }
 
@@ -219,6 +250,7 @@ class Grid {
 
   makeTile(box) {
     const tile = el("div", "tfb-tile", box);
+    tile.setAttribute("role", "listitem");
     const pic = el("div", "tfb-pic", tile);
     el("div", "tfb-why", pic);
     el("div", "tfb-badges", pic);
@@ -282,6 +314,7 @@ class Grid {
         tile.dataset.mark = "";
         tile.removeAttribute("data-pending");
         tile.classList.remove("tfb-focus");
+        tile.removeAttribute("aria-current");
         continue;
       }
       const [mark, pending] = shownMark(this.queue, t.record, t.mark);
@@ -296,6 +329,8 @@ class Grid {
         b.title = `${b.dataset.set === mark ? "Clear the mark of" : `Mark ${b.dataset.set}:`} record ${t.record}`;
       }
       tile.classList.toggle("tfb-focus", t.record === this.focus);
+      if (t.record === this.focus) tile.setAttribute("aria-current", "true");
+      else tile.removeAttribute("aria-current");
     }
     this.root.dataset.focus = this.focus === null ? "" : String(this.focus);
     const t = byRecord.get(this.focus);
@@ -322,13 +357,21 @@ class Grid {
   // -- input --------------------------------------------------------------------------------
 
   key(e) {
-    if (!this.view || !this.root.isConnected) return;
     if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
     const name = e.key.length === 1 ? e.key.toLowerCase() : e.key;
-    if (!(name in KEYS)) return;
+    if (!(name in KEYS) || !this.view) return;
     const target = e.target instanceof Element ? e.target : null;
     if (target && target.closest(TEXT_ENTRY)) return;
     if (name === "Enter" && target && target.closest(PRESSABLE)) return;
+    if (!this.parent || !this.root.isConnected) {
+      // The element is being drawn afresh (the same page, a moment ago): its keys wait.
+      const d = this.detached;
+      if (!d || this.opened || d.path !== location.pathname) return;
+      if (performance.now() - d.at > DETACHED_MS) return;
+      e.preventDefault();
+      if (!e.repeat || KEYS[name][0] === "move" || KEYS[name][0] === "row") this.buffer.push(name);
+      return;
+    }
     e.preventDefault();
     if (e.repeat && KEYS[name][0] !== "move" && KEYS[name][0] !== "row") return;
     if (this.awaiting) this.buffer.push(name);
@@ -372,8 +415,7 @@ class Grid {
     if (record === this.focus) return;
     this.focus = record;
     this.decorate();
-    this.focusTile();
-    this.tellLater();
+    this.focusTile(); // Python is told with the next action, or before a click elsewhere
   }
 
   move(step) {
@@ -412,6 +454,7 @@ class Grid {
 
   open(record) {
     if (record === null || record === undefined) return;
+    this.opened = true;
     this.act({ kind: "open", record });
   }
 
@@ -420,44 +463,59 @@ class Grid {
     this.queue.push({ seq: this.seq, ...action });
     this.decorate();
     if (tell) this.tell(); // the focus goes with the actions, in the same run
+    this.send();
+  }
+
+  send() {
     this.setTriggerValue("act", { client: this.client, actions: this.queue });
+    this.watch(true);
+  }
+
+  /** Look again later at the actions not acknowledged (none: stop looking). */
+  watch(sent) {
+    clearTimeout(this.resendTimer);
+    this.resendTimer = 0;
+    if (!this.queue.length) {
+      this.resendMs = RESEND_MS;
+      return;
+    }
+    if (sent) this.resendMs = RESEND_MS;
+    this.resendTimer = setTimeout(() => {
+      this.resendMs = Math.min(this.resendMs * 2, RESEND_CAP_MS);
+      if (this.queue.length && this.parent) {
+        this.setTriggerValue("act", { client: this.client, actions: this.queue });
+        this.watch(false);
+      }
+    }, this.resendMs);
   }
 
   tell() {
-    clearTimeout(this.timer);
-    this.timer = 0;
     this.told_n += 1;
     this.told = this.focus;
     this.setStateValue("focus", { record: this.focus, n: this.told_n });
   }
 
-  tellLater() {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = 0;
-      if (this.focus !== this.told && !this.awaiting) this.tell();
-    }, SYNC_MS);
-  }
-
   tellNow() {
-    if (this.timer && this.focus !== this.told && !this.awaiting) this.tell();
+    if (this.focus !== this.told && !this.awaiting) this.tell();
   }
 }
 
-const grids = new WeakMap();
+const grids = new Map(); // Python's name of a gallery -> its grid, for the life of the page
 
 export default function (component) {
   const { data, parentElement, setStateValue, setTriggerValue } = component;
-  let grid = grids.get(parentElement);
-  if (!grid || !grid.root.isConnected) {
-    grid = new Grid(parentElement);
-    grids.set(parentElement, grid);
+  const id = (data && data.grid) || "gallery";
+  let grid = grids.get(id);
+  if (!grid) {
+    grid = new Grid(id);
+    grids.set(id, grid);
+  }
+  if (grid.parent !== parentElement) {
+    if (grid.parent) grid.detach(grid.parent);
+    grid.attach(parentElement);
   }
   grid.setStateValue = setStateValue;
   grid.setTriggerValue = setTriggerValue;
   if (data) grid.apply(data);
-  return () => {
-    grid.destroy();
-    grids.delete(parentElement);
-  };
+  return () => grid.detach(parentElement);
 }
