@@ -276,6 +276,18 @@ def format_evaluation(result: EvaluationResult) -> str:
         f" {result.max_dets} predictions per picture and class)."
     )
     lines.append("'-': a class without ground truth. Crowd and difficult objects are ignored.")
+    objects = doc["objects"]
+    if objects["truth_ignored"] or objects["predictions_ignored"]:
+        lines.append(
+            f"ignored: {plural(objects['truth_ignored'], 'ground-truth object')} (crowd,"
+            f" difficult) and {plural(objects['predictions_ignored'], 'prediction')} matching"
+            " them"
+        )
+    if objects["predictions_unevaluated"]:
+        lines.append(
+            f"not evaluated: {plural(objects['predictions_unevaluated'], 'prediction')} past"
+            f" the first {result.max_dets} of a picture's class (by score)"
+        )
     if recs["without_truth"] or recs["without_predictions"]:
         lines.append(
             f"{plural(recs['without_truth'], 'record')} without ground-truth boxes,"
