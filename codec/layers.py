@@ -64,6 +64,7 @@ from codec.example import Record
 from codec.images import caption_art, ink, paste_caption
 from codec.kinds import BYTES, FLOAT, INT64
 from codec.png import nonzero_part
+from codec.png import values as png_values
 from codec.roles import CLASS_MAP, MASK, fits, picture_facts, picture_roles
 from codec.values import image_size
 
@@ -765,6 +766,13 @@ def _class_values(ref: ImageRef) -> tuple[np.ndarray, np.ndarray] | str:
     found = _DECODED.get(key) if ref.source == "encoded" else None
     if found is not None:
         return found  # type: ignore[no-any-return]
+    read = _png_values(ref)
+    if read is not None:
+        h, w = read.shape
+        counted = Image.frombuffer("L", (w, h), read, "raw", "L", 0, 1).histogram()[:256]
+        counts = np.asarray(counted, dtype=np.int64)  # Pillow counts faster than numpy
+        _DECODED.put(key, (read, counts), read.nbytes + counts.nbytes)
+        return read, counts
     try:
         img = ref.image()
     except CodecError as exc:
@@ -781,6 +789,19 @@ def _class_values(ref: ImageRef) -> tuple[np.ndarray, np.ndarray] | str:
     if ref.source == "encoded":
         _DECODED.put(key, (values, counts), values.nbytes + counts.nbytes)
     return values, counts
+
+
+def _png_values(ref: ImageRef) -> np.ndarray | None:
+    """An encoded 8-bit grey or palette PNG's values read by :func:`codec.png.values`
+    (libdeflate and numpy), when its header's size is one to decode here; else None."""
+    from codec.images import MAX_DECODE_PIXELS
+
+    if ref.source != "encoded":
+        return None
+    header = image_size(ref.data)
+    if header is None or header[0] != "png" or header[1] * header[2] > MAX_DECODE_PIXELS:
+        return None
+    return png_values(ref.data)
 
 
 def _class_map_layer(ref: ImageRef, width: int, height: int, options: LayerOptions) -> Layer:

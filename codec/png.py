@@ -4,18 +4,20 @@ An instance mask in the Object Detection API is a whole-picture PNG per object (
 ``create_coco_tf_record.py --include_masks``): a 640×480 one inflates to 300 KB of which a
 few thousand bytes are the object. Decoding it through Pillow costs about half a millisecond,
 nearly all of it zlib copying those zeros one byte at a time; a gallery page of 100 records
-with 10 masks each spends most of its time there. :func:`nonzero_part` inflates the image
+with 10 masks each spent most of its time there. :func:`nonzero_part` inflates the image
 data with libdeflate when the system has it (Debian's ``libdeflate0``, loaded with ctypes;
-else zlib), finds the rows and columns whose filtered bytes are not all zero, and undoes the
-PNG filters (None, Sub, Up) with numpy on that part only.
+else zlib), finds the band of rows and columns whose filtered bytes are not all zero, and
+undoes the PNG filters on that band only: None, Sub and Up with numpy, Average and Paeth
+(sequential along a row) by Pillow's own decoder handed the band uncompressed.
+:func:`values` reads a whole class map the same way when its rows need no Average or Paeth
+(a palette PNG has none).
 
-It answers only for what it reads exactly as Pillow does: a well-formed (every chunk's CRC and
-the zlib stream's checksum checked), non-interlaced PNG of 8-bit grey or palette indexes
-(Pillow's modes ``L`` and ``P``: the values are the stored bytes) whose part with values uses
-the filters None, Sub and Up. For anything else — another depth or colour type, Average or
-Paeth rows in the part, a damaged file — it answers None and the caller decodes with Pillow,
-which says what is wrong in its own words: so a picture read here has exactly the values
-Pillow gives, and every problem is still Pillow's.
+Both answer only for what they read exactly as Pillow does: a well-formed (every chunk's CRC
+and the zlib stream's checksum checked), non-interlaced PNG of 8-bit grey or palette indexes
+(Pillow's modes ``L`` and ``P``: the values are the stored bytes). For anything else —
+another depth or colour type, interlacing, a damaged file — they answer None and the caller
+decodes with Pillow, which says what is wrong in its own words: so a picture read here has
+exactly the values Pillow gives, and every problem is still Pillow's.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-__all__ = ["Part", "nonzero_part"]
+__all__ = ["Part", "nonzero_part", "values"]
 
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _NONE, _SUB, _UP, _PAETH = 0, 1, 2, 4
@@ -206,6 +208,33 @@ def _filtered_image(rows: bytes, width: int, height: int) -> Image.Image:
     """A mode ``L`` picture of PNG-filtered ``rows`` (each a filter byte, then ``width``
     bytes), unfiltered by Pillow's PNG decoder."""
     return Image.frombytes("L", (width, height), _stored(rows), "zip", "L")
+
+
+def values(data: bytes) -> np.ndarray | None:
+    """An 8-bit grey or palette PNG's values (uint8, height × width: a palette's indexes,
+    as a class map stores its classes), or None when this PNG is one to decode with Pillow
+    — also when a row is filtered with Average or Paeth, which numpy cannot undo at speed
+    (a palette PNG, as VOC's class maps are, is written with none: PNG's advice, followed
+    by libpng and Pillow)."""
+    found = _image_data(data)
+    if found is None:
+        return None
+    width, height, stream = found
+    stride = width + 1
+    flat = _DEFLATE.inflate(stream, stride * height)
+    if flat is None:
+        return None
+    rows = flat[: stride * height].reshape(height, stride)
+    filters = rows[:, 0]
+    if int(filters.max()) > _UP:
+        return None
+    if not (filters == _UP).any():
+        out = np.ascontiguousarray(rows[:, 1:])
+        sub = filters == _SUB
+        if sub.any():
+            out[sub] = np.cumsum(out[sub], axis=1, dtype=np.uint8)
+        return out
+    return np.ascontiguousarray(_unfilter(rows[:, 1:], filters))
 
 
 def nonzero_part(data: bytes) -> Part | None:

@@ -19,6 +19,7 @@ from browser_app import generators as G
 from codec import example as ex
 from codec import layers as L
 from codec import png
+from codec import roles as R
 
 
 def _chunk(kind: bytes, body: bytes) -> bytes:
@@ -137,6 +138,61 @@ def test_values_are_pillows_for_every_filter(
         _same_as_pillow(data)
     finally:
         png._DEFLATE.lib = lib
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_pictures(), hs.sampled_from([0, 3]), hs.booleans())
+def test_a_whole_picture_is_read_when_numpy_can_undo_its_filters(
+    picture: tuple[np.ndarray, list[int]], color: int, with_zlib: bool
+) -> None:
+    """:func:`codec.png.values` (class maps): Pillow's values when every row is None, Sub or
+    Up; None (Pillow's to read) when a row is Average or Paeth."""
+    values, filters = picture
+    data = _png(values, filters, color=color)
+    lib = png._DEFLATE.lib
+    try:
+        if with_zlib:
+            png._DEFLATE.lib = None
+        got = png.values(data)
+    finally:
+        png._DEFLATE.lib = lib
+    if max(filters) > 2:
+        assert got is None
+    else:
+        assert got is not None and got.flags.c_contiguous
+        assert np.array_equal(got, _pillow(data))
+
+
+def test_a_palette_class_map_is_read_by_numpy_with_pillows_counts() -> None:
+    """A VOC-style class map (a palette PNG: no row filtered) gives the values and counts
+    Pillow gives, read without Pillow's decoder."""
+    rng = np.random.default_rng(5)
+    values = rng.choice(np.array([0, 0, 1, 15, 255], dtype=np.uint8), (90, 120))
+    img = Image.fromarray(values).convert("P")
+    img.putpalette(bytes(range(256)) * 3)
+    out = io.BytesIO()
+    img.save(out, format="PNG")
+    data = out.getvalue()
+    assert png.values(data) is not None
+    record = ex.decode(
+        ex.encode_example(
+            {
+                "image/encoded": ("bytes", [_jpeg(120, 90)]),
+                "image/segmentation/class/encoded": ("bytes", [data]),
+            }
+        )
+    )
+    (ref,) = [r for r in R.picture_roles(record) if r[1] == R.CLASS_MAP]
+    L.clear_decoded()
+    got, counts = L._class_values(ref[0])
+    assert np.array_equal(got, values)
+    assert counts.tolist() == np.bincount(values.reshape(-1), minlength=256).tolist()
+
+
+def _jpeg(w: int, h: int) -> bytes:
+    out = io.BytesIO()
+    Image.new("RGB", (w, h), (90, 120, 200)).save(out, format="JPEG")
+    return out.getvalue()
 
 
 @pytest.mark.parametrize("level", [0, 1, 9])
