@@ -29,6 +29,7 @@ import pytest
 import streamlit as st
 from app_support import no_crash, page_script, start_app
 from cli_support import run_cli
+from netservers import RangeHTTPServer
 from streamlit import config
 
 from browser_app import paths
@@ -170,6 +171,17 @@ def test_a_remote_dataset_opens_as_its_local_copy(store, data):
     with TFRecordDataset(remote_split.files) as a, TFRecordDataset(local_split.files) as b:
         assert len(a) == len(b) == 12
         assert [a[i] for i in range(12)] == [b[i] for i in range(12)]
+
+
+def test_a_dataset_served_over_http_opens_as_its_local_copy(data):
+    """An HTTP server that lists its folders as pages of links (as fsspec's HTTP file system
+    reads a folder): the same, the metadata files' sizes asked for one by one."""
+    with RangeHTTPServer(root=data) as server:
+        url_root = server.base_url.rstrip("/")
+        got = same_as_local(data, url_root, SHAPES)
+        assert got["class_names"] == {"label": dict(enumerate(G.SHAPES))}
+        asked = [(method, path) for method, path, _range in server.log]
+        assert not any("shapes-" in path for _method, path in asked), asked  # no shard
 
 
 def test_the_newest_version_is_opened_with_the_same_note(s3, data):
@@ -479,3 +491,22 @@ def test_a_split_spec_outside_the_url_root_is_refused_in_the_app(monkeypatch, s3
     no_crash(at)
     assert "Refused" in texts(at.error) and "outside the root" in texts(at.error)
     assert "file" not in at.query_params
+
+
+def test_a_bucket_folder_of_several_datasets_opens_the_first_and_offers_the_others(
+    monkeypatch, s3, data
+):
+    G.write_detection(data, photos=False)
+    upload(s3, data)
+    at = start_app(
+        monkeypatch, f"s3://{BUCKET}", params={"file": PREFIX}, script=page_script("overview")
+    )
+    no_crash(at)
+    buttons = {b.label: b for b in at.main.button}
+    assert set(buttons) >= {"data/shapes", "data/voc/2007"}
+    assert buttons["data/shapes"].disabled  # the one open
+    assert "40 records" in header(at)
+    buttons["data/voc/2007"].click().run()
+    no_crash(at)
+    assert at.query_params["file"] == "data/voc/2007"
+    assert "**voc**" in texts(at.main.markdown)
