@@ -26,7 +26,7 @@ from browser_app.generators import audio as ga
 from browser_app.generators import events as ge
 from browser_app.generators import sequences as gs
 from browser_app.generators import text as gt
-from browser_app.ui.components import player
+from browser_app.ui.components import player, waveform
 from browser_app.view import media as vm
 from codec import TFRecordDataset, audio
 from codec import example as ex
@@ -200,12 +200,17 @@ def test_a_wav_record_plays_as_stored_with_its_waveform_and_a_spectrogram(
     assert [b.label for b in at.main.button if "pectrogram" in b.label] == ["Hide the spectrogram"]
 
 
-def test_flac_plays_as_stored_without_a_waveform(monkeypatch, root, media) -> None:
+def test_flac_plays_as_stored_and_the_browser_draws_its_waveform(monkeypatch, root, media) -> None:
     at = start_app(monkeypatch, root, params={"file": "audio.tfrecord", "record": "5"})
     no_crash(at)
     stored = _record(root / "audio.tfrecord", 5).features["audio/encoded"].values[0]
     assert _players(at, media) == [(stored, "audio/flac")]
-    assert "No waveform: audio/flac is played as stored, not drawn here." in _captions(at)
+    # Not decoded here: the browser draws the waveform of the bytes it plays.
+    (wave,) = [e for e in at.get("bidi_component") if e.proto.component_name == waveform.NAME]
+    sent = json.loads(wave.proto.json)
+    assert media[sent["src"]][:2] == (stored, "audio/flac")
+    assert (sent["width"], sent["height"]) == (720, 96)
+    assert not [c for c in _captions(at) if c.startswith("No waveform")]
 
 
 def test_nsynth_plays_at_the_records_rate(monkeypatch, root, media) -> None:

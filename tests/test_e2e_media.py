@@ -159,6 +159,34 @@ def test_a_long_clip_plays_past_the_frames_it_was_first_sent(server, browser) ->
     page.close()
 
 
+def test_a_flac_clips_waveform_is_drawn_by_the_browser(server, browser) -> None:  # type: ignore[no-untyped-def]
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport={"width": 1600, "height": 1300})
+    page.goto(f"{server}/?file=audio.tfrecord&record=5")
+    expect(page.get_by_role("heading", name="Record 5")).to_be_visible(timeout=60_000)
+    wave = page.locator(".tfb-wave")
+    expect(wave).to_have_attribute("data-state", "drawn", timeout=30_000)
+    assert abs(float(wave.get_attribute("data-seconds") or 0) - 0.72) < 0.01
+    expect(wave.locator(".tfb-wave-caption")).to_have_text(
+        "waveform · 0 – 0.72 s · decoded by the browser"
+    )
+    # The wave is drawn: the canvas has the wave's colour across most of its columns.
+    drawn = wave.locator("canvas").evaluate(
+        """c => { const g = c.getContext("2d"), d = g.getImageData(0, 0, c.width, c.height).data;
+                  const cols = new Set();
+                  for (let i = 0; i < d.length; i += 4) {
+                    const blue = d[i + 3] === 255 && d[i + 2] > 150 && d[i] < 80;
+                    if (blue) cols.add((i / 4) % c.width);
+                  }
+                  return cols.size / c.width; }"""
+    )
+    assert drawn > 0.9, drawn
+    no_errors(page)
+    shot(page, "media-flac-waveform.png", target=wave)
+    page.close()
+
+
 def test_token_text_marks_the_masks(server, browser) -> None:  # type: ignore[no-untyped-def]
     from playwright.sync_api import expect
 

@@ -21,7 +21,7 @@ import streamlit as st
 import codec
 from browser_app import view
 from browser_app.ui import services, state
-from browser_app.ui.components import player
+from browser_app.ui.components import player, waveform
 from browser_app.ui.source import Source
 from browser_app.ui.state import media as mstate
 from browser_app.view import media as vm
@@ -123,7 +123,15 @@ def _clip(src: Source, clip: vm.AudioClip, number: int) -> None:
     if clip.data is not None:
         st.audio(clip.data, format=clip.mime)
     if not clip.drawable:
-        st.caption(f"No waveform: {view.md_text(clip.mime)} is played as stored, not drawn here.")
+        # not decoded here: the browser decodes the bytes it plays and draws them
+        (url,) = services.tiles.picture_urls([(clip.data, clip.mime)], f"tfb-wave.{key}")
+        if url is None:
+            st.caption(
+                f"No waveform: {view.md_text(clip.mime)} is played as stored, not drawn here."
+            )
+            return
+        with st.container(key=f"tfb-wave-{number}-{_css(clip.key)}"):
+            waveform.mount(state.widget_key(f"wave:{key}"), waveform.wave_data(url, WAVE_WIDTH))
         return
     try:
         samples = clip.samples()
