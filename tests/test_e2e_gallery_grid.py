@@ -433,8 +433,8 @@ _HARNESS = """async (source) => {
 
 def _tiles(start: int, n: int, marks: dict[int, str] | None = None) -> list[dict[str, Any]]:
     return [
-        {"record": r, "caption": f"#{r}", "src": None, "why": "no picture", "damaged": False,
-         "recovered": False, "badges": [], "badge_help": "", "mark": (marks or {}).get(r, "")}
+        {"record": r, "caption": f"#{r}", "src": None, "why": "no picture",
+         "mark": (marks or {}).get(r, "")}
         for r in range(start, start + n)
     ]  # fmt: skip
 

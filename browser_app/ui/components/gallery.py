@@ -19,6 +19,7 @@ keeps its own, which may be ahead of what Python knows."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cache
@@ -26,6 +27,7 @@ from importlib import resources
 from typing import Any, Literal
 
 import streamlit as st
+from streamlit import runtime
 
 from browser_app.view import GalleryItem
 from codec.dataset import DAMAGED, RECOVERED
@@ -61,21 +63,20 @@ BADGE_HELP = (
 
 def tile(item: GalleryItem, url: str | None, mark: str | None) -> dict[str, Any]:
     """One tile as the element gets it: its record (None: a tile that opens nothing), its
-    caption, the URL of its picture or why there is none, its badges, its saved mark."""
-    why = None
+    caption, the URL of its picture or why there is none, its badges, its saved mark. What
+    a tile has not (no problem, no badge, no mark) is left out: a page is sent on every run."""
+    out: dict[str, Any] = {"record": item.index, "caption": item.caption, "src": url}
     if url is None:
-        why = item.error or ("damaged" if item.status == DAMAGED else "no picture")
-    return {
-        "record": item.index,
-        "caption": item.caption,
-        "src": url,
-        "why": why,
-        "damaged": item.status == DAMAGED,
-        "recovered": item.status == RECOVERED,
-        "badges": item.badges,
-        "badge_help": BADGE_HELP if item.badges else "",
-        "mark": mark if mark in MARKS else "",
-    }
+        out["why"] = item.error or ("damaged" if item.status == DAMAGED else "no picture")
+    if item.status == DAMAGED:
+        out["damaged"] = True
+    if item.status == RECOVERED:
+        out["recovered"] = True
+    if item.badges:
+        out["badges"] = item.badges
+    if mark in MARKS:
+        out["mark"] = mark
+    return out
 
 
 def page_data(
@@ -119,6 +120,7 @@ def page_data(
         "tiles": list(tiles),
         "next": nxt,
         "can_mark": can_mark,
+        "badge_help": BADGE_HELP,
         "ack": None if ack is None else {"client": ack[0], "seq": ack[1]},
     }
 
@@ -289,22 +291,60 @@ def _landing(a: Action, pages: PageFacts) -> int:
 
 # -- on the page -------------------------------------------------------------------------------
 
+# Streamlit sends an element's inline JavaScript and CSS with every run that draws it; the
+# element's own files go once instead, by URL (content-addressed media files of the app's own
+# server, registered on every run that draws the element, like its pictures), and what is
+# inline is this loader: it imports the module and links the style sheet, once a page load.
+_LOADER = """
+const moduleUrl = new URL(%(js)s, location.href).href;
+const styleUrl = new URL(%(css)s, location.href).href;
+let loading = null;
+function loaded() {
+  if (!loading) {
+    let link = document.querySelector(`link[data-tfb-style="${styleUrl}"]`);
+    const style = link ? Promise.resolve() : new Promise((done) => {
+      link = document.createElement("link");
+      link.rel = "stylesheet";
+      link.href = styleUrl;
+      link.dataset.tfbStyle = styleUrl;
+      link.onload = link.onerror = () => done();
+      document.head.appendChild(link);
+    });
+    loading = Promise.all([import(moduleUrl), style]).then(([module]) => module);
+  }
+  return loading;
+}
+export default async function (component) {
+  return (await loaded()).default(component);
+}
+"""
+
 
 @cache
 def _asset(name: str) -> str:
     return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
 
 
+def _asset_url(name: str, mime: str) -> str | None:
+    """The URL the app's server serves asset ``name`` at for this session (registered for
+    this run), or None outside a running app."""
+    if not runtime.exists():
+        return None
+    files = runtime.get_instance().media_file_mgr
+    return files.add(_asset(name).encode("utf-8"), mime, f"tfb-element-asset.{name}")
+
+
 @cache
-def _renderer() -> Any:
-    """The registered element (its HTML, CSS and JavaScript read from the package's assets
-    once: an editable install has no manifest Streamlit could find an ``asset_dir`` by)."""
+def _renderer(js_url: str | None, css_url: str | None) -> Any:
+    """The registered element: its HTML, and its JavaScript and CSS by URL (inline where no
+    app serves them). The files are read from the package once (an editable install has no
+    manifest Streamlit could find an ``asset_dir`` by, so they are not declared as one)."""
+    if js_url is None or css_url is None:
+        js, css = _asset("gallery.js"), _asset("gallery.css")
+    else:
+        js, css = _LOADER % {"js": json.dumps(js_url), "css": json.dumps(css_url)}, None
     return st.components.v2.component(
-        NAME,
-        html=_asset("gallery.html"),
-        css=_asset("gallery.css"),
-        js=_asset("gallery.js"),
-        isolate_styles=False,
+        NAME, html=_asset("gallery.html"), css=css, js=js, isolate_styles=False
     )
 
 
@@ -317,7 +357,9 @@ def mount(
     """Draw the gallery element with ``data`` (:func:`page_data`); ``on_act`` runs when it
     sends actions, ``on_focus`` when it tells a new focus (both before the script's body, as
     widget callbacks do). Returns its result (``focus``, ``act``)."""
-    return _renderer()(
+    js_url = _asset_url("gallery.js", "text/javascript")
+    css_url = _asset_url("gallery.css", "text/css")
+    return _renderer(js_url, css_url)(
         key=key,
         data=dict(data),
         on_act_change=on_act,

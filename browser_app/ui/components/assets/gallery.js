@@ -191,6 +191,7 @@ class Grid {
         per_row: data.per_row,
         dense: data.dense,
         can_mark: data.can_mark,
+        badge_help: data.badge_help,
         tiles: data.tiles,
         next: data.next,
       };
@@ -295,7 +296,7 @@ class Grid {
     const badges = tile.querySelector(".tfb-badges");
     badges.textContent = "";
     for (const b of t.badges || []) el("span", "tfb-badge", badges).textContent = b;
-    badges.title = t.badge_help || "";
+    badges.title = t.badges && t.badges.length ? this.view.badge_help || "" : "";
     const cap = tile.querySelector(".tfb-cap");
     cap.textContent = t.caption || "";
     cap.disabled = t.record === null || t.record === undefined;
