@@ -120,6 +120,11 @@ class Grid {
       if (t.closest('[data-testid="stMain"]')) this.tellNow();
     };
     this.onClick = (e) => this.click(e);
+    // A click on a button of the grid leaves the keyboard where it was: Enter then opens
+    // the focused record instead of pressing that button again.
+    this.onMouseDown = (e) => {
+      if (e.target instanceof Element && e.target.closest("button")) e.preventDefault();
+    };
     document.addEventListener("keydown", this.onKey);
     document.addEventListener("pointerdown", this.onDown, true);
   }
@@ -140,11 +145,13 @@ class Grid {
     this.tilesEl = this.root.querySelector(".tfb-tiles");
     this.buildHead();
     this.root.addEventListener("click", this.onClick);
+    this.root.addEventListener("mousedown", this.onMouseDown);
   }
 
   detach(parent) {
     if (this.parent !== parent) return;
     this.root.removeEventListener("click", this.onClick);
+    this.root.removeEventListener("mousedown", this.onMouseDown);
     this.parent = null;
     this.detached = { at: performance.now(), path: location.pathname };
     this.prefetched = [];
