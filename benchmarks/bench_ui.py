@@ -341,6 +341,12 @@ class Tab:
         self.page = self.ctx.new_page()
         self.page.set_default_timeout(TIMEOUT_MS)
         self.page.on("websocket", self._socket)
+        # HTTP requests under way (pictures fetched ahead, an element's script): a step's
+        # action is over when they are too.
+        self.loading: set[Any] = set()
+        self.page.on("request", lambda r: self.loading.add(r))
+        self.page.on("requestfinished", lambda r: self.loading.discard(r))
+        self.page.on("requestfailed", lambda r: self.loading.discard(r))
 
     def _socket(self, ws: Any) -> None:
         def sent(payload: str | bytes) -> None:
@@ -391,8 +397,9 @@ def timed(page: Any, action: Callable[[], object], ready: str = "true", run: boo
 
 
 def quiet(tab: Tab, quiet_s: float = 0.3, timeout: float = 15.0) -> None:
-    """Wait until the app's script is not running and its websocket has carried nothing for
-    ``quiet_s`` (what an action set going has ended), up to ``timeout``."""
+    """Wait until the app's script is not running, no HTTP request is under way and its
+    websocket has carried nothing for ``quiet_s`` (what an action set going has ended, so it
+    does not weigh on the next step, or the other side's), up to ``timeout``."""
     deadline = time.monotonic() + timeout
     frames, since = tab.frames, time.monotonic()
     while time.monotonic() < deadline:
@@ -401,7 +408,7 @@ def quiet(tab: Tab, quiet_s: float = 0.3, timeout: float = 15.0) -> None:
             """() => window.__tfb.state !== "notRunning"
                  || !!document.querySelector('[data-testid="stMain"] [data-stale="true"]')"""
         )
-        if busy or tab.frames != frames:
+        if busy or tab.loading or tab.frames != frames:
             frames, since = tab.frames, time.monotonic()
         elif time.monotonic() - since >= quiet_s:
             return
@@ -926,7 +933,8 @@ def _run_step(
     def failed(side: Side, what: str, exc: Exception) -> None:
         failures[side.name] += 1
         name = f"bench-ui-{key}-{side.name}-failed-{failures[side.name]}.png"
-        _shot(tabs[side.name], name)
+        if side.name in tabs:
+            _shot(tabs[side.name], name)
         why = f"{what}: {type(exc).__name__}: {str(exc).splitlines()[0][:160]} (artifacts/{name})"
         side.failed.setdefault(key, []).append(why)
         _say(f"  ui {key} ({side.name}) failed in {why}")
