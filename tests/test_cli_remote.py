@@ -177,10 +177,11 @@ def test_anon_goes_before_or_after_the_command(capsys, monkeypatch):
 
     def expand(paths, *, anon=False):
         seen.append(anon)
-        raise FileNotFoundError(2, "no such object", "s3://b/x")
+        raise FileNotFoundError(2, "no such object", "s3://b/x.tfrecord")
 
     monkeypatch.setattr(codec, "expand_paths", expand)
-    for argv in (["--anon", "info", "s3://b/x"], ["info", "s3://b/x", "--anon"], ["info", "y"]):
+    named = "s3://b/x.tfrecord"  # a file's name: not asked about as a dataset folder first
+    for argv in (["--anon", "info", named], ["info", named, "--anon"], ["info", "y"]):
         assert main(argv) == EXIT_USAGE
     assert seen == [True, True, False]
     capsys.readouterr()

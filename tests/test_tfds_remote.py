@@ -451,13 +451,6 @@ def test_a_split_under_a_url_root_opens_in_the_app(monkeypatch, s3, data):
     assert at.radio[0].value == "train"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="browser_app/ui/pages/overview.py counts a split's files through os.path.realpath"
-    " and sizes them with os.path.getsize, which turns an object's URL into a local path"
-    " ('no such file'): it needs datasets.split_counts(files, src.anon) and"
-    " datasets.split_bytes(files, src.anon)",
-)
 def test_the_overview_of_a_remote_split_is_the_local_ones(monkeypatch, s3, data):
     upload(s3, data)
     there = overview(monkeypatch, f"s3://{BUCKET}/{PREFIX}", f"{SHAPES}:test")

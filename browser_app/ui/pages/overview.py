@@ -6,7 +6,6 @@ kind, integrity and features."""
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pandas as pd
@@ -285,16 +284,6 @@ def _on_choice(spec: str) -> None:
     state.set_source(spec)
 
 
-def _split_size(files: list[str]) -> int:
-    total = 0
-    for f in files:
-        try:
-            total += os.path.getsize(f)
-        except OSError:
-            continue
-    return total
-
-
 def _dataset(src: Source) -> None:
     """The dataset folder ``src`` is a split of: its facts, the split chooser, its splits with
     their declared and counted records, its findings, citation and declared features."""
@@ -322,7 +311,7 @@ def _dataset(src: Source) -> None:
 
     names = [s.name for s in folder.splits]
     files = {s.name: s.files for s in folder.splits}
-    sizes = {n: _split_size(f) for n, f in files.items()}
+    sizes = {n: datasets.split_bytes(f, src.anon) for n, f in files.items()}
     auto = sum(sizes.values()) <= services.AUTO_VERIFY_BYTES
     counting = auto or split_state.counts_asked(folder_spec)
     counts: dict[str, tuple[int, ...] | None] = {}
@@ -331,7 +320,7 @@ def _dataset(src: Source) -> None:
         if not files[n]:
             counts[n] = ()
         elif n == src.split or counting:
-            got = datasets.split_counts(tuple(os.path.realpath(f) for f in files[n]))
+            got = datasets.split_counts(tuple(files[n]), src.anon)
             counts[n] = got.counts
             if got.error:
                 errors.append(f"split {n!r}: {got.error}")

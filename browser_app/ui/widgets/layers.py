@@ -52,7 +52,7 @@ def session_options(spec: str, label_map: Mapping[int, str] | None = None) -> La
         opacity=state.layer_opacity(spec),
         label_map=label_map,
         hidden=state.hidden_classes(spec),
-        box_features=datasets.boxes_of_spec(state.app_args().root, spec),
+        box_features=datasets.boxes_of_spec(state.app_args().root, spec, anon=state.anon()),
     )
 
 
