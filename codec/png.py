@@ -210,6 +210,20 @@ def _filtered_image(rows: bytes, width: int, height: int) -> Image.Image:
     return Image.frombytes("L", (width, height), _stored(rows), "zip", "L")
 
 
+MAX_DEFLATE_RATIO = 1032  # a deflate stream never inflates to more than ~1032 times its size
+
+
+def _plausible(width: int, height: int, compressed: int) -> bool:
+    """Whether a ``width`` × ``height`` picture can come out of ``compressed`` bytes of image
+    data, and is one Pillow would decode: checked before anything of the size the header says
+    is allocated (a header is a few bytes anyone can write)."""
+    size = (width + 1) * height
+    if size > compressed * MAX_DEFLATE_RATIO + 1024:
+        return False
+    limit = Image.MAX_IMAGE_PIXELS
+    return limit is None or width * height <= limit
+
+
 def values(data: bytes) -> np.ndarray | None:
     """An 8-bit grey or palette PNG's values (uint8, height × width: a palette's indexes,
     as a class map stores its classes), or None when this PNG is one to decode with Pillow
@@ -221,6 +235,8 @@ def values(data: bytes) -> np.ndarray | None:
         return None
     width, height, stream = found
     stride = width + 1
+    if not _plausible(width, height, len(stream)):
+        return None  # Pillow says what is wrong with it (too large, or not all there)
     flat = _DEFLATE.inflate(stream, stride * height)
     if flat is None:
         return None
@@ -245,6 +261,8 @@ def nonzero_part(data: bytes) -> Part | None:
         return None
     width, height, stream = found
     stride = width + 1
+    if not _plausible(width, height, len(stream)):
+        return None  # Pillow says what is wrong with it (too large, or not all there)
     flat = _DEFLATE.inflate(stream, stride * height)
     if flat is None:
         return None

@@ -262,3 +262,43 @@ def test_a_mask_read_either_way_gives_the_same_cut_and_the_same_problems() -> No
     broken = broken[: len(broken) - 30]
     why = L._decoded_cut(broken)
     assert isinstance(why, str) and why.startswith("cannot be decoded")
+
+
+def _png_claiming(width: int, height: int, rows: bytes) -> bytes:
+    """A PNG whose header says ``width`` × ``height`` (8-bit grey) over the image data
+    ``rows`` (compressed as they are), every chunk's CRC right."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        )
+
+    head = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", head)
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
+
+
+@pytest.mark.parametrize("width,height", [(2**31 - 1, 2**31 - 1), (60_000, 60_000), (4_000, 3_000)])
+def test_a_header_larger_than_its_data_allocates_nothing(width, height, monkeypatch) -> None:
+    """The size a PNG's header says is checked against the data present (deflate inflates at
+    most ~1032 times) and against Pillow's limit before anything of that size is allocated;
+    such a PNG is left to Pillow, which says what is wrong with it."""
+    import codec.png as png
+
+    asked: list[int] = []
+    real = png._DEFLATE.inflate
+
+    def inflate(data: bytes, size: int):  # type: ignore[no-untyped-def]
+        asked.append(size)
+        return real(data, size)
+
+    monkeypatch.setattr(png._DEFLATE, "inflate", inflate)
+    lie = _png_claiming(width, height, b"\x00" * 64)
+    assert png.values(lie) is None and png.nonzero_part(lie) is None
+    assert asked == []
