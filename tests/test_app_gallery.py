@@ -44,6 +44,16 @@ def gallery(
     return at
 
 
+def ask_ahead(at: AppTest, start: int) -> AppTest:
+    """What the element does once it has shown the page at ``start``: ask for the next."""
+    state = at.session_state.to_dict()
+    (key,) = [k for k in state if str(k).startswith("tfb:w:gallery:grid:")]
+    at.session_state[key] = {"ahead": start}
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
 def grid(at: AppTest) -> dict[str, Any]:
     """The data the page sent its grid element."""
     (element,) = at.get("bidi_component")
@@ -60,8 +70,11 @@ def test_the_grid_is_sent_the_page_and_the_next_one(monkeypatch, root):
     assert [t["record"] for t in tiles] == list(range(25))
     assert all(t["src"].startswith("/mock/media/") and "why" not in t for t in tiles)
     assert tiles[4]["caption"].startswith("#4 · ")
-    # The next page rides along (N shows it at once; its pictures are fetched ahead).
-    assert data["next"]["page"] == 25
+    # The page is not kept waiting for the next one: the element asks for it once shown,
+    # and then it rides along (N shows it at once; its pictures are fetched ahead).
+    assert data["next"] is None
+    data = grid(ask_ahead(at, 0))
+    assert data["tiles"] == tiles and data["next"]["page"] == 25
     assert [t["record"] for t in data["next"]["tiles"]] == list(range(25, 50))
     assert not set(t["src"] for t in tiles) & set(t["src"] for t in data["next"]["tiles"])
     # No Streamlit picture is drawn for the tiles, and no button stands in for a key.
@@ -86,7 +99,7 @@ def test_marks_come_from_the_journal(monkeypatch, root, tmp_path):
             j.set_mark(30, "flagged")
         finally:
             j.close()
-    data = grid(gallery(monkeypatch, root))
+    data = grid(ask_ahead(gallery(monkeypatch, root), 0))
     marks = {t["record"]: t.get("mark") for t in [*data["tiles"], *data["next"]["tiles"]]}
     assert marks[2] == "passed" and marks[30] == "flagged"
     assert {r for r, m in marks.items() if m} == {2, 30}

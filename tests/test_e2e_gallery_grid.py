@@ -521,7 +521,10 @@ def test_the_element_turns_to_the_next_page_at_once_and_keeps_it(bare: Any) -> N
 
 
 def test_keys_wait_for_a_page_only_python_can_send(bare: Any) -> None:
-    bare.evaluate("(d) => { mount('h', d); }", _data(12, 12, next_page=False))
+    bare.evaluate("(d) => { mount('h', d); mount('h', d); }", _data(12, 12, next_page=False))
+    # Shown, the page asks for the next one, once.
+    asked = [c[1:] for c in bare.evaluate("() => window.calls") if c[0] == "state"]
+    assert asked == [["ahead", 12]]
     bare.evaluate("() => { key('b'); key('p'); key('j'); key('f'); }")
     sent = _triggers(bare)
     assert len(sent) == 1 and sent[0]["actions"][0]["kind"] == "page"

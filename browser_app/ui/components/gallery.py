@@ -11,7 +11,9 @@ time, as the trigger value ``act``, and Python applies each number once (:class:
 remembers the last one applied) and acknowledges it in the next data (``ack``). A mark shows
 as pending until then: the journal is written before the mark is shown as saved. The focus
 is the state value ``focus``, told with every action and before a pointer goes down elsewhere
-on the page (so a widget's run knows it); a move alone sends nothing.
+on the page (so a widget's run knows it); a move alone sends nothing. The state value
+``ahead`` asks for the next page once a page is shown: the page itself is not kept waiting
+while the next one's thumbnails are drawn.
 
 ``epoch`` in the data changes when the current record changed outside the grid (the pager,
 "Go to record", another page): the element then takes the focus Python sends; otherwise it
@@ -191,6 +193,12 @@ def read_focus(value: object) -> int | None:
     return _int(value.get("record")) if isinstance(value, Mapping) else None
 
 
+def read_ahead(value: object) -> int | None:
+    """The page of a state value ``ahead``: the position of the first tile of the page the
+    element has shown and wants the next page of."""
+    return _int(value)
+
+
 # -- what Python does with them ----------------------------------------------------------------
 
 
@@ -364,4 +372,9 @@ def mount(
         data=dict(data),
         on_act_change=on_act,
         on_focus_change=on_focus,
+        on_ahead_change=_nothing,  # read by the next run's body (a state value needs one)
     )
+
+
+def _nothing() -> None:
+    return None

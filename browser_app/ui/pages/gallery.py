@@ -68,9 +68,11 @@ def _tiles(src: Source) -> None:
     if not items:
         st.info(f"No records from {start:,} on.")
         return
-    # The next page goes along: N shows it at once, its pictures fetched ahead.
+    # Once the grid has shown this page it asks for the next one, which then goes along:
+    # N shows it at once, its pictures fetched ahead (and this page is not kept waiting).
     more = total is None or stop < total
-    next_items = tiles(stop, stop + state.page_size()) if more else []
+    ahead = more and gallery_grid.looks_ahead(src, start)
+    next_items = tiles(stop, stop + state.page_size()) if ahead else []
     with bar:
         gallery_grid.focus_bar(src, items)
     if not any(it.data is not None for it in items):
@@ -83,6 +85,7 @@ def _tiles(src: Source) -> None:
         next_items,
         start=start,
         total=total,
+        has_next=more and (bool(next_items) or not ahead),
         size=size,
         j=services.shared_journal(src),
     )

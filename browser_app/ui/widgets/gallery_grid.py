@@ -116,6 +116,12 @@ def _told(src: Source) -> tuple[object, int | None]:
     return got.get("act"), element.read_focus(got.get("focus"))
 
 
+def looks_ahead(src: Source, start: int) -> bool:
+    """Whether the grid, having shown the page at ``start``, asked for the next one."""
+    got = state.widget_value(_key(src))
+    return hasattr(got, "get") and element.read_ahead(got.get("ahead")) == start
+
+
 # -- what the element sends back -------------------------------------------------------------
 
 
@@ -193,12 +199,14 @@ def grid(
     *,
     start: int,
     total: int | None,
+    has_next: bool,
     size: TileSize,
     j: Journal | None,
 ) -> None:
     """The grid: the page's ``items`` (its first at position ``start`` of the selection, of
-    ``total``), ``size.per_row`` a row, with ``next_items`` (the next page) sent along so
-    that N shows it at once and its pictures are fetched ahead."""
+    ``total``; ``has_next``: whether a page follows), ``size.per_row`` a row, with
+    ``next_items`` (the next page, once the grid asked for it: :func:`looks_ahead`) sent
+    along so that N shows it at once and its pictures are fetched ahead."""
     page_size = state.page_size()
     memory = _memory(src).seen(state.record())
     _remember(src, memory)
@@ -217,7 +225,7 @@ def grid(
         grid=_key(src),
         page=start,
         size=page_size,
-        has_next=bool(next_items) or (total is None and len(items) >= page_size),
+        has_next=has_next,
         per_row=size.per_row,
         dense=not size.controls,
         focus=state.record(),

@@ -102,6 +102,7 @@ class Grid {
     this.told = null; // the focus Python knows
     this.epoch = null;
     this.told_n = 0;
+    this.ahead = null; // the page whose next page was asked for
     this.rev = 0;
     this.prefetched = [];
     this.resendTimer = 0;
@@ -215,6 +216,7 @@ class Grid {
     this.rev += 1;
     this.render();
     this.prefetch();
+    this.askAhead();
     if (replay) {
       const keys = this.buffer;
       this.buffer = [];
@@ -224,6 +226,15 @@ class Grid {
         else this.handle(k);
       });
     }
+  }
+
+  /** Once a page is shown, ask Python for the next one (once a page). */
+  askAhead() {
+    const v = this.view;
+    if (!v || !v.has_next || v.next || this.ahead === v.page) return;
+    if (this.queue.some((a) => a.kind === "page")) return; // its answer is on the way
+    this.ahead = v.page;
+    this.setStateValue("ahead", v.page);
   }
 
   prefetch() {
