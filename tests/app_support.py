@@ -1,9 +1,11 @@
 """What the in-process app tests (AppTest, no browser) share: the router script, one way to
-start it as the launcher does, a single page run on its own, and the check that a run did not
-crash. The tests import this module as ``app_support``."""
+start it as the launcher does, a single page run on its own, what the Gallery's grid element
+was sent, and the check that a run did not crash. The tests import this module as
+``app_support``."""
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -12,6 +14,8 @@ from typing import Any
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
+
+from browser_app.ui.components import gallery
 
 APP = str(Path(__file__).resolve().parent.parent / "browser_app" / "streamlit_app.py")
 
@@ -54,6 +58,22 @@ def start_app(
     for k, v in (params or {}).items():
         at.query_params[k] = v
     return at.run() if run else at
+
+
+def gallery_data(at: AppTest) -> dict[str, Any]:
+    """What the Gallery page sent its grid, the one element that draws the tiles
+    (:func:`browser_app.ui.components.gallery.page_data`): ``tiles`` (each with its
+    ``record``, ``caption``, the URL ``src`` of its picture in the app's media files or the
+    reason ``why`` it has none, ``damaged`` / ``recovered``, ``badges``, ``mark``), ``next``,
+    ``focus``, ``page``, ``size``... Exactly one such element is on the page."""
+    grids = [e for e in at.get("bidi_component") if e.proto.component_name == gallery.NAME]
+    assert len(grids) == 1, f"{len(grids)} gallery grids on the page"
+    return dict(json.loads(grids[0].proto.json))
+
+
+def gallery_tiles(at: AppTest) -> list[dict[str, Any]]:
+    """The tiles of the page the Gallery shows (see :func:`gallery_data`), in order."""
+    return list(gallery_data(at)["tiles"])
 
 
 def no_crash(at: AppTest, unshown: str | None = "could not be shown") -> None:

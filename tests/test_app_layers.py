@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_support import no_crash, start_app
+from app_support import gallery_tiles, no_crash, start_app
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 from test_app_edit import media
@@ -338,15 +338,23 @@ def test_the_photo_is_the_main_picture_whatever_the_order_of_the_features(
     # The gallery: four identical tiles, the photo under its class map.
     at.switch_page(GALLERY).run()
     no_crash(at)
-    tiles = [_pixels(media[img.value[0]][0]) for img in at.main.image]
+    tiles = _tiles(at, media)
     assert len(tiles) == 4 and len(set(tiles)) == 1
 
 
 # -- the gallery -----------------------------------------------------------------------------
 
 
+def _tile_pictures(at: AppTest, media: dict) -> list[bytes]:
+    """The pictures the gallery's tiles show, in order, as sent: every tile has one."""
+    tiles = gallery_tiles(at)
+    assert all(t["src"] for t in tiles), [t.get("why") for t in tiles if not t["src"]]
+    return [media[t["src"]][0] for t in tiles]
+
+
 def _tiles(at: AppTest, media: dict) -> list[bytes]:
-    return [_pixels(media[img.value[0]][0]) for img in at.main.image]
+    """The pixels of the gallery's tiles, in order."""
+    return [_pixels(data) for data in _tile_pictures(at, media)]
 
 
 def test_the_gallery_popover_threshold_redraws_the_tiles(monkeypatch, root, media) -> None:
@@ -391,8 +399,7 @@ def test_tensor_records_are_pictures_in_the_gallery_and_the_table(monkeypatch, r
     assert all(p.startswith("data:image/") and p != V.BROKEN_PICTURE for p in pictures)
     at.switch_page(GALLERY).run()
     no_crash(at)
-    assert not [w.value for w in at.main.warning], "a tile says it has no picture"
-    tiles = [Image.open(io.BytesIO(media[img.value[0]][0])) for img in at.main.image]
+    tiles = [Image.open(io.BytesIO(data)) for data in _tile_pictures(at, media)]
     assert len(tiles) == 4
     for tile in tiles:  # a picture, not a flat square
         assert np.asarray(tile.convert("L")).std() > 10
@@ -412,7 +419,8 @@ def test_16_bit_depth_pictures_have_no_broken_mark_in_the_table_and_a_stretched_
     at.switch_page(GALLERY).run()
     no_crash(at)
     assert not at.main.warning
-    tile = Image.open(io.BytesIO(media[at.main.image[2].value[0]][0]))
+    assert [t["record"] for t in gallery_tiles(at)] == [0, 1, 2]
+    tile = Image.open(io.BytesIO(_tile_pictures(at, media)[2]))
     assert tile.mode in ("L", "RGB")
     grey = np.asarray(tile.convert("L"))
     assert 30 < grey.mean() < 225 and grey.std() > 20
@@ -441,4 +449,5 @@ def test_a_16_bit_depth_map_alone_has_a_tile_in_colour(monkeypatch, root, media)
     at = start_app(monkeypatch, root, params={"file": "depth.tfrecord"})
     at.switch_page(GALLERY).run()
     no_crash(at)
-    _shown_8_bit_in_colour(media[at.main.image[2].value[0]][0])
+    assert [t["record"] for t in gallery_tiles(at)] == [0, 1, 2]
+    _shown_8_bit_in_colour(_tile_pictures(at, media)[2])

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from app_support import no_crash, start_app
+from app_support import gallery_tiles, no_crash, start_app
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 from test_app_edit import media
@@ -334,8 +334,7 @@ def test_the_gallery_shows_a_clips_first_frame_and_label(monkeypatch, root, medi
     at = start_app(monkeypatch, root, params={"file": "clips.tfrecord"})
     at.switch_page("ui/pages/gallery.py").run()
     no_crash(at)
-    (grid,) = [e for e in at.get("bidi_component") if e.proto.component_name.endswith("gallery")]
-    tiles = json.loads(grid.proto.json)["tiles"]
+    tiles = gallery_tiles(at)
     labels = [t["caption"] for t in tiles]
     assert labels == [f"#{i} · {n} · 20 frames" for i, n in enumerate(gs.CLIP_LABELS)]
     assert all(t["src"] for t in tiles)

@@ -10,7 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from app_support import start_app
+from app_support import gallery_tiles, start_app
 from streamlit.testing.v1 import AppTest
 
 import codec
@@ -53,12 +53,14 @@ TILE = re.compile(r"#(\d+) · ([^·\n]+)")
 
 
 def _captions(at: AppTest) -> dict[int, str]:
-    """Gallery tiles by record: the label in the caption."""
+    """Gallery tiles by record: the label in the caption (every tile of the page has one)."""
     out = {}
-    for b in at.main.button:
-        m = TILE.search(b.label)
-        if m:
-            out[int(m.group(1))] = m.group(2).strip()
+    tiles = gallery_tiles(at)
+    assert tiles, "no tiles"
+    for t in tiles:
+        m = TILE.fullmatch(t["caption"])
+        assert m and int(m.group(1)) == t["record"], t
+        out[t["record"]] = m.group(2).strip()
     return out
 
 

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from app_support import start_app
+from app_support import gallery_tiles, start_app
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 from test_app_edit import button, harness, journal_for, media, no_crash, png, root, texts
@@ -106,13 +106,13 @@ def test_legend_lists_each_class_and_its_switch_hides_it_here_and_in_the_gallery
     # The gallery's tiles leave the cats out too.
     at.switch_page("ui/pages/gallery.py").run()
     no_crash(at)
-    tiles = [media[img.value[0]][0] for img in at.main.image]
-    assert len(tiles) == 4
+    tiles = gallery_tiles(at)
+    assert [t["record"] for t in tiles] == [0, 1, 2, 3]
     for n, tile in enumerate(tiles):
         want = V.thumbnail(
             _record(boxes_root, n), 160, captions=True, normalized=True, hidden=hidden
         )
-        assert want is not None and _shown(tile) == _shown(want.data)
+        assert want is not None and _shown(media[tile["src"]][0]) == _shown(want.data)
     # Back on the record, "Show all" brings the cats back.
     at.switch_page("ui/pages/records.py").run()
     button(at, "Show all").click().run()
