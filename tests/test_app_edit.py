@@ -16,8 +16,8 @@ from typing import Any, ClassVar
 
 import pytest
 import streamlit.testing.v1.app_test as _apptest
+from app_support import gallery_tiles, start_app
 from app_support import no_crash as app_no_crash
-from app_support import start_app
 from PIL import Image
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
@@ -644,16 +644,18 @@ def test_records_page_edits_in_place(monkeypatch, root):
     assert at.text_input(key="tfb:w:export:dest").value == "exports/detection-edited.tfrecord"
 
 
-def test_gallery_review_marks_and_edited_tiles(monkeypatch, root):
+def test_gallery_tiles_and_the_sidebar_show_the_journals_marks(monkeypatch, root):
+    """A mark in the journal shows on its tile and in the sidebar's count. (Marks typed in the
+    gallery's element land in the journal: tests/test_e2e_gallery_grid.py, in Chromium, and
+    the element's actions: tests/test_gallery_tiles.py.)"""
+    with journal_for(root, "detection.tfrecord") as j:
+        j.set_mark(2, "flagged")
     at = start_app(
         monkeypatch, root, params={"file": "detection.tfrecord", "record": "0"}, timeout=30
     )
     at.switch_page("ui/pages/gallery.py").run()
     no_crash(at)
-    marks = [s for s in at.main.segmented_control if s.label.startswith("Review record")]
-    assert len(marks) == 25
-    marks[2].set_value("flagged").run()
-    no_crash(at)
-    with journal_for(root, "detection.tfrecord") as j:
-        assert {r: m.status for r, m in j.marks().items()} == {2: "flagged"}
+    tiles = gallery_tiles(at)
+    assert len(tiles) == 25
+    assert {t["record"]: t.get("mark") for t in tiles if t.get("mark")} == {2: "flagged"}
     assert "1 review mark" in texts(at.sidebar.caption)
