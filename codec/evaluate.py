@@ -283,8 +283,13 @@ def box_iou(det: np.ndarray, gt: np.ndarray, crowd: np.ndarray) -> np.ndarray:
     """IoU of box pairs, row for row (``det``, ``gt``: ``(n, 4)`` x, y, w, h; ``crowd``: the
     ground truth's flag): ``maskUtils.iou``'s ``bbIou`` operation for operation, so the
     values are the very doubles it gives. 0 for boxes that do not overlap."""
-    dx, dy, dw, dh = np.ascontiguousarray(det.T)
-    gx, gy, gw, gh = np.ascontiguousarray(gt.T)
+    return _iou(np.ascontiguousarray(det.T), np.ascontiguousarray(gt.T), crowd)
+
+
+def _iou(det: np.ndarray, gt: np.ndarray, crowd: np.ndarray | bool) -> np.ndarray:
+    """:func:`box_iou` of boxes given as columns (``(4, n)``: x, y, w, h rows)."""
+    dx, dy, dw, dh = det
+    gx, gy, gw, gh = gt
     # np.minimum is fmin for the finite values evaluated (and many times faster)
     w = np.minimum(dw + dx, gw + gx) - np.maximum(dx, gx)
     h = np.minimum(dh + dy, gh + gy) - np.maximum(dy, gy)
@@ -414,6 +419,8 @@ def match(
     g_crowd_s = truth.crowd[g_order]
     g_box_s = truth.box[g_order]
     d_box_s = predictions.box[ev]
+    g_cols = np.ascontiguousarray(g_box_s.T)  # boxes as columns, gathered fast
+    d_cols = np.ascontiguousarray(d_box_s.T)
 
     det_match = np.full((ne, t), -1, np.int64)  # sorted truth row
     det_iou = np.full(ne, np.nan)
@@ -427,7 +434,7 @@ def match(
         n = len(batch)
         gmax, dmax = int(gc[batch].max()), int(dc[batch].max())
         grp, drow, grow = _pairs(df[batch], dc[batch], gf[batch], gc[batch])
-        values = box_iou(d_box_s[drow], g_box_s[grow], g_crowd_s[grow])
+        values = _iou(d_cols[:, drow], g_cols[:, grow], g_crowd_s[grow])
         pad = np.full((n, dmax, gmax), -1.0)
         pad[grp, drow - df[batch][grp], grow - gf[batch][grp]] = values
         gslots = gf[batch][:, None] + np.arange(gmax)[None, :]
@@ -530,6 +537,8 @@ def confusion(
     i_rows = np.flatnonzero(ignored)
     d_rows = np.asarray(evaluated, np.int64)
     thr = min(iou, _TOP)
+    d_cols = np.ascontiguousarray(predictions.box.T)  # boxes as columns, gathered fast
+    g_cols = np.ascontiguousarray(truth.box.T)
     paired_g = np.zeros(len(truth), bool)
     paired_d = np.zeros(len(predictions), bool)
     absorbed = np.zeros(len(predictions), bool)
@@ -537,7 +546,7 @@ def confusion(
         # unignored objects: one to one, best IoU first
         dd, gg = _image_pairs(predictions.image, truth.image, dsel, gsel)
         if len(dd):
-            v = box_iou(predictions.box[dd], truth.box[gg], np.zeros(len(dd), bool))
+            v = _iou(d_cols[:, dd], g_cols[:, gg], False)
             ok = v >= thr
             dd, gg, v = dd[ok], gg[ok], v[ok]
             order = np.lexsort((truth.index[gg], predictions.index[dd], -predictions.score[dd], -v))
@@ -556,7 +565,7 @@ def confusion(
         # predictions on ignored objects are not counted
         dd, gg = _image_pairs(predictions.image, truth.image, dsel, igsel)
         if len(dd):
-            v = box_iou(predictions.box[dd], truth.box[gg], truth.crowd[gg])
+            v = _iou(d_cols[:, dd], g_cols[:, gg], truth.crowd[gg])
             absorbed[dd[v >= thr]] = True
     lone_g = g_rows[~paired_g[g_rows]]
     _add(grid, truth.cls[lone_g], np.full(len(lone_g), k))
