@@ -476,3 +476,23 @@ def test_the_job_pickles_and_refuses_a_bad_threshold() -> None:
     assert pickle.loads(pickle.dumps(job)) == job
     with pytest.raises(ValueError, match="IoU"):
         EvaluateJob(iou=1.5)
+
+
+def test_a_damaged_record_does_not_change_what_the_join_goes_by(tmp_path: Path) -> None:
+    known = known_dataset("perfect", 8, seed=12)
+    truth, preds = _split_sides(known.records, lambda feats: feats)
+    t_path, p_path = tmp_path / "truth.tfrecord", tmp_path / "preds.tfrecord"
+    write(t_path, truth)
+    write(p_path, preds[::-1])
+    with codec.TFRecordFile(str(t_path)) as f:
+        offset = int(f.spans()[0][3])  # the fourth record's header
+    raw = bytearray(t_path.read_bytes())
+    raw[offset + 12 + 5] ^= 0x10  # a byte of its payload: its data CRC fails
+    t_path.write_bytes(bytes(raw))
+    result = evaluate_apart(EvaluateJob(), plan([str(t_path)]), plan([str(p_path)]), "inline")
+    doc = result.to_json()
+    assert doc["join"]["by"] == "image/source_id"
+    assert doc["join"]["joined"] == 7 and doc["join"]["truth_alone"]["count"] == 0
+    assert doc["join"]["predictions_alone"]["count"] == 1  # the damaged record's partner
+    assert result.status.tolist() == [OK, OK, OK, DAMAGED, OK, OK, OK, OK]
+    assert doc["map"] == 1.0

@@ -1119,15 +1119,23 @@ def _key_text(key: bytes | int) -> str:
 
 def join_tables(truth: SideTable, preds: SideTable) -> tuple[np.ndarray, JoinReport]:
     """The prediction record joined to each ground-truth record (-1: none), by
-    ``image/source_id`` when every record of both sides has one, else ``image/filename``
+    ``image/source_id`` when every readable record of both sides has one (a damaged record,
+    or one that is no Example, has none to give: it joins nothing), else ``image/filename``
     likewise, else by record number; and the report of the join. A key repeated on one side
     joins its first record only."""
     tk: Sequence[bytes | int | None] | None = None
     pk: Sequence[bytes | int | None] | None = None
     by = "record number"
+
+    def readable(t: SideTable) -> list[int]:
+        return np.flatnonzero((t.status != DAMAGED) & (t.status != NOT_EXAMPLE)).tolist()
+
+    rt, rp = readable(truth), readable(preds)
     for name in ("source_id", "filename"):
         a, b = getattr(truth, name), getattr(preds, name)
-        if a is not None and b is not None and all(a) and all(b) and (a or b):
+        if a is None or b is None or not (rt or rp):
+            continue
+        if all(a[i] for i in rt) and all(b[j] for j in rp):
             tk, pk, by = a, b, f"image/{name}"
             break
     if tk is None or pk is None:
@@ -1135,7 +1143,8 @@ def join_tables(truth: SideTable, preds: SideTable) -> tuple[np.ndarray, JoinRep
     first: dict[bytes | int, int] = {}
     repeated: list[str] = []
     for i, key in enumerate(pk):
-        assert key is not None
+        if key is None:
+            continue
         if key in first:
             repeated.append(_key_text(key))
         else:
@@ -1144,7 +1153,8 @@ def join_tables(truth: SideTable, preds: SideTable) -> tuple[np.ndarray, JoinRep
     seen: set[bytes | int] = set()
     truth_alone: list[str] = []
     for i, key in enumerate(tk):
-        assert key is not None
+        if key is None:
+            continue
         if key in seen:
             repeated.append(_key_text(key))
             continue
