@@ -445,3 +445,21 @@ def test_a_tfds_video_and_audio_are_known_by_their_metadata(monkeypatch, root, m
     ((data, _mime),) = _players(at, media)
     info = audio.describe_audio(data)
     assert info is not None and info.text() == "audio/wav 0.50 s 8 kHz mono"
+
+
+def test_a_tfds_video_is_a_clip_in_the_gallery_too(monkeypatch, root, media) -> None:
+    """The gallery knows a TFDS Video by the metadata as the record view does (its feature is
+    named ``observation``, which no name rule finds): each tile is the clip's first frame,
+    captioned with its label and length."""
+    at = start_app(monkeypatch, root / "tfds", params={"file": "clipset"})
+    at.switch_page("ui/pages/gallery.py").run()
+    no_crash(at)
+    tiles = gallery_tiles(at)
+    assert len(tiles) == 3
+    for i, t in enumerate(tiles):
+        assert t["caption"].endswith(" · 6 frames"), t["caption"]
+        shown = Image.open(io.BytesIO(media[t["src"]][0])).convert("RGB")
+        assert shown.size[0] <= 160
+        # the first frame's colour (each frame of a clip is one colour of its own)
+        centre = np.array(shown.getpixel((shown.width // 2, shown.height // 2)), np.int64)
+        assert np.abs(centre - np.array((0, 80 + 20 * i, 200))).max() <= 12, (i, centre)

@@ -17,7 +17,14 @@ from codec.dataset import DAMAGED, INTACT, RECOVERED
 from codec.detection import ClassKey
 from codec.layers import LayerOptions
 
-from .media import clip_thumbnail, find_audio, find_frames, sound_badge, waveform_tile
+from .media import (
+    MediaHints,
+    clip_thumbnail,
+    find_audio,
+    find_frames,
+    sound_badge,
+    waveform_tile,
+)
 from .pictures import thumbnail
 from .table import PageItem, as_edited_slot
 from .values import Names, named_preview, plural
@@ -99,6 +106,7 @@ def _tile(
     hidden: Iterable[ClassKey] = (),
     options: LayerOptions | None = None,
     names: Names | None = None,
+    hints: MediaHints | None = None,
 ) -> GalleryItem:
     s = e.slot
     index = None if e.edit == ADDED else s.index
@@ -110,7 +118,7 @@ def _tile(
     label = record_label(rec, names)
     caption = _caption(e, label)
     status = s.status
-    frames = find_frames(rec)
+    frames = find_frames(rec, hints)
     if frames is not None:  # a clip: its first frame, its label and its length
         label = label or frames.label
         caption = _caption(e, " · ".join(x for x in (label, plural(frames.count, "frame")) if x))
@@ -126,17 +134,23 @@ def _tile(
     except codec.ImageError as exc:
         return GalleryItem(index, caption, None, "", f"Cannot show: {exc}", status)
     if t is None:
-        return _sound_tile(e, rec, label, size, index, status)
+        return _sound_tile(e, rec, label, size, index, status, hints)
     return GalleryItem(index, caption, t.data, t.mime, None, status, t.bad_boxes)
 
 
 def _sound_tile(
-    e: EditedSlot, rec: ex.Record, label: str, size: int, index: int | None, status: str
+    e: EditedSlot,
+    rec: ex.Record,
+    label: str,
+    size: int,
+    index: int | None,
+    status: str,
+    hints: MediaHints | None = None,
 ) -> GalleryItem:
     """The tile of a record without a picture: its first audio clip's waveform (a flat line
     with the format for audio that is played, not drawn), its length in the caption; or "no
     picture in this record"."""
-    clips = find_audio(rec)
+    clips = find_audio(rec, hints)
     if not clips:
         return GalleryItem(index, _caption(e, label), None, "", "no picture in this record", status)
     clip = clips[0]
@@ -159,19 +173,21 @@ def gallery_items(
     hidden: Iterable[ClassKey] = (),
     options: LayerOptions | None = None,
     names: Names | None = None,
+    hints: MediaHints | None = None,
 ) -> list[GalleryItem]:
     """One tile per record of the page (skipped regions have none): the record's main
     picture with its layers as ``options`` say (boxes with their class text when asked, read
     as the dataset's ``normalized`` decision; predictions at or above the score threshold;
     masks, class map, keypoints), a caption with the record number, label and pending edit
     (``#3 · cat · ✎``, ``#4 · dog · deleted``, ``new n1 · cat``), or the problem. The boxes of
-    ``hidden`` classes are not drawn; labels are named by ``names`` (:func:`record_label`).
-    Tiles are drawn on several threads, in page order."""
+    ``hidden`` classes are not drawn; labels are named by ``names`` (:func:`record_label`);
+    clips and audio are also known by the dataset's metadata (``hints``, a TFDS ``Video`` or
+    ``Audio`` feature whatever its name). Tiles are drawn on several threads, in page order."""
     edited = [e for e in (as_edited_slot(item) for item in items) if e.slot.index is not None]
     off = frozenset(hidden)
 
     def tile(e: EditedSlot) -> GalleryItem:
-        return _tile(e, size, boxes, normalized, off, options, names)
+        return _tile(e, size, boxes, normalized, off, options, names, hints)
 
     if len(edited) < 4 or _TILE_THREADS == 1:
         return [tile(e) for e in edited]

@@ -24,6 +24,7 @@ from browser_app.ui.services.names import NamesKey, names_key
 from browser_app.ui.services.order import page_records
 from browser_app.ui.services.summary import box_scale
 from browser_app.view import SchemaResult
+from browser_app.view.media import MediaHints, hints_of
 from codec.detection import ClassKey
 from codec.errors import CodecError
 from codec.layers import LayerOptions
@@ -171,6 +172,7 @@ def _gallery(
     layers: LayerOptions | None = None,
     names: NamesKey = (),
     _names: Names | None = None,
+    hints: MediaHints | None = None,
 ) -> list[view.GalleryItem]:
     return view.gallery_items(
         _items(_pages, span),
@@ -180,6 +182,7 @@ def _gallery(
         hidden=hidden,
         options=layers,
         names=_names,
+        hints=hints,
     )
 
 
@@ -208,11 +211,13 @@ def gallery_items(
     else:
         span = tuple(int(r) for r in records)
     key = names_key(names)
+    tfds = src.split_folder.tfds if src.split_folder is not None else None
+    hints = hints_of(tfds.features) if tfds is not None else None  # TFDS Video and Audio
     return _with_edits(
         src,
         span,
         lambda fp, pages: _gallery(
-            src.key, span, size, boxes, normalized, fp, pages, hidden, layers, key, names
+            src.key, span, size, boxes, normalized, fp, pages, hidden, layers, key, names, hints
         ),
     )
 
