@@ -8,7 +8,8 @@
 // tile buttons), page turns (N/B, or a move past the page's end) and opening a record (Enter,
 // a click) are actions: each gets a sequence number, joins a queue, and the whole queue of
 // actions not yet acknowledged goes to Python as the trigger value "act" (so an action lost
-// between two runs is sent again, and Python applies each number once). Python writes the
+// between two runs is sent again, and Python applies each number once), once the app's run
+// is over (see appBusy). Python writes the
 // journal, then acknowledges the number it applied; until then a mark shows as pending.
 // The focus is the state value "focus", told to Python with every action, and before a
 // pointer goes down on another widget of the page (its run then knows it); a move alone
@@ -26,6 +27,15 @@ const MARK_ICONS = { passed: "\u2713", flagged: "\u2691" };
 const RESEND_MS = 4000;
 const RESEND_CAP_MS = 30000;
 const DETACHED_MS = 5000; // keys typed this soon after the element went away wait for it
+const BUSY_WAIT_MS = 3000; // how long a message waits for the app's run to end, at most
+
+/** Whether the app is running its script (a message sent now would carry the values some
+ * widgets had before that run set theirs: a stale "Go to record" would move the page). */
+function appBusy() {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const s = app ? app.getAttribute("data-test-script-state") : null;
+  return s === "running" || s === "rerunRequested";
+}
 const KEYS = {
   ArrowLeft: ["move", -1],
   ArrowRight: ["move", 1],
@@ -103,6 +113,8 @@ class Grid {
     this.epoch = null;
     this.told_n = 0;
     this.ahead = null; // the page whose next page was asked for
+    this.outbox = { act: false, ahead: null }; // what goes to Python once the app is idle
+    this.flushTimer = 0;
     this.rev = 0;
     this.prefetched = [];
     this.resendTimer = 0;
@@ -217,6 +229,7 @@ class Grid {
     this.render();
     this.prefetch();
     this.askAhead();
+    if (this.outbox.act) this.flushSoon();
     if (replay) {
       const keys = this.buffer;
       this.buffer = [];
@@ -234,7 +247,8 @@ class Grid {
     if (!v || !v.has_next || v.next || this.ahead === v.page) return;
     if (this.queue.some((a) => a.kind === "page")) return; // its answer is on the way
     this.ahead = v.page;
-    this.setStateValue("ahead", v.page);
+    this.outbox.ahead = v.page;
+    this.flushSoon();
   }
 
   prefetch() {
@@ -463,7 +477,7 @@ class Grid {
     // A page only Python can send: keys typed until it comes wait for it, and the focus is
     // not told (Python puts it on the page's first or last tile).
     this.awaiting = this.seq + 1;
-    this.act({ kind: "page", start, at, record: null }, false);
+    this.act({ kind: "page", start, at, record: null });
   }
 
   mark(record, status) {
@@ -477,15 +491,45 @@ class Grid {
     this.act({ kind: "open", record });
   }
 
-  act(action, tell = true) {
+  act(action) {
     this.seq += 1;
     this.queue.push({ seq: this.seq, ...action });
     this.decorate();
-    if (tell) this.tell(); // the focus goes with the actions, in the same run
-    this.send();
+    this.outbox.act = true;
+    this.flushSoon();
   }
 
-  send() {
+  /** Send what waits once the app's run is over and its widgets hold their new values
+   * (keys typed meanwhile join the same message). */
+  flushSoon() {
+    if (this.flushTimer) return;
+    const started = performance.now();
+    const attempt = () => {
+      if (appBusy() && performance.now() - started < BUSY_WAIT_MS) {
+        this.flushTimer = setTimeout(attempt, 15);
+        return;
+      }
+      requestAnimationFrame(() => {
+        this.flushTimer = setTimeout(() => {
+          this.flushTimer = 0;
+          if (appBusy() && performance.now() - started < BUSY_WAIT_MS) this.flushSoon();
+          else this.flushNow();
+        }, 0);
+      });
+    };
+    this.flushTimer = -1;
+    attempt();
+  }
+
+  flushNow() {
+    if (!this.parent) return; // drawn afresh meanwhile: sent once it is back
+    const o = this.outbox;
+    this.outbox = { act: false, ahead: null };
+    if (o.ahead !== null) this.setStateValue("ahead", o.ahead);
+    if (!o.act || !this.queue.length) return;
+    // The focus goes with the actions, in the same run; not while a page is awaited (Python
+    // puts the focus on it).
+    if (!this.awaiting) this.tell();
     this.setTriggerValue("act", { client: this.client, actions: this.queue });
     this.watch(true);
   }
