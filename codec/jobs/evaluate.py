@@ -55,7 +55,7 @@ from ..schema.stats import BYTES_CODE, FLOAT_CODE, INT64_CODE, NONE_CODE
 from ..schema.walk import ColumnBuilder, Columns, KeyTable, walk_columns
 from .plan import Task
 from .run import Progress, run
-from .verify import _why
+from .verify import failure_text
 from .walk import RangeEnds, stitch, walk_task
 
 __all__ = [
@@ -980,7 +980,7 @@ class EvaluateJob:
 
     def failed(self, task: Task, error: BaseException) -> EvaluatePart:
         """The answer of a task that kept failing: its file could not be read."""
-        return EvaluatePart(task, 0, shown(task.path), error=_why(error, task.path))
+        return EvaluatePart(task, 0, shown(task.path), error=failure_text(error, task.path))
 
     def merge(
         self, parts: Sequence[EvaluatePart], rerun: Callable[[Task], EvaluatePart] | None = None
@@ -1099,7 +1099,7 @@ class SideJob:
         return parts
 
     def failed(self, task: Task, error: BaseException) -> EvaluatePart:
-        return EvaluatePart(task, 0, shown(task.path), error=_why(error, task.path))
+        return EvaluatePart(task, 0, shown(task.path), error=failure_text(error, task.path))
 
     def merge(
         self, parts: Sequence[EvaluatePart], rerun: Callable[[Task], EvaluatePart] | None = None

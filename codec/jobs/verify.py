@@ -24,6 +24,7 @@ __all__ = [
     "RangeCheck",
     "VerifyJob",
     "VerifyPart",
+    "failure_text",
     "merge_verify",
     "unreadable_report",
     "verify_paths",
@@ -200,10 +201,10 @@ class VerifyJob:
 
     def failed(self, task: Task, error: BaseException) -> VerifyPart:
         """The answer of a task that kept failing: its file could not be read."""
-        return VerifyPart(task, path=shown(task.path), error=_why(error, task.path))
+        return VerifyPart(task, path=shown(task.path), error=failure_text(error, task.path))
 
 
-def _why(error: BaseException, path: str) -> str:
+def failure_text(error: BaseException, path: str) -> str:
     """What went wrong, in one line, without credentials."""
     if worker_died(error):
         return "the worker process reading it died every time (killed, or out of memory)"
