@@ -1,6 +1,8 @@
 """End to end, the records page as a reviewer uses it: quick cell edits are saved (Escape
 drops one), the record and its picture beside the table at 1440×900 (stacked on a narrow
-window), "Go to record" scrolls the table to the row, and a review step by keyboard.
+window), "Go to record" scrolls the table to the row, a review step by keyboard, and a review
+of thirty records by keys alone, typed faster than the page is drawn: the journal holds one
+line per key, in order, on the record meant, and the URL the record shown.
 
 Uses Debian's chromium (``/usr/bin/chromium``): skipped locally without it, FAILS in CI.
 Screenshots go to ``artifacts/``.
@@ -8,6 +10,7 @@ Screenshots go to ``artifacts/``.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,16 +18,17 @@ from typing import Any
 
 import pytest
 from browser_support import (
+    app_server,
     browser_fixture,
     click_cell,
     no_errors,
     open_cell_editor,
-    serve,
     settled,
     shot,
     until,
 )
 
+from browser_app.edits import journal_path
 from browser_app.sample_data import write_sample
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -40,8 +44,16 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Iterator[str]:
-    yield from serve(tmp_path_factory, [str(root / "detection.tfrecord"), "--root", str(root)])
+def served(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Iterator[tuple[str, Path]]:
+    """The app on the sample, and its cache folder (where the journal is)."""
+    base = tmp_path_factory.mktemp("server")
+    with app_server(base, [str(root / "detection.tfrecord"), "--root", str(root)]) as url:
+        yield url, base / "cache"
+
+
+@pytest.fixture(scope="module")
+def server(served: tuple[str, Path]) -> str:
+    return served[0]
 
 
 browser = browser_fixture()
@@ -200,4 +212,91 @@ def test_review_step_by_keyboard(server: str, browser: Any) -> None:
     expect(_table(page).get_by_test_id("glide-cell-3-6")).to_have_text("⚑ flagged")
     no_errors(page)
     shot(page, "e2e-records-review.png")
+    page.close()
+
+
+# -- a review by keys alone -------------------------------------------------------------------
+
+RECORDS = 60  # in the sample's detection.tfrecord
+
+
+def _marks_written(root: Path, cache: Path) -> list[tuple[int, str | None]]:
+    """The journal's mark lines, in order: (record, status)."""
+    path = journal_path([str(root / "detection.tfrecord")], cache)
+    if not path.exists():
+        return []
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return [(obj["target"], obj["status"]) for obj in lines if obj.get("type") == "mark"]
+
+
+def _review_plan(start: int, records: int) -> tuple[str, list[tuple[int, str]], int]:
+    """Keys that review ``records`` records from ``start`` (with a look back and a mark
+    changed on the way), the marks they make in order, and the record they end on."""
+    keys = ""
+    for i in range(records):
+        keys += "f" if i % 4 == 3 else "p"
+        keys += "j"
+        if i == records // 2:
+            keys += "kkfjj"  # back two, flag that one, on again
+    marks, here = [], start
+    for k in keys:
+        if k in "pf":
+            marks.append((here, {"p": "passed", "f": "flagged"}[k]))
+        else:
+            here = min(RECORDS - 1, max(0, here + (1 if k == "j" else -1)))
+    return keys, marks, here
+
+
+def test_thirty_records_reviewed_by_keys_alone(
+    served: tuple[str, Path], root: Path, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    url, cache = served
+    start = 10
+    page = _open(browser, url, start)
+    keys = page.get_by_test_id("tfb-review-keys")
+    expect(keys).to_have_attribute("data-record", str(start), timeout=15_000)
+    settled(page)
+    page.get_by_role("heading", name="Records", exact=True).click()  # the page has the keys
+    before = _marks_written(root, cache)
+    plan, marks, end = _review_plan(start, 30)
+    assert end > 25  # the review crosses to the next page of the table
+    page.keyboard.type(plan)  # every key at once: far faster than the page is drawn
+    expect(keys).to_have_attribute("data-record", str(end), timeout=60_000)
+    expect(keys).to_have_attribute("data-queue", "0", timeout=60_000)
+    expect(page.get_by_role("heading", name=f"Record {end}")).to_be_visible()
+    # One journal line per mark key, in the order typed, each on the record it was meant for.
+    assert _marks_written(root, cache)[len(before) :] == marks
+
+    def url_says_it() -> None:
+        assert f"record={end}" in page.evaluate("location.href")
+
+    until(url_says_it, timeout=10, what="the URL carries the record shown")
+    # The table's page follows, its review column says what was typed, and the record shown
+    # is the row selected.
+    table = _table(page)
+    row = end - 25
+    expect(table.get_by_test_id(f"glide-cell-1-{row - 1}")).to_have_text(str(end - 1))
+    expect(table.get_by_test_id(f"glide-cell-3-{row - 1}")).to_have_text(
+        "⚑ flagged" if dict(marks)[end - 1] == "flagged" else "✓ passed"
+    )
+    expect(table.get_by_test_id(f"glide-cell-3-{row}")).to_have_text("· unreviewed")
+    # (The grid's accessible rows count from 1, with the header row first.)
+    selected = table.locator("tr[aria-selected='true']")
+    expect(selected).to_have_count(1)
+    expect(selected).to_have_attribute("aria-rowindex", str(row + 2))
+    no_errors(page)
+    shot(page, "e2e-records-keys-review.png")
+
+    # Letters typed into the comment box are text, not keys.
+    written = _marks_written(root, cache)
+    box = page.get_by_label("Comment (Enter saves)")
+    box.click()
+    box.type("pjfk")
+    expect(keys).to_have_attribute("data-queue", "0")
+    expect(box).to_have_value("pjfk")
+    settled(page)
+    assert _marks_written(root, cache) == written
+    expect(keys).to_have_attribute("data-record", str(end))
     page.close()

@@ -13,25 +13,29 @@ on, or none when an earlier action of the queue moves the current record: it the
 that one landed. The element says "saving…" until its actions are acknowledged; the review
 bar shows a mark once the journal holds it.
 
+Only the record view runs at each key; what the rest of the page shows of the review (the
+table's row and review column, the sidebar's counts) is asked for once the keys rest for
+:data:`REST` (the trigger value ``rest``, sent once per state Python says is behind).
+
 The host element (class ``tfb-review-keys``, ``data-testid="tfb-review-keys"``) says what is
 shown, for tests: ``data-record`` (the record Python drew), ``data-queue`` (actions not yet
-acknowledged) and ``data-rev`` (one more each time data from Python is applied)."""
+acknowledged), ``data-behind`` (what Python said the page has not drawn yet; "" when
+nothing) and ``data-rev`` (one more each time data from Python is applied)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
-from importlib import resources
 from typing import Any, Literal
 
-import streamlit as st
+from browser_app.ui.components import served
 
 __all__ = ["NAME", "Action", "Effects", "Memory", "data", "handle", "mount", "read_actions"]
 
 NAME = "tfrecord_browser.review_keys"
 MARKS = ("passed", "flagged")
 MAX_ACTIONS = 1_000  # actions read from one trigger value (the rest wait for the next)
+REST = 0.6  # seconds without a key before the rest of the page catches up (in the element)
 
 Record = int | str  # a record's number, or the name of a new record of the journal
 
@@ -151,42 +155,43 @@ def handle(
 
 
 def data(
-    record: Record | None, scope: str, memory: Memory, *, can_mark: bool, can_move: bool
+    record: Record | None,
+    scope: str,
+    memory: Memory,
+    *,
+    can_mark: bool,
+    can_move: bool,
+    behind: str = "",
 ) -> dict[str, Any]:
     """What the element is sent: the record shown (None: the keys do nothing), the source it
     belongs to (``scope``: actions waiting for one source are never sent for another),
-    whether marks can be saved and whether J / K move, and the last action applied."""
+    whether marks can be saved and whether J / K move, the last action applied, and what the
+    rest of the page has not drawn yet (``behind``: a token, "" when nothing; the element
+    sends the trigger ``rest`` once per token when the keys rest)."""
     return {
         "record": record,
         "scope": scope,
         "can_mark": can_mark,
         "can_move": can_move,
         "ack": memory.ack(),
+        "behind": behind,
+        "rest_ms": round(REST * 1000),
     }
 
 
 # -- on the page -------------------------------------------------------------------------------
 
 
-@cache
-def _asset(name: str) -> str:
-    return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
-
-
-@cache
-def _renderer() -> Any:
-    """The registered element (its HTML, CSS and JavaScript read from the package's assets
-    once)."""
-    return st.components.v2.component(
-        NAME,
-        html=_asset("review_keys.html"),
-        css=_asset("review_keys.css"),
-        js=_asset("review_keys.js"),
-        isolate_styles=False,
+def mount(
+    key: str,
+    sent: Mapping[str, Any],
+    *,
+    on_act: Callable[[], None],
+    on_rest: Callable[[], None],
+) -> Any:
+    """Draw the element with ``sent`` (:func:`data`); ``on_act`` runs when it sends actions,
+    ``on_rest`` when the keys rest and the page is behind (both before the script's body,
+    as widget callbacks do)."""
+    return served.renderer(NAME, "review_keys")(
+        key=key, data=dict(sent), on_act_change=on_act, on_rest_change=on_rest
     )
-
-
-def mount(key: str, sent: Mapping[str, Any], on_act: Callable[[], None]) -> Any:
-    """Draw the element with ``sent`` (:func:`data`); ``on_act`` runs when it sends actions
-    (before the script's body, as widget callbacks do)."""
-    return _renderer()(key=key, data=dict(sent), on_act_change=on_act)

@@ -61,8 +61,11 @@ def render() -> None:
 
 def _whole_page_changed(src: Source) -> bool:
     """Whether a part's run must give way to a run of the whole page: an edit changed the
-    sidebar's counts, or "Go to %" the records shown."""
-    return state.sidebar_counts() != parts.sidebar_facts(src) or state.landing() is not None
+    pending changes (the table's values, the sidebar's count), or "Go to %" the records
+    shown. (Marks the parts show themselves: :mod:`browser_app.ui.widgets.parts`.)"""
+    shown, now = state.sidebar_counts(), parts.sidebar_facts(src)
+    pending = (shown[0] if shown else 0) != (now[0] if now else 0)
+    return pending or state.landing() is not None
 
 
 @st.fragment(key=parts.BODY)
@@ -115,8 +118,12 @@ def _record_view(src: Source, view: PageView, start: int, stop: int, mode: str) 
     ``mode``; a run of its own gives way to the whole page when the page must change."""
     if _whole_page_changed(src) or editor.mode() != mode:
         st.rerun(scope="app")  # (never true on a run of the whole app: no loop)
+    # A skipped region selected in the table, unless the review has moved on since.
+    gap = None
+    if state.table_shows(src.tag) == state.record():
+        gap = records_table.selected_gap(src, view, start)
     with remote.guard(src, "records"):
-        _detail(src, view, start, stop, records_table.selected_gap(src, view, start))
+        _detail(src, view, start, stop, gap)
 
 
 def _notes(view: PageView) -> None:
@@ -153,7 +160,7 @@ def _detail(src: Source, view: PageView, start: int, stop: int, gap_row: int | N
             detail.record_detail(src, gaps[before], state.show_boxes())
             return
     current: int | None = state.record()
-    if current not in view.records:
+    if current not in view.records and not parts.ahead(src):
         current = next((r for r in view.records if r is not None), None)
     if current is None:
         return

@@ -462,9 +462,11 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
             st.caption("(no features)")
     if right is not None:
         with right:
-            head_l, head_r = st.columns([2, 1], vertical_alignment="center")
-            head_l.markdown(f"**Pictures** · {pics.words}")
-            with head_r:
+            bar = st.container(
+                horizontal=True, vertical_alignment="center", horizontal_alignment="distribute"
+            )
+            bar.markdown(f"**Pictures** · {pics.words}", width="content")
+            with bar:
                 has_layers = any(p.layers for p in pics)
                 boxes_toggle("detail", disabled=boxes and not has_layers)
             if pics.total > PICTURES_SHOWN:
@@ -473,19 +475,7 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
     if record.kind == SEQUENCE_EXAMPLE:
         _sequence(record)
     feature_values(record, slot.index)
-    with st.expander("JSON (as TensorFlow's MessageToDict gives it)"):
-        if len(slot.payload) > JSON_VIEW_BYTES:
-            st.info(
-                f"This record is {format_bytes(len(slot.payload))}: its JSON is not drawn here"
-                f" (at most {format_bytes(JSON_VIEW_BYTES)}). Download the payload, or run"
-                f" `tfrecord-browser dump --json --records {slot.index}`.",
-                icon=":material/data_object:",
-            )
-        else:
-            try:
-                st.json(ex.to_json(slot.payload, record.kind), expanded=2)
-            except codec.CodecError as exc:
-                st.error(view.md_text(str(exc)))
+    _json(slot.payload, record.kind, slot.index)
     _download(
         "Download record payload (.pb)",
         slot.payload,
@@ -493,6 +483,29 @@ def record_detail(src: Source, slot: codec.Slot, boxes: bool) -> None:
         f"pb:{slot.index}",
         "application/octet-stream",
     )
+
+
+def _json(payload: bytes, kind: str, index: int) -> None:
+    """The record's JSON, drawn only while its expander is open: closed, it costs nothing at
+    each record of a review (a record's JSON holds its pictures' bytes, in base64)."""
+    title = "JSON (as TensorFlow's MessageToDict gives it)"
+    if len(payload) > JSON_VIEW_BYTES:
+        with st.expander(title):
+            st.info(
+                f"This record is {format_bytes(len(payload))}: its JSON is not drawn here"
+                f" (at most {format_bytes(JSON_VIEW_BYTES)}). Download the payload, or run"
+                f" `tfrecord-browser dump --json --records {index}`.",
+                icon=":material/data_object:",
+            )
+        return
+    box = st.expander(title, key=state.widget_key("detail:json"), on_change="rerun")
+    if not box.open:
+        return
+    with box:
+        try:
+            st.json(ex.to_json(payload, kind), expanded=2)
+        except codec.CodecError as exc:
+            st.error(view.md_text(str(exc)))
 
 
 def _pictures_start(number: int) -> int:

@@ -3,19 +3,21 @@ change runs again.
 
 The Records page's body (the pager, the table and the record view) is a fragment,
 :data:`BODY`; inside it the table (:data:`TABLE`) and the record view with its review bar
-(:data:`VIEW`) are fragments of their own. A change made on the page runs again only the
-parts it changes:
+(:data:`VIEW`) are fragments of their own. A review runs as little as it can:
 
-- a row selected in the table: the record view only; the table shows the row selected
-  already (:func:`after_select`);
-- another current record (J / K, "Next record"): the record view and the table, whose
-  selected row follows, when the table's page holds it; else the whole body
-  (:func:`after_move`);
-- a mark (passed, flagged, cleared, a comment): the record view, the table's review column,
-  and what the sidebar says of marks — the count of marks (:data:`COUNTS`) and the review
-  facets (:data:`FACETS`) — when the sidebar has them as parts; else the whole app, so that
-  the sidebar never says a number that is no longer true (:func:`after_mark`). Within a
-  selection made of marks ("unreviewed", a review facet) a mark changes the page: the body.
+- a mark, or another current record (the review keys, the review bar's buttons), runs the
+  record view alone, even past the end of the table's page: the review bar says the mark,
+  its progress line the counts, the record view the record, at once. (Naming parts to run,
+  ``st.rerun(["…"])``, costs a second run of the script: the fast path names none.)
+- once the keys rest, the record view's keys element asks for the rest (:func:`after_rest`):
+  the table (its row follows the current record, its review column the marks), or the whole
+  body when the current record left the table's page or the marks changed a selection made
+  of them ("unreviewed", a review facet); and what the sidebar says of marks — the count
+  (:data:`COUNTS`) and the review facets (:data:`FACETS`) when the sidebar has them as parts,
+  else the whole app, so that the sidebar never keeps a number that is no longer true. Only
+  then are widgets the server sets itself drawn again (the pager's "Go to record"): drawn
+  between two keys, the browser could send the old value back as a change.
+- a row selected in the table: the record view (:func:`after_select`).
 
 Outside the Records page (a test drawing the review bar alone) these names are not
 registered: a change then runs what Streamlit runs by default.
@@ -40,10 +42,12 @@ __all__ = [
     "FACETS",
     "TABLE",
     "VIEW",
-    "after_mark",
-    "after_move",
+    "after_rest",
     "after_select",
-    "remember_page",
+    "ahead",
+    "behind",
+    "moved",
+    "remember_table",
     "sidebar_facts",
 ]
 
@@ -69,18 +73,35 @@ def sidebar_facts(src: Source) -> tuple[int, int] | None:
         return None
 
 
-def _page_name(src: Source) -> str:
-    return f"records:page:{src.tag}"
+def _table_name(src: Source) -> str:
+    return f"records:table-drew:{src.tag}"
 
 
-def remember_page(src: Source, records: Sequence[int | None]) -> None:
-    """The records of the page the table shows (a move within them keeps the body)."""
-    state.set_widget_value(_page_name(src), tuple(records))
+def remember_table(src: Source, records: Sequence[int | None]) -> None:
+    """What the table drew: the records of its page and the marks it knew (the edit
+    revision). The record whose row it selects is :func:`browser_app.ui.state.table_shows`."""
+    state.set_widget_value(_table_name(src), (tuple(records), state.edit_revision()))
+    state.set_widget_value(_moved_name(src), None)  # the table has followed
+
+
+def _drew(src: Source) -> tuple[tuple[int | None, ...], int]:
+    got = state.widget_value(_table_name(src))
+    return got if isinstance(got, tuple) and len(got) == 2 else ((), -1)
 
 
 def _on_page(src: Source, record: int) -> bool:
-    shown = state.widget_value(_page_name(src))
-    return isinstance(shown, tuple) and record in shown
+    return record in _drew(src)[0]
+
+
+def behind(src: Source) -> str:
+    """What the table or the sidebar does not show yet of the current record and the marks:
+    a token (one per state of both: the keys element asks for the rest once per token), or
+    "" when they are up to date."""
+    now = (state.record(), state.edit_revision())
+    table = state.table_shows(src.tag) == now[0] and _drew(src)[1] == now[1]
+    counts, facts = state.sidebar_counts(), sidebar_facts(src)
+    sidebar = counts is None or facts is None or counts[1] == facts[1]
+    return "" if table and sidebar else f"{now[0]}:{now[1]}"
 
 
 def _made_of_marks(sel: Selection) -> bool:
@@ -98,25 +119,39 @@ def _rerun(parts: Sequence[str]) -> None:
 
 
 def after_select() -> None:
-    """A row of the table was selected: only the record view runs again."""
+    """A row of the table was selected: the record view runs (the table shows the row
+    selected already)."""
     _rerun([VIEW])
 
 
-def after_move(src: Source, record: int) -> None:
-    """The current record became ``record``: the record view and the table run again when
-    the table's page holds it, else the whole body (the pager turns the page)."""
-    _rerun([VIEW, TABLE] if _on_page(src, record) else [BODY])
+def _moved_name(src: Source) -> str:
+    return f"records:moved:{src.tag}"
 
 
-def after_mark(src: Source, moved_to: int | None = None) -> None:
-    """A mark was saved (and the current record became ``moved_to``, when given): the parts
-    that show it run again (see the module's description)."""
-    if _made_of_marks(state.selection()) or (moved_to is not None and not _on_page(src, moved_to)):
-        parts = [BODY]
-    else:
-        parts = [VIEW, TABLE]
-    state.set_sidebar_counts(sidebar_facts(src))  # what the run asked for below draws
+def moved(src: Source, record: int) -> None:
+    """The review made ``record`` the current record (the table follows once the keys
+    rest, even to another page)."""
+    state.set_record(record)
+    state.set_widget_value(_moved_name(src), record)
+
+
+def ahead(src: Source) -> bool:
+    """Whether the review moved the current record off the page the table shows: the record
+    view shows it, and the table and the pager follow once the keys rest."""
+    current = state.record()
+    return state.widget_value(_moved_name(src)) == current and not _on_page(src, current)
+
+
+def after_rest(src: Source) -> None:
+    """The keys rest: the table follows the current record and the marks — the whole body
+    when the current record left its page or the marks changed the selection's pages — and
+    the sidebar the marks (the whole app when its counts are not parts of their own)."""
+    body = ahead(src) or _made_of_marks(state.selection())
+    facts = sidebar_facts(src)
+    sidebar = facts != state.sidebar_counts()
+    state.set_sidebar_counts(facts)  # what the run asked for below draws
+    part = BODY if body else TABLE
     try:
-        st.rerun([*parts, COUNTS, FACETS])
+        st.rerun([part, COUNTS, FACETS] if sidebar else [part])
     except StreamlitAPIException:
         st.rerun()  # the sidebar says it only when the whole app runs

@@ -63,10 +63,14 @@ def legend(spec: str, entries: tuple[LegendEntry, ...]) -> None:
         return
     hidden = state.hidden_classes(spec)
     with st.container(key="tfb-legend"):
-        head, button = st.columns([3, 1], vertical_alignment="center")
-        head.caption(f"**Classes** · {len(entries)} · untick one to hide its boxes")
+        head = st.container(
+            horizontal=True, vertical_alignment="center", horizontal_alignment="distribute"
+        )
+        head.caption(
+            f"**Classes** · {len(entries)} · untick one to hide its boxes", width="content"
+        )
         if hidden:
-            button.button(
+            head.button(
                 "Show all",
                 key=state.widget_key("classes:show-all"),
                 on_click=state.show_all_classes,
@@ -76,12 +80,12 @@ def legend(spec: str, entries: tuple[LegendEntry, ...]) -> None:
         for entry in entries[:LEGEND_SHOWN]:
             name = _class_name(entry)
             state.set_widget_value(name, entry.key not in hidden)
-            swatch, box = st.columns([1, 14], vertical_alignment="center", gap="small")
-            swatch.html(_swatch(entry.color, entry.bad == entry.count))
+            row = st.container(horizontal=True, vertical_alignment="center", gap="small")
+            row.html(_swatch(entry.color, entry.bad == entry.count), width="content")
             count = view.plural(entry.count, "box", "boxes")
             if entry.bad:
                 count += f", {entry.bad} with a problem"
-            box.checkbox(
+            row.checkbox(
                 f"{view.md_text(entry.caption)} · {count}",
                 key=state.widget_key(name),
                 on_change=_on_class,

@@ -4,11 +4,13 @@ place, with each record's review (passed / flagged with the comment / unreviewed
 row makes that record the current one; the columns shown and pinned are chosen per dataset.
 
 Speed: the table is drawn from the cached page (:func:`browser_app.ui.services.page_view`);
-the pandas Styler (slow to send) is used only on pages with rows to colour; the widget keeps
-its key for the page: selecting a row in it runs only the record view again
-(:mod:`.parts`), and when the current record changed elsewhere (the review bar's
-next / previous, "Go to record") its row is selected from here, and scrolled into view,
-without the table being made anew."""
+the pandas Styler (slow to send) is used only on pages with rows to colour; selecting a row
+runs only the record view again (:mod:`.parts`); the widget keeps its key while rows are
+selected in it, and gets a new one (with the current record selected, and scrolled into
+view) only when the current record changed elsewhere: the pager, "Go to record", the review
+keys once they rest. (A row selected from the server into the same widget would race with
+the browser's own selection: a key typed before the table is drawn again sends the old row
+back.)"""
 
 from __future__ import annotations
 
@@ -237,7 +239,8 @@ def _on_select(src: Source, view: PageView, name: str) -> None:
 def selected_gap(src: Source, view: PageView, start: int) -> int | None:
     """The row of the skipped region selected in the page's table, or None (no row, or a
     record's row)."""
-    rows = _selected_rows(state.widget_value(_table_name(src, start)))
+    base = _table_name(src, start)
+    rows = _selected_rows(state.widget_value(f"{base}:{state.table_generation(base)}"))
     if rows and 0 <= rows[0] < len(view.records) and view.records[rows[0]] is None:
         return rows[0]
     return None
@@ -253,15 +256,17 @@ def records_table(src: Source, view: PageView, start: int) -> int | None:
     shown, pinned = shown_columns(src, view)
     current = state.record()
     pos = view.records.index(current) if current in view.records else None
-    parts.remember_page(src, view.records)
-    # One widget per page: the current record chosen elsewhere selects its row from here
-    # (and scrolls to it), and the table keeps what it has drawn.
-    name = _table_name(src, start)
+    # The widget keeps its key while rows are selected in it; the current record chosen
+    # elsewhere gives it a new one, with that record's row selected and scrolled into view.
+    base = _table_name(src, start)
+    generation = state.table_generation(base)
     moved = state.table_shows(src.tag) != current
     if moved:
+        generation += 1
+        state.set_table_generation(base, generation)
         state.set_table_shows(src.tag, current)
-        if pos is not None:
-            state.set_widget_value(name, {"selection": {"rows": [pos], "columns": [], "cells": []}})
+    name = f"{base}:{generation}"
+    parts.remember_table(src, view.records)
     row_height = 52 if view.has_images else 35
     height = min(len(df), ROWS_SHOWN) * row_height + HEADER_PX if len(df) else "auto"
     with st.container(key=TABLE_KEY):
@@ -282,11 +287,7 @@ def records_table(src: Source, view: PageView, start: int) -> int | None:
         if moved and pos is not None and pos >= ROWS_SHOWN // 2:
             st.html(
                 _SCROLL_JS.format(
-                    row=pos,
-                    height=row_height,
-                    header=HEADER_PX,
-                    box=TABLE_KEY,
-                    nonce=f"{name}:{current}",
+                    row=pos, height=row_height, header=HEADER_PX, box=TABLE_KEY, nonce=name
                 ),
                 unsafe_allow_javascript=True,
             )

@@ -77,7 +77,6 @@ def _on_status(src: Source, ref: RecordRef, status: str | None, comment_widget: 
     comment = state.widget_value(comment_widget)
     if not _set(src, ref, status, None if comment is None else str(comment)):
         st.rerun()  # the whole page: it says why
-    parts.after_mark(src)
 
 
 def _on_comment(src: Source, ref: RecordRef, comment_widget: str) -> bool:
@@ -92,6 +91,10 @@ def _on_comment(src: Source, ref: RecordRef, comment_widget: str) -> bool:
             return True
         # A comment on an unmarked record flags it: a remark usually means "look again".
         return _set(src, ref, FLAGGED, comment)
+    if comment == mark.comment:
+        # Nothing typed: the box told its value again (a page that ran while an earlier
+        # record's box was still on screen). Writing it would be a mark nobody made.
+        return True
     return _set(src, ref, mark.status, comment)
 
 
@@ -102,12 +105,10 @@ def _on_popover_comment(src: Source, ref: RecordRef, comment_widget: str) -> Non
 def _on_bar_comment(src: Source, ref: RecordRef, comment_widget: str) -> None:
     if not _on_comment(src, ref, comment_widget):
         st.rerun()  # the whole page: it says why
-    parts.after_mark(src)
 
 
 def _go(src: Source, n: int) -> None:
-    state.set_record(max(0, n))
-    parts.after_move(src, max(0, n))
+    parts.moved(src, max(0, n))
 
 
 # -- the keys ------------------------------------------------------------------------------
@@ -136,6 +137,11 @@ def _on_keys(src: Source) -> None:
     apply_keys(src, got.get("act") if hasattr(got, "get") else None)
 
 
+def _on_rest(src: Source) -> None:
+    """The keys rest: the parts of the page the review left behind catch up."""
+    parts.after_rest(src)
+
+
 def apply_keys(src: Source, value: object) -> None:
     """What the keys element sent (its trigger value ``act``), applied: each mark written to
     the journal, in order, and the current record moved; each action once, whatever is sent
@@ -154,15 +160,10 @@ def apply_keys(src: Source, value: object) -> None:
         return
     state.set_widget_value(_keys_memory_name(src), memory)
     saved = [_set(src, record, status, None) for record, status in effects.marks]
-    moved = effects.record if isinstance(effects.record, int) else None
-    if moved is not None:
-        state.set_record(moved)
+    if isinstance(effects.record, int):
+        parts.moved(src, effects.record)
     if not all(saved):
         st.rerun()  # the whole page: it says why
-    if effects.marks:
-        parts.after_mark(src, moved)
-    elif moved is not None:
-        parts.after_move(src, moved)
 
 
 def progress_line(j: Journal) -> str:
@@ -248,9 +249,15 @@ def render_marks(src: Source, ref: RecordRef) -> None:
         keys.mount(
             state.widget_key(_keys_name(src)),
             keys.data(
-                ref, _scope(src), _keys_memory(src), can_mark=True, can_move=isinstance(ref, int)
+                ref,
+                _scope(src),
+                _keys_memory(src),
+                can_mark=True,
+                can_move=isinstance(ref, int),
+                behind=parts.behind(src),
             ),
-            lambda: _on_keys(src),
+            on_act=lambda: _on_keys(src),
+            on_rest=lambda: _on_rest(src),
         )
 
 

@@ -9,9 +9,15 @@
 // page is drawn each act once, on the record they were meant for. Text is only ever set
 // with textContent.
 //
+// Each key runs only the record view. What the rest of the page shows of the review (the
+// table's row and review column, the sidebar's counts) catches up once the keys rest: when
+// Python says the page is behind (data.behind, a token), the element sends the trigger
+// "rest" after data.rest_ms without a key, once per token.
+//
 // The host element (class tfb-review-keys) says what is shown, for tests: data-record (the
-// record Python drew), data-queue (actions not yet acknowledged), data-rev (one more each
-// time data from Python is applied).
+// record Python drew), data-queue (actions not yet acknowledged), data-behind (what Python
+// said the page has not drawn yet), data-rev (one more each time data from Python is
+// applied).
 
 const KEYS = {
   p: ["mark", "passed"],
@@ -84,6 +90,10 @@ class Keys {
     this.rev = 0;
     this.setTriggerValue = null;
     this.timer = 0;
+    this.behind = "";
+    this.restMs = 600;
+    this.restSent = "";
+    this.restTimer = 0;
     this.buildHelp();
     this.onKey = (e) => this.key(e);
     this.listening = false;
@@ -98,6 +108,7 @@ class Keys {
     document.removeEventListener("keydown", this.onKey);
     this.listening = false;
     clearTimeout(this.timer);
+    clearTimeout(this.restTimer);
   }
 
   /** Take over from the element drawn before this one (the page drew the review bar anew):
@@ -107,6 +118,7 @@ class Keys {
     this.seq = before.seq;
     this.scope = before.scope;
     this.queue = before.queue;
+    this.restSent = before.restSent;
   }
 
   buildHelp() {
@@ -138,12 +150,26 @@ class Keys {
     }
     this.record = data.record === undefined ? null : data.record;
     this.can = { mark: !!data.can_mark, move: !!data.can_move };
+    this.behind = typeof data.behind === "string" ? data.behind : "";
+    if (typeof data.rest_ms === "number") this.restMs = data.rest_ms;
     this.rev += 1;
     this.render();
     // Actions a run did not see (sent while it ran, and lost): once more, if still not
     // acknowledged after a while (sent at once, they would make a run more in the usual case).
     clearTimeout(this.timer);
     if (this.queue.length) this.timer = setTimeout(() => this.send(), RESEND_MS);
+    this.restLater();
+  }
+
+  // Once the keys rest, the rest of the page catches up (once per state Python says).
+  restLater() {
+    clearTimeout(this.restTimer);
+    if (this.queue.length || !this.behind || this.behind === this.restSent) return;
+    this.restTimer = setTimeout(() => {
+      if (this.queue.length || !this.behind || this.behind === this.restSent) return;
+      this.restSent = this.behind;
+      if (this.setTriggerValue) this.setTriggerValue("rest", this.behind);
+    }, this.restMs);
   }
 
   key(e) {
@@ -151,6 +177,7 @@ class Keys {
     const a = actionOf(e.key, this.record, this.queue, this.can, this.seq + 1);
     if (!a) return;
     e.preventDefault();
+    clearTimeout(this.restTimer);
     this.seq = a.seq;
     this.queue.push(a);
     this.send();
@@ -168,6 +195,7 @@ class Keys {
     const r = this.root;
     r.dataset.record = this.record === null ? "" : String(this.record);
     r.dataset.queue = String(this.queue.length);
+    r.dataset.behind = this.behind;
     r.dataset.rev = String(this.rev);
     this.stateEl.textContent = this.queue.length ? "saving\u2026" : "";
   }
