@@ -2,8 +2,11 @@
 // F flagged, J next record, K previous record.
 //
 // Each key is an action with a sequence number; the queue of actions not yet acknowledged
-// goes to Python, whole, as the trigger value "act" every time a key is added (so an action
-// lost between two runs is sent again, and Python applies each number once, in order). An
+// goes to Python, whole, as the trigger value "act" (so an action lost between two runs is
+// sent again, and Python applies each number once, in order). A key typed while the app runs
+// its script waits for the run to end (keys typed meanwhile join the same message): a
+// message sent during a run would carry the values some widgets had before it, and the
+// server would take a stale one (the pager's "Go to record") as a change. An
 // action names the record it acts on, or none when a move before it in the queue has not
 // been drawn yet: Python applies it where that move landed. So keys typed faster than the
 // page is drawn each act once, on the record they were meant for. Text is only ever set
@@ -26,6 +29,14 @@ const KEYS = {
   k: ["move", -1],
 };
 const RESEND_MS = 1500;
+const BUSY_WAIT_MS = 3000; // how long a message waits for the app's run to end, at most
+
+/** Whether the app is running its script. */
+function appBusy() {
+  const app = document.querySelector('[data-testid="stApp"]');
+  const s = app ? app.getAttribute("data-test-script-state") : null;
+  return s === "running" || s === "rerunRequested";
+}
 const HELP = [
   ["P", "passed"],
   ["F", "flagged"],
@@ -90,6 +101,7 @@ class Keys {
     this.rev = 0;
     this.setTriggerValue = null;
     this.timer = 0;
+    this.sendTimer = 0;
     this.behind = "";
     this.restMs = 600;
     this.restSent = "";
@@ -109,6 +121,8 @@ class Keys {
     this.listening = false;
     clearTimeout(this.timer);
     clearTimeout(this.restTimer);
+    clearTimeout(this.sendTimer);
+    this.sendTimer = 0;
   }
 
   /** Take over from the element drawn before this one (the page drew the review bar anew):
@@ -167,6 +181,10 @@ class Keys {
     if (this.queue.length || !this.behind || this.behind === this.restSent) return;
     this.restTimer = setTimeout(() => {
       if (this.queue.length || !this.behind || this.behind === this.restSent) return;
+      if (appBusy()) {
+        this.restLater(); // later, once the app is idle
+        return;
+      }
       this.restSent = this.behind;
       if (this.setTriggerValue) this.setTriggerValue("rest", this.behind);
     }, this.restMs);
@@ -184,11 +202,35 @@ class Keys {
     this.render();
   }
 
+  /** Send what waits: at once when the app is idle, else once its run is over and a frame
+   * has passed (its widgets then hold their new values). */
+  whenIdle(go) {
+    if (!appBusy()) {
+      go();
+      return;
+    }
+    const started = performance.now();
+    const attempt = () => {
+      if (appBusy() && performance.now() - started < BUSY_WAIT_MS) {
+        this.sendTimer = setTimeout(attempt, 15);
+        return;
+      }
+      requestAnimationFrame(() => {
+        this.sendTimer = setTimeout(go, 0);
+      });
+    };
+    this.sendTimer = setTimeout(attempt, 15);
+  }
+
   send() {
     clearTimeout(this.timer);
-    if (this.setTriggerValue) {
-      this.setTriggerValue("act", { client: this.client, actions: this.queue });
-    }
+    if (this.sendTimer) return; // a message waits already: it will carry the whole queue
+    this.whenIdle(() => {
+      this.sendTimer = 0;
+      if (this.setTriggerValue && this.queue.length && this.listening) {
+        this.setTriggerValue("act", { client: this.client, actions: this.queue });
+      }
+    });
   }
 
   render() {
@@ -212,17 +254,20 @@ export default function (component) {
     keys = new Keys(parentElement);
     all.set(parentElement, keys);
   }
+  let adopted = false;
   if (active !== keys) {
     // One listener only: a key must never act twice.
     if (active) {
       keys.adopt(active);
       active.destroy();
+      adopted = true;
     }
     active = keys;
   }
   keys.listen();
   keys.setTriggerValue = setTriggerValue;
   if (data) keys.apply(data);
+  if (adopted && keys.queue.length) keys.send(); // what the element before had not sent
   return () => {
     keys.destroy();
     all.delete(parentElement);
