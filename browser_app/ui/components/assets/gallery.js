@@ -28,6 +28,7 @@ const RESEND_MS = 4000;
 const RESEND_CAP_MS = 30000;
 const DETACHED_MS = 5000; // keys typed this soon after the element went away wait for it
 const BUSY_WAIT_MS = 3000; // how long a message waits for the app's run to end, at most
+const SETTLED_MS = 250; // data older than this, and no run going: the page's widgets are set
 
 /** Whether the app is running its script (a message sent now would carry the values some
  * widgets had before that run set theirs: a stale "Go to record" would move the page). */
@@ -115,8 +116,10 @@ class Grid {
     this.ahead = null; // the page whose next page was asked for
     this.outbox = { act: false, ahead: null }; // what goes to Python once the app is idle
     this.flushTimer = 0;
+    this.appliedAt = 0; // when data from Python was last applied
     this.rev = 0;
     this.prefetched = [];
+    this.prefetchedKey = "";
     this.resendTimer = 0;
     this.resendMs = RESEND_MS;
     this.parent = null;
@@ -168,6 +171,7 @@ class Grid {
     this.parent = null;
     this.detached = { at: performance.now(), path: location.pathname };
     this.prefetched = [];
+    this.prefetchedKey = "";
   }
 
   buildHead() {
@@ -226,6 +230,7 @@ class Grid {
     }
     const replay = !this.awaiting && this.buffer.length > 0;
     this.rev += 1;
+    this.appliedAt = performance.now();
     this.render();
     this.prefetch();
     this.askAhead();
@@ -254,6 +259,9 @@ class Grid {
   prefetch() {
     const next = this.view && this.view.next;
     const urls = next ? next.tiles.map((t) => t.src).filter(Boolean) : [];
+    const key = urls.join(" ");
+    if (key === this.prefetchedKey) return; // the same pictures: fetched already
+    this.prefetchedKey = key;
     this.prefetched = urls.map((u) => {
       const im = new Image();
       im.decoding = "async";
@@ -504,6 +512,10 @@ class Grid {
   flushSoon() {
     if (this.flushTimer) return;
     const started = performance.now();
+    if (!appBusy() && started - this.appliedAt > SETTLED_MS) {
+      this.flushNow(); // the usual case: a key typed while nothing runs goes at once
+      return;
+    }
     const attempt = () => {
       if (appBusy() && performance.now() - started < BUSY_WAIT_MS) {
         this.flushTimer = setTimeout(attempt, 15);
