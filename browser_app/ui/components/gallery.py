@@ -21,16 +21,11 @@ keeps its own, which may be ahead of what Python knows."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache
-from importlib import resources
 from typing import Any, Literal
 
-import streamlit as st
-from streamlit import runtime
-
+from browser_app.ui.components import served
 from browser_app.view import GalleryItem
 from codec.dataset import DAMAGED, RECOVERED
 
@@ -299,62 +294,6 @@ def _landing(a: Action, pages: PageFacts) -> int:
 
 # -- on the page -------------------------------------------------------------------------------
 
-# Streamlit sends an element's inline JavaScript and CSS with every run that draws it; the
-# element's own files go once instead, by URL (content-addressed media files of the app's own
-# server, registered on every run that draws the element, like its pictures), and what is
-# inline is this loader: it imports the module and links the style sheet, once a page load.
-_LOADER = """
-const moduleUrl = new URL(%(js)s, location.href).href;
-const styleUrl = new URL(%(css)s, location.href).href;
-let loading = null;
-function loaded() {
-  if (!loading) {
-    let link = document.querySelector(`link[data-tfb-style="${styleUrl}"]`);
-    const style = link ? Promise.resolve() : new Promise((done) => {
-      link = document.createElement("link");
-      link.rel = "stylesheet";
-      link.href = styleUrl;
-      link.dataset.tfbStyle = styleUrl;
-      link.onload = link.onerror = () => done();
-      document.head.appendChild(link);
-    });
-    loading = Promise.all([import(moduleUrl), style]).then(([module]) => module);
-  }
-  return loading;
-}
-export default async function (component) {
-  return (await loaded()).default(component);
-}
-"""
-
-
-@cache
-def _asset(name: str) -> str:
-    return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
-
-
-def _asset_url(name: str, mime: str) -> str | None:
-    """The URL the app's server serves asset ``name`` at for this session (registered for
-    this run), or None outside a running app."""
-    if not runtime.exists():
-        return None
-    files = runtime.get_instance().media_file_mgr
-    return files.add(_asset(name).encode("utf-8"), mime, f"tfb-element-asset.{name}")
-
-
-@cache
-def _renderer(js_url: str | None, css_url: str | None) -> Any:
-    """The registered element: its HTML, and its JavaScript and CSS by URL (inline where no
-    app serves them). The files are read from the package once (an editable install has no
-    manifest Streamlit could find an ``asset_dir`` by, so they are not declared as one)."""
-    if js_url is None or css_url is None:
-        js, css = _asset("gallery.js"), _asset("gallery.css")
-    else:
-        js, css = _LOADER % {"js": json.dumps(js_url), "css": json.dumps(css_url)}, None
-    return st.components.v2.component(
-        NAME, html=_asset("gallery.html"), css=css, js=js, isolate_styles=False
-    )
-
 
 def mount(
     key: str,
@@ -365,9 +304,7 @@ def mount(
     """Draw the gallery element with ``data`` (:func:`page_data`); ``on_act`` runs when it
     sends actions, ``on_focus`` when it tells a new focus (both before the script's body, as
     widget callbacks do). Returns its result (``focus``, ``act``)."""
-    js_url = _asset_url("gallery.js", "text/javascript")
-    css_url = _asset_url("gallery.css", "text/css")
-    return _renderer(js_url, css_url)(
+    return served.renderer(NAME, "gallery")(  # its code by URL, once a page load
         key=key,
         data=dict(data),
         on_act_change=on_act,

@@ -16,12 +16,9 @@ it plays), ``data-rev`` (one more each time data from Python is applied)."""
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from functools import cache
-from importlib import resources
 from typing import Any
 
-import streamlit as st
-
+from browser_app.ui.components import served
 from browser_app.view import media as vm
 from codec import example as ex
 from codec.values import plural
@@ -106,25 +103,7 @@ def want_of(value: Any) -> tuple[int, int] | None:
     return frame, seq
 
 
-@cache
-def _asset(name: str) -> str:
-    return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
-
-
-@cache
-def _renderer() -> Any:
-    """The registered element (its HTML, CSS and JavaScript read from the package's assets
-    once, as the gallery's are)."""
-    return st.components.v2.component(
-        NAME,
-        html=_asset("player.html"),
-        css=_asset("player.css"),
-        js=_asset("player.js"),
-        isolate_styles=False,
-    )
-
-
 def mount(key: str, data: Mapping[str, Any], on_want: Callable[[], None]) -> Any:
     """Draw the player with ``data`` (:func:`clip_data`); ``on_want`` runs when it asks for
     another window of frames. Returns its result (``want``)."""
-    return _renderer()(key=key, data=dict(data), on_want_change=on_want)
+    return served.renderer(NAME, "player")(key=key, data=dict(data), on_want_change=on_want)

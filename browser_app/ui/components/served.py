@@ -7,7 +7,7 @@ the element, like its pictures), and what is inline is a loader of a few hundred
 imports the module and links the style sheet, once a page load. Outside a running app (no
 media file manager) the files go inline.
 
-(:mod:`.gallery` has the same loader of its own; this is the one to share.)"""
+Every element of the package is mounted through :func:`renderer`."""
 
 from __future__ import annotations
 

@@ -10,12 +10,9 @@ tests: ``data-state`` (``drawn``, ``failed``, or empty while it decodes), ``data
 
 from __future__ import annotations
 
-from functools import cache
-from importlib import resources
 from typing import Any
 
-import streamlit as st
-
+from browser_app.ui.components import served
 from browser_app.view import media as vm
 
 __all__ = ["NAME", "mount", "wave_data"]
@@ -37,22 +34,6 @@ def wave_data(src: str, width: int, height: int = 96) -> dict[str, Any]:
     }
 
 
-@cache
-def _asset(name: str) -> str:
-    return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
-
-
-@cache
-def _renderer() -> Any:
-    return st.components.v2.component(
-        NAME,
-        html=_asset("waveform.html"),
-        css=_asset("waveform.css"),
-        js=_asset("waveform.js"),
-        isolate_styles=False,
-    )
-
-
 def mount(key: str, data: dict[str, Any]) -> Any:
     """Draw the waveform element with ``data`` (:func:`wave_data`)."""
-    return _renderer()(key=key, data=data)
+    return served.renderer(NAME, "waveform")(key=key, data=data)
