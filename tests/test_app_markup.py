@@ -97,6 +97,17 @@ def live_markup(at: AppTest) -> list[tuple[str, str, list[str]]]:
         for where, text in _strings(proto, type(node).__name__):
             if where.endswith(":plain"):
                 found = [RLO] if RLO in text else []
+            elif where.startswith("UnknownElement.BidiComponent"):
+                # An element's data: the element sets every text of it as text, never as
+                # Markdown or HTML (tests/test_e2e_gallery_grid.py shows an HTML label as
+                # text in Chromium); no bidirectional control may reach it.
+                # (its "grid" is an identifier, never shown; so are its other fields: ids)
+                found = []
+                if where.endswith(".json") and text.strip():
+                    data = json.loads(text)
+                    if isinstance(data, dict):
+                        data = {k: v for k, v in data.items() if k != "grid"}
+                    found = [RLO] if "\\u202e" in json.dumps(data) else []
             elif where.startswith("Html."):
                 found = [m for m in _FROM_DATA if m in text]
             elif where.startswith("Dataframe."):
