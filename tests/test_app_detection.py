@@ -10,7 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
-from app_support import start_app
+from app_support import gallery_tiles, start_app
 from streamlit.testing.v1 import AppTest
 
 from browser_app.sample_data import LABEL_MAP, PLANTS, write_detection_checks
@@ -170,13 +170,14 @@ def test_statistics_draws_one_exact_bar_per_label(monkeypatch, od) -> None:
 def test_gallery_badges_the_records_with_bad_boxes(monkeypatch, od) -> None:
     root, planted = od
     at = _app(monkeypatch, root, "gallery")
-    captions = [c for c in (_plain(b.label) for b in at.main.button) if c.startswith("#")]
-    shown = {int(c[1:].split(" ")[0]) for c in captions}
-    badges = [m.value for m in at.main.markdown if "bad box" in m.value]
+    tiles = gallery_tiles(at)
+    assert all(t["caption"].startswith(f"#{t['record']} ") for t in tiles)
+    shown = {t["record"] for t in tiles}
+    badged = {t["record"] for t in tiles if any("bad box" in b for b in t.get("badges", []))}
     bad = {
         i
         for kind in ("box_range", "box_not_finite", "box_inverted")
         for i in planted[kind]
         if i in shown
     }
-    assert bad and len(badges) == len(bad)
+    assert bad and badged == bad

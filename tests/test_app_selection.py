@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app_support import start_app
+from app_support import gallery_data, gallery_tiles, start_app
 from streamlit.testing.v1 import AppTest
 
 import codec
@@ -19,6 +19,7 @@ from browser_app.selection import Selection, record_facts
 from codec.filters import run_filter
 
 N = 120
+RECORD = "tfb:record"  # the current record in the session (browser_app.ui.state.url)
 
 
 @pytest.fixture(scope="module")
@@ -43,12 +44,17 @@ def _table_records(at: AppTest) -> list[int]:
     return [int(x) for x in df["#"].tolist()]
 
 
-TILE = re.compile(r"#(\d+) ·")
+TILE = re.compile(r"^#(\d+) ·")
 
 
 def _tiles(at: AppTest) -> list[int]:
-    """The gallery's tiles, by the record number in their captions (badges may come first)."""
-    return [int(m.group(1)) for b in at.main.button if (m := TILE.search(b.label))]
+    """The records of the tiles the gallery's grid element was sent, in order; each tile's
+    caption names its record too (what a user reads under the picture)."""
+    tiles = gallery_tiles(at)
+    for t in tiles:
+        m = TILE.match(t["caption"])
+        assert m and int(m.group(1)) == t["record"], t
+    return [t["record"] for t in tiles]
 
 
 def _param(at: AppTest, name: str) -> list[str]:
@@ -146,20 +152,37 @@ def test_filter_results_show_pictures_and_open_in_the_gallery(monkeypatch, od) -
 
 
 def test_gallery_keys_page_through_the_selection(monkeypatch, od) -> None:  # type: ignore[no-untyped-def]
+    """Pages of the gallery are pages of the selection. The keys (N/B, J/K past a page's
+    end) are the grid element's and cannot be typed here: the pager turns the page, and the
+    record a key's page turn makes current (its handling: tests/test_gallery_tiles.py) shows
+    its page of the selection with the focus on it."""
     facts = _facts(od)
     want = facts.classes["cat (1)"].tolist()
     at = _app(monkeypatch, od, {"facet": "class:cat (1)", "size": "10"}, page="gallery")
     assert _tiles(at) == want[:10]
-    next(b for b in at.main.button if b.label == "Next page (N)").click().run()
+    at.button(key="tfb:w:gallery:next").click().run()
+    assert not at.exception, [e.value for e in at.exception]
     assert _tiles(at) == want[10:20]
     assert _param(at, "record") == [str(want[10])]
-    # Moving the focus back past the first tile goes to the last tile of the previous page.
-    next(b for b in at.main.button if b.label == "Previous tile (K)").click().run()
+    assert gallery_data(at)["focus"] == want[10]
+    # Back past the first tile (K) lands on the last tile of the previous page: that record
+    # made current shows the previous page of the selection, focused on its last tile.
+    at.session_state[RECORD] = want[9]
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
     assert _tiles(at) == want[:10]
     assert _param(at, "record") == [str(want[9])]
-    # And forward past the last tile, to the first of the next page.
-    next(b for b in at.main.button if b.label == "Next tile (J)").click().run()
+    assert gallery_data(at)["focus"] == want[9]
+    # And forward past the last tile (J), on the first tile of the next page.
+    at.session_state[RECORD] = want[10]
+    at.run()
+    assert _tiles(at) == want[10:20]
     assert _param(at, "record") == [str(want[10])]
+    assert gallery_data(at)["focus"] == want[10]
+    # The pager back (B) turns to the previous page of the selection, on its first tile.
+    at.button(key="tfb:w:gallery:prev").click().run()
+    assert _tiles(at) == want[:10]
+    assert _param(at, "record") == [str(want[0])]
 
 
 def test_a_links_selection_on_a_large_dataset_waits_to_be_applied(monkeypatch, od) -> None:  # type: ignore[no-untyped-def]
