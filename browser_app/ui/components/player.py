@@ -10,8 +10,9 @@ sent a window at a time; the element asks for the window holding a frame it need
 trigger value ``want``: ``{"frame": N, "seq": K}``) and waits for it.
 
 The host element (class ``tfb-player``, ``data-testid="tfb-player"``) says what it shows, for
-tests: ``data-frame`` (the frame shown, from 1), ``data-count``, ``data-playing`` ("1" while
-it plays), ``data-rev`` (one more each time data from Python is applied)."""
+tests: ``data-frame`` (the frame shown, from 1), ``data-count``, ``data-first`` (the first
+frame, from 0, of the window it was sent), ``data-playing`` ("1" while it plays), ``data-rev``
+(one more each time data from Python is applied)."""
 
 from __future__ import annotations
 

@@ -185,7 +185,7 @@ def frames_player(
     and pause at the clip's frame rate, and a film strip. It plays on its own, with no run of
     the script per frame; a long clip's frames come a window at a time, as it asks."""
     key = f"{src.tag}:{number}:{frames.feature}"
-    widget = state.widget_key(f"player:{key}")
+    name = f"player:{key}"
     label = f" · {view.md_text(frames.label)}" if frames.label else ""
     with st.container(key=f"tfb-frames-{number}"):
         st.markdown(f"**Frames** · {view.md_code(frames.feature)} · {frames.words}{label}")
@@ -197,12 +197,14 @@ def frames_player(
             first=mstate.frame_window(key),
             boxes=boxes,
         )
-        player.mount(widget, data, on_want=partial(_on_want, key, widget, frames.count))
+        player.mount(
+            state.widget_key(name), data, on_want=partial(_on_want, key, name, frames.count)
+        )
 
 
-def _on_want(key: str, widget: str, count: int) -> None:
+def _on_want(key: str, name: str, count: int) -> None:
     """The player needs a frame outside the frames it was sent: send the window holding it."""
-    got = state.widget_value(widget)
+    got = state.widget_value(name)
     want = player.want_of(got.get("want") if hasattr(got, "get") else None)
     if want is not None:
         mstate.set_frame_window(key, player.window_start(count, want[0]))

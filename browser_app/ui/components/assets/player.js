@@ -9,8 +9,8 @@
 // value "want" ({frame, seq}) names the frame needed; playback waits until it is there.
 //
 // The host element (class tfb-player) says what is shown, for tests: data-frame (the frame
-// shown, from 1), data-count, data-playing ("1" while it plays), data-rev (one more each time
-// data from Python is applied).
+// shown, from 1), data-count, data-first (the first frame, from 0, of the window it was sent),
+// data-playing ("1" while it plays), data-rev (one more each time data from Python is applied).
 
 const SVG = "http://www.w3.org/2000/svg";
 const STRIP = 9; // frames on the film strip
@@ -122,9 +122,11 @@ class Player {
   apply(data) {
     const first = this.data === null || this.data.key !== data.key;
     this.data = data;
+    this.asked = -1; // new frames came: a frame still missing is asked for again
     this.rev += 1;
     this.root.dataset.rev = String(this.rev);
     this.root.dataset.count = String(data.count);
+    this.root.dataset.first = String(data.first); // the first frame of the window sent
     this.slider.max = String(Math.max(1, data.count));
     this.playBtn.title = `Play the frames at ${data.fps} frames a second`;
     let resumed = false;
