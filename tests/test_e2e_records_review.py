@@ -300,3 +300,46 @@ def test_thirty_records_reviewed_by_keys_alone(
     assert _marks_written(root, cache) == written
     expect(keys).to_have_attribute("data-record", str(end))
     page.close()
+
+
+def test_a_key_acts_once_whether_the_keys_element_has_come_or_not(
+    served: tuple[str, Path], root: Path, browser: Any
+) -> None:
+    """The review bar's buttons keep their shortcuts for the moment after the page is drawn
+    and before the keys element's code has come; once it runs, it takes the keys first, and
+    the shortcuts never act as well: each key, one journal line."""
+    from playwright.sync_api import expect
+
+    url, cache = served
+    page = browser.new_page(viewport=WIDE)
+    page.goto(f"{url}/?file=detection.tfrecord&record=50")
+    passed = page.locator("[data-testid='stBaseButton-primary']", has_text="Passed")
+    # As soon as the review bar is drawn (the element may not run yet).
+    expect(page.get_by_role("button", name=re.compile("Passed"))).to_be_visible(timeout=30_000)
+    before = _marks_written(root, cache)
+    page.keyboard.press("p")
+    expect(passed).to_be_visible(timeout=15_000)
+    settled(page)
+    assert _marks_written(root, cache)[len(before) :] == [(50, "passed")]
+    # The element runs now: the same key, and F, each once.
+    keys = page.get_by_test_id("tfb-review-keys")
+    expect(keys).to_have_attribute("data-record", "50")
+    for n, key in enumerate("pf", start=2):
+        page.keyboard.press(key)
+
+        def written(n: int = n) -> None:
+            assert len(_marks_written(root, cache)) - len(before) >= n
+
+        until(written, timeout=15, what=f"the journal line of {key}")
+        settled(page)
+    assert _marks_written(root, cache)[len(before) :] == [
+        (50, "passed"),
+        (50, "passed"),
+        (50, "flagged"),
+    ]
+    page.keyboard.press("j")
+    expect(page.get_by_role("heading", name="Record 51")).to_be_visible()
+    settled(page)
+    expect(page.get_by_role("heading", name="Record 51")).to_be_visible()  # not 52
+    no_errors(page)
+    page.close()

@@ -4,11 +4,14 @@
 Keys typed faster than the page is drawn again must each act once, in the order typed, on
 the record they were meant for; a button with a keyboard shortcut cannot promise that (a key
 pressed while the page runs presses the button of the record still shown, and two presses
-of one button sent together count once). So the element owns the four keys: each key is an
-*action* with a sequence number from the element (``client`` names one element in one page
-load); the element sends every action not yet acknowledged, each time, as the trigger value
-``act``, and Python applies each number once (:class:`Memory` remembers the last one
-applied) and acknowledges it in the next data (``ack``). An action names the record it acts
+of one button sent together count once). So the element owns the four keys once it runs:
+it takes them before Streamlit's shortcuts can (the review bar's buttons keep theirs, which
+show the keys and act only in the moment after the page is first drawn and before the
+element's code has come). Each key is an *action* with a sequence number from the element
+(``client`` names one element in one page load); the element sends every action not yet
+acknowledged, each time, as the trigger value ``act``, and Python applies each number once
+(:class:`Memory` remembers the last one applied) and acknowledges it in the next data
+(``ack``). An action names the record it acts
 on, or none when an earlier action of the queue moves the current record: it then acts where
 that one landed. The element says "saving…" until its actions are acknowledged; the review
 bar shows a mark once the journal holds it.

@@ -44,7 +44,8 @@ __all__ = [
 
 ICONS: dict[MarkStatus, str] = {PASSED: "✓", FLAGGED: "⚑"}
 LABELS: dict[MarkStatus, str] = {PASSED: "Passed", FLAGGED: "Flagged"}
-# The review bar's mark buttons: status, widget name, icon, key (the keys element's).
+# The review bar's mark buttons: status, widget name, icon, keyboard shortcut (the keys
+# element takes the key once its code runs: the shortcut shows it, and acts only before).
 _STATUS_BUTTONS: tuple[tuple[MarkStatus, str, str, str], ...] = (
     (PASSED, "pass", ":material/check_circle:", "P"),
     (FLAGGED, "flag", ":material/flag:", "F"),
@@ -206,7 +207,7 @@ def render_marks(src: Source, ref: RecordRef) -> None:
                 type="primary" if mark is not None and mark.status == status else "secondary",
                 on_click=_on_status,
                 args=(src, ref, status, comment_widget),
-                help=f"Mark this record {LABELS[status].lower()} (key {key})",
+                shortcut=key,
             )
         row.button(
             "Clear",
@@ -235,7 +236,8 @@ def render_marks(src: Source, ref: RecordRef) -> None:
                 on_click=_go,
                 args=(src, ref if before is None else before),
                 disabled=before is None,
-                help="The previous record of the selection (key K)",
+                shortcut="K",
+                help="The previous record of the selection",
             )
             row.button(
                 "Next record",
@@ -244,7 +246,8 @@ def render_marks(src: Source, ref: RecordRef) -> None:
                 on_click=_go,
                 args=(src, ref if after is None else after),
                 disabled=after is None,
-                help="The next record of the selection (key J)",
+                shortcut="J",
+                help="The next record of the selection",
             )
         keys.mount(
             state.widget_key(_keys_name(src)),

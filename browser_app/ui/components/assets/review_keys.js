@@ -111,13 +111,15 @@ class Keys {
     this.listening = false;
   }
 
+  // On the window, before anything else sees the key: the review bar's buttons keep their
+  // keyboard shortcuts (for the moment before this code runs), which must not act as well.
   listen() {
-    if (!this.listening) document.addEventListener("keydown", this.onKey);
+    if (!this.listening) window.addEventListener("keydown", this.onKey, true);
     this.listening = true;
   }
 
   destroy() {
-    document.removeEventListener("keydown", this.onKey);
+    window.removeEventListener("keydown", this.onKey, true);
     this.listening = false;
     clearTimeout(this.timer);
     clearTimeout(this.restTimer);
@@ -195,6 +197,7 @@ class Keys {
     const a = actionOf(e.key, this.record, this.queue, this.can, this.seq + 1);
     if (!a) return;
     e.preventDefault();
+    e.stopImmediatePropagation(); // the buttons' own shortcuts never see it
     clearTimeout(this.restTimer);
     this.seq = a.seq;
     this.queue.push(a);
