@@ -256,10 +256,9 @@ def test_the_table_follows_the_keys_with_its_row_and_review_column(monkeypatch, 
     name = records_table(at).key
     at = typed(at, "t", [key(1, "p", 2), key(2, "j", 2), key(3, "j")])
     table = records_table(at)
-    # A new table, the current record's row selected in it (a row selected into the table
-    # the browser has drawn would race with its own selection).
-    assert table.key != name
-    assert json.loads(table.proto.selection_default)["selection"]["rows"] == [4]
+    # The same table, the current record's row selected in it from the server.
+    assert table.key == name
+    assert list(at.session_state[table.key]["selection"]["rows"]) == [4]
     review = list(table.value["review"])
     assert review[2] == "✓ passed" and review[3] == review[4] == "· unreviewed"
     assert "1 of 60 reviewed" in "\n".join(p.proto.text for p in at.get("progress"))
@@ -269,10 +268,15 @@ def test_the_table_follows_the_keys_with_its_row_and_review_column(monkeypatch, 
 def test_a_key_past_the_pages_end_turns_the_page(monkeypatch, fresh):
     at = keys_page(monkeypatch, fresh, 24)
     assert int(records_table(at).value["#"].iloc[0]) == 0
+    name = records_table(at).key
     at = typed(at, "t", [key(1, "f", 24), key(2, "j", 24)])
     assert at.query_params["record"] == "25"
     assert heading(at) == "#### Record 25"
-    assert int(records_table(at).value["#"].iloc[0]) == 25
+    table = records_table(at)
+    assert int(table.value["#"].iloc[0]) == 25
+    # The same table for every page (its rows change in place), the row selected with them.
+    assert table.key == name
+    assert list(at.session_state[table.key]["selection"]["rows"]) == [0]
     at = typed(at, "t", [key(3, "k", 25)])
     assert heading(at) == "#### Record 24"
     assert list(records_table(at).value["review"])[24] == "⚑ flagged"

@@ -343,3 +343,52 @@ def test_a_key_acts_once_whether_the_keys_element_has_come_or_not(
     expect(page.get_by_role("heading", name="Record 51")).to_be_visible()  # not 52
     no_errors(page)
     page.close()
+
+
+def test_a_click_while_the_table_follows_the_keys_keeps_the_record(
+    server: str, browser: Any
+) -> None:
+    """Once the keys rest the table's row follows the current record, selected from the
+    server; a button clicked while that is drawn sends the row the table showed before,
+    which the server must not take for a click on it (the record would jump back)."""
+    from playwright.sync_api import expect
+
+    running = """() => document.querySelector('[data-testid="stApp"]')
+      .getAttribute('data-test-script-state') === 'running'"""
+    page = _open(browser, server, 53)
+    keys = page.get_by_test_id("tfb-review-keys")
+    expect(keys).to_have_attribute("data-record", "53", timeout=15_000)
+    settled(page)
+    # Every record the record view shows, in order, at every frame.
+    page.evaluate(
+        """() => { const seen = (window.__shown = []);
+          const look = () => {
+            const h = [...document.querySelectorAll('h4')].map((e) => e.innerText)
+              .find((t) => t.startsWith('Record '));
+            if (h && seen[seen.length - 1] !== h) seen.push(h);
+            requestAnimationFrame(look);
+          };
+          look(); }"""
+    )
+    for n in (54, 55, 56):
+        page.get_by_role("heading", name="Records", exact=True).click()
+        page.keyboard.press("j")
+        expect(keys).to_have_attribute("data-record", str(n))
+        # The keys rest: the run that moves the table's row; a click on the page meanwhile.
+        page.wait_for_function(running, polling=5, timeout=15_000)
+        page.get_by_role("button", name=re.compile("Flagged")).first.click()
+        expect(page.get_by_text("Review · ⚑ Flagged").first).to_be_visible()
+        settled(page, quiet_ms=1_000)
+        expect(page.get_by_role("heading", name=f"Record {n}")).to_be_visible()
+        expect(keys).to_have_attribute("data-record", str(n))
+    # Never back to a record left: the old row was not taken for a click.
+    assert page.evaluate("window.__shown") == [f"Record {n}" for n in (53, 54, 55, 56)]
+    table = _table(page)
+    expect(table.locator("tr[aria-selected='true']")).to_have_attribute("aria-rowindex", "8")
+
+    def url_says_it() -> None:
+        assert "record=56" in page.evaluate("location.href")
+
+    until(url_says_it, timeout=10, what="the URL carries record 56")
+    no_errors(page)
+    page.close()

@@ -121,7 +121,7 @@ def _record_view(src: Source, view: PageView, start: int, stop: int, mode: str) 
     # A skipped region selected in the table, unless the review has moved on since.
     gap = None
     if state.table_shows(src.tag) == state.record():
-        gap = records_table.selected_gap(src, view, start)
+        gap = records_table.selected_gap(src, view)
     with remote.guard(src, "records"):
         _detail(src, view, start, stop, gap)
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import math
+import time
 from typing import Any
 
 import pandas as pd
@@ -213,8 +214,19 @@ def _style(df: pd.DataFrame, view: PageView) -> Any:
     )
 
 
-def _table_name(src: Source, start: int) -> str:
-    return f"table:{src.tag}:{start}:{state.page_size()}"
+def _table_name(src: Source) -> str:
+    # One widget for every page of the source: turning the page changes its rows in place
+    # (a new widget per page is drawn anew by the browser, some 0.2 s more).
+    return f"table:{src.tag}:{state.page_size()}"
+
+
+ECHO_S = 1.5
+"""How long after the server selected a row in the table a message from the browser may
+still carry the row selected before (sent while the page was being drawn)."""
+
+
+def _page_name(src: Source) -> str:
+    return f"table:{src.tag}:page"
 
 
 def _selected_rows(value: object) -> list[int]:
@@ -224,10 +236,41 @@ def _selected_rows(value: object) -> list[int]:
     return [r for r in rows if isinstance(r, int)]
 
 
+def _selection(rows: list[int]) -> dict[str, Any]:
+    return {"selection": {"rows": rows, "columns": [], "cells": []}}
+
+
+def _set_name(name: str) -> str:
+    return f"{name}:set"
+
+
+def _select(name: str, rows: list[int]) -> None:
+    """Select ``rows`` in the table ``name`` from the server, remembering the rows the
+    browser showed selected until then (:func:`_echo`)."""
+    before = _selected_rows(state.widget_value(name))
+    state.set_widget_value(name, _selection(rows))
+    state.set_widget_value(_set_name(name), (before, rows, time.monotonic()))
+
+
+def _echo(name: str, rows: list[int]) -> bool:
+    """Whether ``rows``, told by the browser as a new selection, are the rows it showed
+    before the server selected others a moment ago: a message sent while the page was being
+    drawn, not a click. (A click on that very row within :data:`ECHO_S` is taken for one.)"""
+    got = state.widget_value(_set_name(name))
+    if not isinstance(got, tuple) or len(got) != 3:
+        return False
+    before, now, when = got
+    return rows == before and rows != now and time.monotonic() - when < ECHO_S
+
+
 def _on_select(src: Source, view: PageView, name: str) -> None:
     """A row was selected: its record becomes the current one, and only the record view runs
     again (a skipped region is shown from the selection itself)."""
     rows = _selected_rows(state.widget_value(name))
+    if _echo(name, rows):
+        state.set_widget_value(name, _selection(state.widget_value(_set_name(name))[1]))
+        return
+    state.set_widget_value(_set_name(name), None)
     if rows and 0 <= rows[0] < len(view.records):
         chosen = view.records[rows[0]]
         if chosen is not None and chosen != state.record():
@@ -236,11 +279,10 @@ def _on_select(src: Source, view: PageView, name: str) -> None:
     parts.after_select()
 
 
-def selected_gap(src: Source, view: PageView, start: int) -> int | None:
+def selected_gap(src: Source, view: PageView) -> int | None:
     """The row of the skipped region selected in the page's table, or None (no row, or a
     record's row)."""
-    base = _table_name(src, start)
-    rows = _selected_rows(state.widget_value(f"{base}:{state.table_generation(base)}"))
+    rows = _selected_rows(state.widget_value(_table_name(src)))
     if rows and 0 <= rows[0] < len(view.records) and view.records[rows[0]] is None:
         return rows[0]
     return None
@@ -256,16 +298,14 @@ def records_table(src: Source, view: PageView, start: int) -> int | None:
     shown, pinned = shown_columns(src, view)
     current = state.record()
     pos = view.records.index(current) if current in view.records else None
-    # The widget keeps its key while rows are selected in it; the current record chosen
-    # elsewhere gives it a new one, with that record's row selected and scrolled into view.
-    base = _table_name(src, start)
-    generation = state.table_generation(base)
-    moved = state.table_shows(src.tag) != current
+    # The current record chosen elsewhere (the pager, "Go to record", the review keys once
+    # they rest) has its row selected from here, and scrolled into view.
+    name = _table_name(src)
+    moved = state.table_shows(src.tag) != current or state.widget_value(_page_name(src)) != start
     if moved:
-        generation += 1
-        state.set_table_generation(base, generation)
         state.set_table_shows(src.tag, current)
-    name = f"{base}:{generation}"
+        state.set_widget_value(_page_name(src), start)
+        _select(name, [pos] if pos is not None else [])
     parts.remember_table(src, view.records)
     row_height = 52 if view.has_images else 35
     height = min(len(df), ROWS_SHOWN) * row_height + HEADER_PX if len(df) else "auto"
@@ -287,7 +327,11 @@ def records_table(src: Source, view: PageView, start: int) -> int | None:
         if moved and pos is not None and pos >= ROWS_SHOWN // 2:
             st.html(
                 _SCROLL_JS.format(
-                    row=pos, height=row_height, header=HEADER_PX, box=TABLE_KEY, nonce=name
+                    row=pos,
+                    height=row_height,
+                    header=HEADER_PX,
+                    box=TABLE_KEY,
+                    nonce=f"{name}:{start}:{current}",
                 ),
                 unsafe_allow_javascript=True,
             )
