@@ -108,7 +108,9 @@ def test_the_actions_read_are_bounded_and_by_number():
 
 
 def test_the_data_sent_says_what_the_keys_do():
-    sent = keys.data(7, "abc", keys.Memory("c", 3), can_mark=True, can_move=False, behind="7:2")
+    sent = keys.data(
+        7, "abc", keys.Memory("c", 3), can_mark=True, can_move=False, behind="7:2", rest_waits=True
+    )
     assert sent == {
         "record": 7,
         "scope": "abc",
@@ -117,6 +119,7 @@ def test_the_data_sent_says_what_the_keys_do():
         "ack": {"client": "c", "seq": 3},
         "behind": "7:2",
         "rest_ms": round(keys.REST * 1000),
+        "rest_waits": True,
     }
     assert keys.data(None, "abc", keys.Memory(), can_mark=False, can_move=True)["ack"] is None
 

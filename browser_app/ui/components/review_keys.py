@@ -38,7 +38,7 @@ __all__ = ["NAME", "Action", "Effects", "Memory", "data", "handle", "mount", "re
 NAME = "tfrecord_browser.review_keys"
 MARKS = ("passed", "flagged")
 MAX_ACTIONS = 1_000  # actions read from one trigger value (the rest wait for the next)
-REST = 0.6  # seconds without a key before the rest of the page catches up (in the element)
+REST = 1.5  # seconds without a key before the rest of the page catches up (in the element)
 
 Record = int | str  # a record's number, or the name of a new record of the journal
 
@@ -165,12 +165,16 @@ def data(
     can_mark: bool,
     can_move: bool,
     behind: str = "",
+    rest_waits: bool = False,
 ) -> dict[str, Any]:
     """What the element is sent: the record shown (None: the keys do nothing), the source it
     belongs to (``scope``: actions waiting for one source are never sent for another),
     whether marks can be saved and whether J / K move, the last action applied, and what the
     rest of the page has not drawn yet (``behind``: a token, "" when nothing; the element
-    sends the trigger ``rest`` once per token when the keys rest)."""
+    sends the trigger ``rest`` once per token when the keys rest) and whether a key typed
+    while that run is under way waits for it (``rest_waits``: the run draws widgets the
+    server sets itself, such as the pager's "Go to record"; else the key is sent at once,
+    and its run takes the place of the one catching up)."""
     return {
         "record": record,
         "scope": scope,
@@ -179,6 +183,7 @@ def data(
         "ack": memory.ack(),
         "behind": behind,
         "rest_ms": round(REST * 1000),
+        "rest_waits": rest_waits,
     }
 
 

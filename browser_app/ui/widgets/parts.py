@@ -48,6 +48,7 @@ __all__ = [
     "behind",
     "moved",
     "remember_table",
+    "rest_waits",
     "sidebar_facts",
 ]
 
@@ -142,6 +143,22 @@ def ahead(src: Source) -> bool:
     return state.widget_value(_moved_name(src)) == current and not _on_page(src, current)
 
 
+_SIDEBAR_PARTS = "records:sidebar-parts"  # whether the sidebar's counts were parts last time
+
+
+def rest_waits(src: Source) -> bool:
+    """Whether a key typed while the page catches up (:func:`after_rest`) must wait for
+    that run: it draws the pager (the body: the current record left the table's page, or
+    marks decide the selection's pages), or the whole app (the sidebar's counts changed and
+    are not parts of their own). Those draw widgets the server sets itself, whose old values
+    a message sent meanwhile would carry. (The table alone, or with the sidebar's parts, need
+    not be waited for: the key's run takes its place.)"""
+    if ahead(src) or _made_of_marks(state.selection()):
+        return True
+    sidebar = sidebar_facts(src) != state.sidebar_counts()
+    return sidebar and state.widget_value(_SIDEBAR_PARTS) is not True
+
+
 def after_rest(src: Source) -> None:
     """The keys rest: the table follows the current record and the marks — the whole body
     when the current record left its page or the marks changed the selection's pages — and
@@ -151,7 +168,12 @@ def after_rest(src: Source) -> None:
     sidebar = facts != state.sidebar_counts()
     state.set_sidebar_counts(facts)  # what the run asked for below draws
     part = BODY if body else TABLE
+    if not sidebar:
+        _rerun([part])
+        return
     try:
-        st.rerun([part, COUNTS, FACETS] if sidebar else [part])
+        state.set_widget_value(_SIDEBAR_PARTS, True)  # unless the rerun below says otherwise
+        st.rerun([part, COUNTS, FACETS])
     except StreamlitAPIException:
+        state.set_widget_value(_SIDEBAR_PARTS, False)
         st.rerun()  # the sidebar says it only when the whole app runs

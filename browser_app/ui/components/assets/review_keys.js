@@ -15,7 +15,10 @@
 // Each key runs only the record view. What the rest of the page shows of the review (the
 // table's row and review column, the sidebar's counts) catches up once the keys rest: when
 // Python says the page is behind (data.behind, a token), the element sends the trigger
-// "rest" after data.rest_ms without a key, once per token.
+// "rest" after data.rest_ms without a key, once per token. A key typed while that run is
+// under way is sent at once (its run takes that run's place; what it left undone is asked
+// for again at the next rest), unless Python says the run waits (data.rest_waits: it draws
+// widgets the server sets itself, whose old values a message sent meanwhile would carry).
 //
 // The host element (class tfb-review-keys) says what is shown, for tests: data-record (the
 // record Python drew), data-queue (actions not yet acknowledged), data-behind (what Python
@@ -30,6 +33,7 @@ const KEYS = {
 };
 const RESEND_MS = 1500;
 const BUSY_WAIT_MS = 3000; // how long a message waits for the app's run to end, at most
+const CATCH_UP_MS = 2000; // a run under way this soon after a rest was sent is that one
 
 /** Whether the app is running its script. */
 function appBusy() {
@@ -106,6 +110,8 @@ class Keys {
     this.restMs = 600;
     this.restSent = "";
     this.restTimer = 0;
+    this.restWaits = false;
+    this.catchingUp = 0; // when a rest was sent whose run a key need not wait for
     this.buildHelp();
     this.onKey = (e) => this.key(e);
     this.listening = false;
@@ -168,6 +174,8 @@ class Keys {
     this.can = { mark: !!data.can_mark, move: !!data.can_move };
     this.behind = typeof data.behind === "string" ? data.behind : "";
     if (typeof data.rest_ms === "number") this.restMs = data.rest_ms;
+    this.restWaits = !!data.rest_waits;
+    this.catchingUp = 0;
     this.rev += 1;
     this.render();
     // Actions a run did not see (sent while it ran, and lost): once more, if still not
@@ -188,6 +196,7 @@ class Keys {
         return;
       }
       this.restSent = this.behind;
+      this.catchingUp = this.restWaits ? 0 : performance.now();
       if (this.setTriggerValue) this.setTriggerValue("rest", this.behind);
     }, this.restMs);
   }
@@ -208,7 +217,10 @@ class Keys {
   /** Send what waits: at once when the app is idle, else once its run is over and a frame
    * has passed (its widgets then hold their new values). */
   whenIdle(go) {
-    if (!appBusy()) {
+    // The run under way is the one catching up, which the key's own run takes the place of.
+    const catching = this.catchingUp && performance.now() - this.catchingUp < CATCH_UP_MS;
+    if (!appBusy() || catching) {
+      this.catchingUp = 0;
       go();
       return;
     }
