@@ -122,6 +122,9 @@ def test_the_data_sent_says_what_the_keys_do():
         "rest_waits": True,
     }
     assert keys.data(None, "abc", keys.Memory(), can_mark=False, can_move=True)["ack"] is None
+    # Catching up that runs the whole app waits longer for the keys to rest.
+    whole = keys.data(7, "abc", keys.Memory(), can_mark=True, can_move=True, rest_whole=True)
+    assert whole["rest_ms"] == round(keys.REST_WHOLE * 1000) > sent["rest_ms"]
 
 
 # -- keys typed faster than the page is drawn ----------------------------------------------

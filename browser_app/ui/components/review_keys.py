@@ -39,6 +39,7 @@ NAME = "tfrecord_browser.review_keys"
 MARKS = ("passed", "flagged")
 MAX_ACTIONS = 1_000  # actions read from one trigger value (the rest wait for the next)
 REST = 1.5  # seconds without a key before the rest of the page catches up (in the element)
+REST_WHOLE = 4.0  # the same, when catching up runs the whole app (a key then waits for it)
 
 Record = int | str  # a record's number, or the name of a new record of the journal
 
@@ -166,6 +167,7 @@ def data(
     can_move: bool,
     behind: str = "",
     rest_waits: bool = False,
+    rest_whole: bool = False,
 ) -> dict[str, Any]:
     """What the element is sent: the record shown (None: the keys do nothing), the source it
     belongs to (``scope``: actions waiting for one source are never sent for another),
@@ -174,7 +176,9 @@ def data(
     sends the trigger ``rest`` once per token when the keys rest) and whether a key typed
     while that run is under way waits for it (``rest_waits``: the run draws widgets the
     server sets itself, such as the pager's "Go to record"; else the key is sent at once,
-    and its run takes the place of the one catching up)."""
+    and its run takes the place of the one catching up). Catching up waits :data:`REST`
+    without a key, or :data:`REST_WHOLE` when it runs the whole app (``rest_whole``): a key
+    typed during that run waits for all of it."""
     return {
         "record": record,
         "scope": scope,
@@ -182,7 +186,7 @@ def data(
         "can_move": can_move,
         "ack": memory.ack(),
         "behind": behind,
-        "rest_ms": round(REST * 1000),
+        "rest_ms": round((REST_WHOLE if rest_whole else REST) * 1000),
         "rest_waits": rest_waits,
     }
 

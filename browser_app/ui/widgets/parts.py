@@ -48,6 +48,7 @@ __all__ = [
     "behind",
     "moved",
     "remember_table",
+    "rest_runs_app",
     "rest_waits",
     "sidebar_facts",
 ]
@@ -153,8 +154,12 @@ def rest_waits(src: Source) -> bool:
     are not parts of their own). Those draw widgets the server sets itself, whose old values
     a message sent meanwhile would carry. (The table alone, or with the sidebar's parts, need
     not be waited for: the key's run takes its place.)"""
-    if ahead(src) or _made_of_marks(state.selection()):
-        return True
+    return ahead(src) or _made_of_marks(state.selection()) or rest_runs_app(src)
+
+
+def rest_runs_app(src: Source) -> bool:
+    """Whether catching up runs the whole app: the sidebar's counts changed, and they are
+    not parts of their own (as far as the last catching up found)."""
     sidebar = sidebar_facts(src) != state.sidebar_counts()
     return sidebar and state.widget_value(_SIDEBAR_PARTS) is not True
 

@@ -259,6 +259,7 @@ def render_marks(src: Source, ref: RecordRef) -> None:
                 can_move=isinstance(ref, int),
                 behind=parts.behind(src),
                 rest_waits=parts.rest_waits(src),
+                rest_whole=parts.rest_runs_app(src),
             ),
             on_act=lambda: _on_keys(src),
             on_rest=lambda: _on_rest(src),
