@@ -76,6 +76,11 @@ def gallery_tiles(at: AppTest) -> list[dict[str, Any]]:
     return list(gallery_data(at)["tiles"])
 
 
+def go_to_record(at: AppTest) -> Any:
+    """The pager's "Go to record" box (its key names the record it shows)."""
+    return next(w for w in at.number_input if w.label == "Go to record")
+
+
 def no_crash(at: AppTest, unshown: str | None = "could not be shown") -> None:
     """No exception in the run and, unless ``unshown`` is None, no error message containing
     ``unshown`` (a page or a part of one that could not be shown)."""

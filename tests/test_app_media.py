@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from app_support import gallery_tiles, no_crash, start_app
+from app_support import gallery_tiles, go_to_record, no_crash, start_app
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 from test_app_edit import media
@@ -244,7 +244,7 @@ def test_a_sample_list_without_a_rate_asks_for_one_and_keeps_it_for_the_source(
     assert info is not None and info.text() == "audio/wav 4.00 s 16 kHz mono"
     assert "waveform · 0 – 4.00 s" in [c for im in at.main.image for c in im.captions]
     # The next record of the source plays at the same rate without asking again.
-    at.number_input(key="tfb:w:jump").set_value(1).run()
+    go_to_record(at).set_value(1).run()
     no_crash(at)
     assert any(c.startswith("#### Record 1") for c in (m.value for m in at.main.markdown))
     ((data, _mime),) = _players(at, media)

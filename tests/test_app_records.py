@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from app_support import no_crash, start_app
+from app_support import go_to_record, no_crash, start_app
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as hs
 from streamlit.testing.v1 import AppTest
@@ -121,7 +121,7 @@ def test_chosen_columns_are_remembered_for_the_dataset(monkeypatch, root):
 def test_go_to_record_selects_its_row_and_scrolls_to_it(monkeypatch, root):
     at = app(monkeypatch, root, "detection.tfrecord")
     assert json.loads(records_table(at).proto.selection_default)["selection"]["rows"] == [0]
-    at.number_input(key="tfb:w:jump").set_value(43).run()
+    go_to_record(at).set_value(43).run()
     no_crash(at)
     table = records_table(at)
     assert json.loads(table.proto.selection_default)["selection"]["rows"] == [43 - 25]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
-from app_support import gallery_tiles, no_crash, start_app
+from app_support import gallery_tiles, go_to_record, no_crash, start_app
 from netservers import FaultProxy, MotoS3, RangeHTTPServer
 from streamlit import config
 from streamlit.testing.v1 import AppTest
@@ -171,7 +171,7 @@ def test_a_shard_pattern_opens_as_one_dataset_with_its_gallery(monkeypatch, s3, 
     assert not errors(at)
     assert at.query_params["file"] == "sets/train-*-of-00003.tfrecord"
     assert "3 files" in captions(at)
-    at.number_input(key="tfb:w:jump").set_value(70).run()  # in the second shard
+    go_to_record(at).set_value(70).run()  # in the second shard
     df = table(at)
     assert 70 in list(df["#"])
     row = list(df["#"]).index(70)
@@ -228,7 +228,7 @@ def test_an_object_replaced_while_open_is_said_and_reopened(monkeypatch, s3: Mot
     newer = detection[7:] + detection[:7]
     s3.put("bkt", "data/v.tfrecord", _raw(newer))
     locations.forget()  # the server is asked again now, not a few seconds later
-    at.number_input(key="tfb:w:jump").set_value(len(detection) - 5).run()  # unread blocks
+    go_to_record(at).set_value(len(detection) - 5).run()  # unread blocks
     no_crash(at)
     warned = warnings(at)
     assert "replaced on the server since it was opened" in warned
@@ -295,7 +295,7 @@ def test_a_jump_to_50_percent_is_numbered_by_estimate_until_indexed(
     assert "at" not in at.query_params and at.query_params["record"] == str(first)
     assert list(table(at)["#"])[first % 25] == first
     # With the index complete, a jump goes to the numbered page at once.
-    at.number_input(key="tfb:w:records:at").set_value(25.0).run()
+    next(w for w in at.number_input if w.label == "Go to %").set_value(25.0).run()
     quarter = next(i for i, o in enumerate(offsets) if o >= size // 4)
     assert at.query_params["record"] == str(quarter) and "at" not in at.query_params
 

@@ -40,14 +40,24 @@ __all__ = ["bar", "current", "percent_input", "view"]
 _REFRESH_SECONDS = 2.0  # how often estimated numbers are looked at again
 
 
-def _on_percent(where: str) -> None:
-    value = state.widget_value(f"{where}:at")
-    state.set_landing(None if value is None else float(value))
+def _percent_name(where: str, shown: float | None) -> str:
+    """The "Go to %" box's name while it shows ``shown``: the server sets it (a jump
+    elsewhere clears it), so its value is in its name, as with "Go to record"
+    (:mod:`browser_app.ui.widgets.pager`): a message carrying the box as it was drawn is not a
+    jump."""
+    return f"{where}:at:{shown}"
+
+
+def _on_percent(where: str, shown: float | None) -> None:
+    value = state.widget_value(_percent_name(where, shown))
+    if value != shown:
+        state.set_landing(None if value is None else float(value))
 
 
 def percent_input(where: str, container: Any = st) -> None:
     """The "Go to %" box: a percentage of the dataset's bytes to jump to."""
-    state.set_widget_value(f"{where}:at", state.landing())
+    shown = state.landing()
+    state.set_widget_value(_percent_name(where, shown), shown)
     container.number_input(
         "Go to %",
         min_value=0.0,
@@ -55,9 +65,9 @@ def percent_input(where: str, container: Any = st) -> None:
         value=None,
         step=5.0,
         format="%g",
-        key=state.widget_key(f"{where}:at"),
+        key=state.widget_key(_percent_name(where, shown)),
         on_change=_on_percent,
-        args=(where,),
+        args=(where, shown),
         placeholder="0–100",
         help="Jump to this share of the bytes without waiting for the index: records are"
         " found by searching for a record boundary, and numbered as estimates until the index"

@@ -29,14 +29,31 @@ def _on_size() -> None:
     state.set_page_size(int(state.widget_value("page_size") or state.DEFAULT_PAGE_SIZE))
 
 
-def _on_jump() -> None:
-    value = state.widget_value("jump")
+def _jump_name(shown: int) -> str:
+    """The "Go to record" box's name while it shows record ``shown``. The box shows the
+    current record, so it is a widget the server sets; with the value in its name, a message
+    the browser sent before it was drawn again (a key pressed, a button clicked meanwhile)
+    carries the box of a record left, which is no longer drawn, and cannot take the reviewer
+    back there."""
+    return f"jump:{shown}"
+
+
+def _typed(shown: int) -> int | None:
+    """The record typed in the box that showed ``shown``, or None when it still says
+    ``shown``: a message carrying the box as it was drawn (sent while the page was being
+    drawn again, when the server no longer remembers that box's value) is not a jump."""
+    value = state.widget_value(_jump_name(shown))
+    return None if value is None or int(value) == shown else int(value)
+
+
+def _on_jump(shown: int) -> None:
+    value = _typed(shown)
     if value is not None:
-        state.set_record(int(value))
+        state.set_record(value)
 
 
-def _on_jump_selected(order: np.ndarray) -> None:
-    value = state.widget_value("jump")
+def _on_jump_selected(shown: int, order: np.ndarray) -> None:
+    value = _typed(shown)
     if value is None:
         return
     if np.any(order == int(value)):
@@ -136,14 +153,16 @@ def pager(
         key=state.widget_key("page_size"),
         on_change=_on_size,
     )
-    state.set_widget_value("jump", state.record())
+    shown = state.record()
+    state.set_widget_value(_jump_name(shown), shown)
     c[6].number_input(
         "Go to record",
         min_value=0,
         max_value=max(0, total - 1) if total else None,
         step=1,
-        key=state.widget_key("jump"),
+        key=state.widget_key(_jump_name(shown)),
         on_change=_on_jump,
+        args=(shown,),
         help="Record number (counting from 0); press Enter",
     )
     landing.percent_input(where, c[7])
@@ -206,14 +225,15 @@ def _selected(order: np.ndarray, where: str, compact: bool) -> tuple[int, int, i
     c[5].selectbox(
         "Per page", state.PAGE_SIZES, key=state.widget_key("page_size"), on_change=_on_size
     )
-    state.set_widget_value("jump", at(pos))
+    shown = at(pos)
+    state.set_widget_value(_jump_name(shown), shown)
     c[6].number_input(
         "Go to record",
         min_value=0,
         step=1,
-        key=state.widget_key("jump"),
+        key=state.widget_key(_jump_name(shown)),
         on_change=_on_jump_selected,
-        args=(order,),
+        args=(shown, order),
         help="Record number (counting from 0) within the selection; press Enter",
     )
     if not total:
