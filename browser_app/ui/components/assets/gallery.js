@@ -405,7 +405,11 @@ class Grid {
     if (target && target.closest(TEXT_ENTRY)) return;
     if (name === "Enter" && target && target.closest(PRESSABLE)) return;
     if (!this.parent || !this.root.isConnected) {
-      // The element is being drawn afresh (the same page, a moment ago): its keys wait.
+      // The element is being drawn afresh (the same page, a moment ago): its keys wait. Its
+      // node may leave the page before the element is told it went away: that is the moment.
+      if (!this.detached && this.parent) {
+        this.detached = { at: performance.now(), path: location.pathname };
+      }
       const d = this.detached;
       if (!d || this.opened || d.path !== location.pathname) return;
       if (performance.now() - d.at > DETACHED_MS) return;
