@@ -298,7 +298,7 @@ def test_damaged_odd_and_pictureless_records_are_counted(tmp_path: Path) -> None
     ]
     assert [g.records for g in result.groups] == [[0, 4]]
     left = result.to_json()["records"]["left_out"]
-    assert {why: got["first"] for why, got in left.items()} == {
+    assert {why: [r["record"] for r in got["first"]] for why, got in left.items()} == {
         "its data CRC fails": [5],
         "it is not an Example": [3],
         "it has no picture": [1],

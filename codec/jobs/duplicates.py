@@ -206,8 +206,12 @@ class DuplicatesResult:
         local = record - int(bases[k])
         return s, int(numbers[k]), local, record - int(bases[first_of_source])
 
+    def file_path(self, file_no: int) -> str:
+        """The shown path of file ``file_no`` (its number among the job's files)."""
+        return self.files[int(np.searchsorted(self._layout[1], file_no))][0]
+
     def left_out(self) -> dict[str, dict[str, Any]]:
-        """Records left out, by reason: how many, and the first (as numbers in the job)."""
+        """Records left out, by reason: how many, and the first (source and number in it)."""
         out: dict[str, dict[str, Any]] = {}
         status = self.fingerprints.status
         for code, why in enumerate(dup.STATUS):
@@ -215,13 +219,17 @@ class DuplicatesResult:
                 continue
             idx = np.flatnonzero(status == code)
             if idx.size:
-                out[why] = {"count": int(idx.size), "first": idx[:_FIRST].tolist()}
+                first = []
+                for r in idx[:_FIRST].tolist():
+                    src, _, _, number = self.where(r)
+                    first.append({"source": self.sources[src].label, "record": number})
+                out[why] = {"count": int(idx.size), "first": first}
         return out
 
     def member_json(self, m: dup.Member) -> dict[str, Any]:
         src, file_no, local, number = self.where(m.record)
         fp = self.fingerprints
-        path = self.files[int(np.searchsorted(self._layout[1], file_no))][0]
+        path = self.file_path(file_no)
         out: dict[str, Any] = {
             "source": self.sources[src].label,
             "record": number,
