@@ -4,20 +4,26 @@ relation and distance), and the command line's report. Plain data for the app's 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from browser_app.edits import DELETE_RECORD, PASSED, Journal
 from codec import duplicates as dup
 from codec.jobs.duplicates import DuplicatesResult
 from codec.values import plural
 
 __all__ = [
+    "KEPT_COMMENT",
     "GroupView",
     "MemberView",
     "duplicates_report",
     "group_views",
+    "keep_copy",
+    "member_state",
     "relation_text",
     "search_text",
     "summary_text",
+    "undo_drops",
 ]
 
 _KIND_TEXT = {
@@ -163,3 +169,62 @@ def duplicates_report(result: DuplicatesResult) -> str:
     for u in doc["unreadable"]:
         lines.append(f"NOT READ: {u['path']}: {u['why']}")
     return "\n".join(lines) + "\n"
+
+
+# -- keeping one copy ----------------------------------------------------------------------------
+
+KEPT_COMMENT = "kept among duplicates"
+
+
+def keep_copy(journals: Mapping[int, Journal], group: GroupView, keep: MemberView) -> int:
+    """Keep ``keep`` of ``group`` and drop every other member through the edit journal of
+    its source (``journals``, by source number): each drop is a ``delete_record`` change,
+    undone like any other (:func:`undo_drops`, or the Changes page); the kept record is
+    marked ``passed`` with a comment naming the copies dropped. A member already dropped is
+    left as it is; the kept one, if dropped before, is brought back. Returns how many records
+    this dropped. An export of the source then leaves the dropped ones out."""
+    dropped = 0
+    undo_drops(journals, group, only=(keep,))
+    for m in group.members:
+        if m == keep:
+            continue
+        j = journals[m.source]
+        if j.is_deleted(m.number):
+            continue
+        j.delete_record(m.number)
+        dropped += 1
+    others = ", ".join(f"{m.source_label} {m.number}" for m in group.members if m != keep)
+    journals[keep.source].set_mark(keep.number, PASSED, f"{KEPT_COMMENT}: dropped {others}")
+    return dropped
+
+
+def undo_drops(
+    journals: Mapping[int, Journal], group: GroupView, only: Sequence[MemberView] | None = None
+) -> int:
+    """Undo the drops of ``group``'s members (of ``only`` those), and the mark of a copy kept
+    among them; returns how many drops were undone."""
+    undone = 0
+    for m in only if only is not None else group.members:
+        j = journals[m.source]
+        for ch in reversed(j.changes_for(m.number)):
+            if ch.op == DELETE_RECORD and not j.is_undone(ch.id):
+                j.undo(ch.id)
+                undone += 1
+        if only is None:
+            mark = j.marks().get(m.number)
+            if mark is not None and mark.comment.startswith(KEPT_COMMENT):
+                j.set_mark(m.number, None)
+    return undone
+
+
+def member_state(journals: Mapping[int, Journal], m: MemberView) -> str:
+    """``"kept"``, ``"dropped"`` or ``""`` (not decided) for a member, from its journal."""
+    j = journals.get(m.source)
+    if j is None:
+        return ""
+    if j.is_deleted(m.number):
+        return "dropped"
+    mark = j.marks().get(m.number)
+    if mark is not None and mark.comment.startswith(KEPT_COMMENT):
+        return "kept"
+    return ""

@@ -1,0 +1,132 @@
+"""Duplicates: the same picture more than once in the open source, or in the open split and
+another split of its dataset (leakage), found by a dataset job on the session's executor
+(:mod:`codec.jobs.duplicates`); the groups side by side with their records and splits, a copy
+kept and the others dropped through the edit journal."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from browser_app.ui import frame, opening, state
+from browser_app.ui.source import Source
+from browser_app.ui.widgets import duplicates as dup_widget
+from browser_app.ui.widgets import jobs
+from browser_app.view import md_text
+from browser_app.view.duplicates import group_views, search_text, summary_text
+from codec import duplicates as dup
+from codec.jobs.duplicates import DuplicatesJob, DuplicatesResult, source_tasks
+
+GROUPS_PER_PAGE = 10
+_ALONE = "(this split only)"
+
+
+def _others(src: Source) -> list[str]:
+    folder = src.split_folder
+    if folder is None or src.split is None:
+        return []
+    return [s.name for s in folder.splits if s.name != src.split and s.files]
+
+
+def _sources(src: Source, other: str | None) -> list[Source] | None:
+    if other is None:
+        return [src]
+    try:
+        return [src, opening.open_source(src.split_spec(other))]
+    except Exception as exc:
+        st.error(f"{md_text(other)} cannot be opened: {md_text(str(exc))}")
+        return None
+
+
+def render() -> None:
+    src = frame.start("Duplicates")
+    if src is None:
+        return
+    st.caption(
+        "Records whose main pictures are the same: identical bytes, equal decoded pixels, or"
+        " near copies by perceptual hashes (pHash and dHash; re-encoded, resized, cropped a"
+        " little, mirrored)."
+    )
+    others = _others(src)
+    c = st.columns([2.2, 1.4, 1.2, 1], vertical_alignment="bottom")
+    other = None
+    across = False
+    if others:
+        pick = c[0].selectbox(
+            f"Search {src.split} with",
+            [_ALONE, *others],
+            key=state.widget_key("dups:other"),
+            help="Another split of the dataset: a picture in both is a leak",
+        )
+        other = None if pick == _ALONE else str(pick)
+        across = other is not None and c[0].checkbox(
+            "Only pictures in both splits",
+            value=True,
+            key=state.widget_key("dups:across"),
+        )
+    threshold = int(
+        c[1].number_input(
+            "Threshold (bits)",
+            min_value=0,
+            max_value=dup.MAX_THRESHOLD,
+            value=dup.DEFAULT_THRESHOLD,
+            key=state.widget_key("dups:threshold"),
+            help="The most bits in which the pHash, and the dHash, of two near copies may"
+            " differ (0: equal hashes)",
+        )
+    )
+    mirror = c[2].checkbox("Mirrored copies", value=True, key=state.widget_key("dups:mirror"))
+    clicked = c[3].button(
+        "Find duplicates", key=state.widget_key("dups:run"), icon=":material/content_copy:"
+    )
+    setting = (src.tag, repr(src.key), other, across, threshold, mirror)
+    kept = state.widget_value("dups:result")
+    result: DuplicatesResult | None = None
+    if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == setting:
+        result = kept[1]
+    sources = _sources(src, other)
+    if sources is None:
+        return
+    if clicked or (result is None and state.widget_value("dups:asked") == setting):
+        state.set_widget_value("dups:asked", setting)
+        named = [
+            (s.split or s.label, list(s.dataset.files), i > 0 and across)
+            for i, s in enumerate(sources)
+        ]
+        sources_, tasks = source_tasks(named, executor=state.executor())
+        try:
+            result = jobs.run(
+                DuplicatesJob(sources_, threshold=threshold, mirror=mirror),
+                tasks,
+                key=f"duplicates:{src.tag}:{other}:{across}:{threshold}:{mirror}",
+                what="The duplicate search",
+                fresh=clicked,
+            )
+        except jobs.Stopped:
+            return
+        state.set_widget_value("dups:result", (setting, result))
+        state.reset_widget("dups:page")
+    if result is None:
+        st.info("Press **Find duplicates** to search.", icon=":material/content_copy:")
+        return
+    _show(sources, result)
+
+
+def _show(sources: list[Source], result: DuplicatesResult) -> None:
+    st.markdown(f"**{md_text(summary_text(result))}**")
+    st.caption(f"Compared by {md_text(search_text(result))}.")
+    left = result.left_out()
+    for why, got in left.items():
+        st.warning(f"{got['count']:,} left out: {md_text(why)}.", icon=":material/broken_image:")
+    for path, why in result.unreadable:
+        st.error(f"Not read: {md_text(path)}: {md_text(why)}", icon=":material/error:")
+    views = group_views(result)
+    if not views:
+        return
+    pages = max(1, -(-len(views) // GROUPS_PER_PAGE))
+    page = st.pagination(pages, key=state.widget_key("dups:page")) if pages > 1 else 1
+    start = (max(1, int(page)) - 1) * GROUPS_PER_PAGE
+    dup_widget.groups(sources, views[start : start + GROUPS_PER_PAGE])
+
+
+if __name__ == "__main__":
+    render()

@@ -1,0 +1,109 @@
+"""The Duplicates page (AppTest, no browser): a split searched alone and against another
+split, the groups side by side with their records' links and splits and each pair's distance;
+keeping one copy drops the others through the edit journal (an export leaves them out), and
+the drops are undone; the same answers as the command line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from app_support import no_crash, page_script, start_app
+from streamlit.testing.v1 import AppTest
+
+from browser_app.edits import Journal
+from browser_app.generators.duplicates import Planted, write_planted
+from browser_app.view.duplicates import KEPT_COMMENT
+from codec.dataset import TFRecordDataset
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> Planted:
+    root = tmp_path_factory.mktemp("dups")
+    return write_planted(root, originals=30, copied=12, decoys=3, shards=1, seed=2)
+
+
+def _root(p: Planted) -> Path:
+    return p.root.parent.parent  # <root>/planted/1.0.0
+
+
+def _page(monkeypatch: pytest.MonkeyPatch, p: Planted, split: str = "train") -> AppTest:
+    spec = os.path.relpath(p.splits[split], _root(p))
+    return start_app(
+        monkeypatch,
+        _root(p),
+        spec,
+        "--executor",
+        "inline",
+        timeout=60,
+        script=page_script("duplicates"),
+    )
+
+
+def _text(at: AppTest) -> str:
+    return "\n".join(str(m.value) for m in at.main.markdown)
+
+
+def _run(at: AppTest) -> AppTest:
+    at.button(key="tfb:w:dups:run").click().run()
+    no_crash(at, unshown=None)
+    return at
+
+
+def test_one_split_alone(monkeypatch, planted: Planted) -> None:
+    at = _page(monkeypatch, planted)
+    no_crash(at, unshown=None)
+    assert at.selectbox(key="tfb:w:dups:other").options == ["(this split only)", "test"]
+    assert any("Find duplicates" in str(i.value) for i in at.main.info)
+    _run(at)
+    inside = [g for g in planted.groups if g[0][0] == g[1][0] == "train"]
+    text = _text(at)
+    assert f"{len(inside)} group" in text
+    for g in inside:
+        for _, n in g:
+            assert f"record=[{n}]" not in text  # links are written [n](./?file=…&record=n)
+            assert f"&record={n})" in text
+    assert "Compared by pHash and dHash within 6 bits" in "\n".join(
+        str(c.value) for c in at.main.caption
+    )
+
+
+def test_two_splits_show_the_leaks_and_their_distances(monkeypatch, planted: Planted) -> None:
+    at = _page(monkeypatch, planted)
+    at.selectbox(key="tfb:w:dups:other").set_value("test").run()
+    _run(at)
+    leaks = [g for g in planted.groups if g[0][0] != g[1][0]]
+    text = _text(at)
+    assert f"{len(leaks)} group" in text and "found in both sides" in text
+    assert text.count("in more than one split") == len(leaks)
+    assert "**train** · record" in text and "**test** · record" in text
+    assert "near: pHash" in text or "identical bytes" in text
+    # every group lists both of its records, each linked in its own split
+    for g in leaks:
+        for split, n in g:
+            assert f"%3A{split}&record={n})" in text
+
+
+def test_keep_one_copy_drops_the_others_and_undo(monkeypatch, planted: Planted) -> None:
+    at = _page(monkeypatch, planted)
+    _run(at)
+    inside = [sorted(n for _, n in g) for g in planted.groups if g[0][0] == g[1][0] == "train"]
+    first, second = min(inside)  # the page's first group: the one whose first record is first
+    keep = [b for b in at.button if b.key and b.key.startswith("tfb:w:dups:keep:1:")]
+    assert len(keep) == 2
+    keep[0].click().run()
+    no_crash(at, unshown=None)
+    assert any("dropped 1 other copy" in str(s.value) for s in at.main.success)
+    paths = [str(p) for p in sorted(planted.root.glob("planted-train.tfrecord-*"))]
+    with TFRecordDataset(paths) as ds, Journal(ds) as j:
+        assert j.deleted_records() == [second]
+        mark = j.marks()[first]
+        assert mark.status == "passed" and mark.comment.startswith(KEPT_COMMENT)
+    text = _text(at)
+    assert "dropped" in text and "kept" in text
+    at.button(key="tfb:w:dups:undo:1").click().run()
+    no_crash(at, unshown=None)
+    with TFRecordDataset(paths) as ds, Journal(ds) as j:
+        assert j.deleted_records() == []
+        assert first not in j.marks()
