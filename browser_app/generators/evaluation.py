@@ -28,6 +28,11 @@ so that no two overlap, and a model's detections added as ``infer_detections.py`
 :func:`known_dataset` gives the records with the expected figures, computed from the counts
 alone (never by evaluating): per class ``ap``, ``ap50``, ``ap75``, ``ar100`` and, at IoU 0.5,
 ``gt``, ``tp``, ``fp``, ``fn``; the means; and the confusion matrix at 0.5.
+
+:func:`planted_mistakes` gives records whose ground truth has planted annotation mistakes
+(wrong classes, objects left out, objects that are not there) beside a model's predictions
+that reveal them, with the list of what was planted: what :mod:`codec.mistakes` must find
+first.
 """
 
 from __future__ import annotations
@@ -49,7 +54,9 @@ __all__ = [
     "SCENARIOS",
     "SHIFTED_IOU",
     "KnownDataset",
+    "PlantedDataset",
     "known_dataset",
+    "planted_mistakes",
     "with_detections",
 ]
 
@@ -267,3 +274,95 @@ def _expected(
     return KnownDataset(
         scenario, records, names, expected, mean(aps), mean(ap50s), mean(ap75s), confusion
     )
+
+
+@dataclass
+class PlantedDataset:
+    """Records whose ground truth has planted mistakes, found by a model's predictions:
+    ``mislabelled`` objects (record, object index) carry a wrong class while the model says
+    the right one with a confidence of 0.96 to 0.99; ``missing`` objects (record, prediction
+    index) are in the picture, found by the model above 0.95, and not annotated;
+    ``spurious`` ones (record, object index) are annotated where the model finds nothing.
+    Every other object is predicted with its own class at 0.6 to 0.9, or — the model's own
+    mistakes, not the annotators' — with another class at 0.3 to 0.6; a few unsure
+    predictions (0.1 to 0.4) fall on empty cells. ``truth_class``: the right class of each
+    mislabelled object."""
+
+    records: list[bytes]
+    names: dict[int, str]
+    mislabelled: list[tuple[int, int]]
+    missing: list[tuple[int, int]]
+    spurious: list[tuple[int, int]]
+    truth_class: dict[tuple[int, int], int] = field(default_factory=dict)
+
+
+def planted_mistakes(count: int = 40, *, seed: int = 0, max_side: int = 160) -> PlantedDataset:
+    """``count`` records with planted annotation mistakes (:class:`PlantedDataset`): about
+    one object in nine mislabelled, one record in seven with a missing object and one in
+    eight with a spurious one; the same bytes for the same arguments."""
+    rng = random.Random(f"planted:{seed}")
+    records: list[bytes] = []
+    mislabelled: list[tuple[int, int]] = []
+    missing: list[tuple[int, int]] = []
+    spurious: list[tuple[int, int]] = []
+    truth_class: dict[tuple[int, int], int] = {}
+    nth = 0
+    for i in range(count):
+        rec = coco_features(
+            seed * 100_003 + i,
+            0,
+            False,
+            False,
+            max_side=max_side,
+            class_label=True,
+            image_id=seed * 100_003 + i + 1,
+        )
+        features = dict(rec.features)
+        cells = rng.sample(range(_COLUMNS * _ROWS), rng.randint(4, 7))
+        objects: list[tuple[Box, int]] = []
+        found: list[tuple[float, Box, int]] = []
+        planted: list[tuple[str, int]] = []  # (what, object or prediction) in found order
+        for k in cells[:-2]:
+            nth += 1
+            box, label = _cell(k, rng), rng.choice(CLASSES)
+            said = label
+            if nth % 9 == 0:  # the annotator wrote another class
+                said = rng.choice([c for c in CLASSES if c != label])
+                truth_class[i, len(objects)] = label
+                mislabelled.append((i, len(objects)))
+                found.append((_f32(rng.uniform(0.96, 0.99)), box, label))
+            elif i % 8 == 3 and not any(p[0] == "spurious" for p in planted):
+                spurious.append((i, len(objects)))
+                planted.append(("spurious", len(objects)))
+            elif nth % 5 == 0:  # the model's own mistake: unsure, another class
+                other = rng.choice([c for c in CLASSES if c != label])
+                found.append((_f32(rng.uniform(0.3, 0.6)), _inside(box, 0.9), other))
+            else:
+                found.append((_f32(rng.uniform(0.6, 0.9)), _inside(box, 0.9), label))
+            objects.append((box, said))
+        unmarked, empty = cells[-2], cells[-1]
+        if i % 7 == 2:  # an object nobody annotated, found by the model
+            found.append(
+                (_f32(rng.uniform(0.965, 0.99)), _cell(unmarked, rng), rng.choice(CLASSES))
+            )
+            planted.append(("missing", len(found) - 1))
+        found.append((_f32(rng.uniform(0.1, 0.4)), _cell(empty, rng), rng.choice(CLASSES)))
+        # with_detections orders by descending score: the planted prediction's index then
+        order = sorted(range(len(found)), key=lambda j: -found[j][0])
+        for what, j in planted:
+            if what == "missing":
+                missing.append((i, order.index(j)))
+        ymin, xmin, ymax, xmax = ([o[0][j] for o in objects] for j in range(4))
+        features["image/object/bbox/xmin"] = ("float", xmin)
+        features["image/object/bbox/xmax"] = ("float", xmax)
+        features["image/object/bbox/ymin"] = ("float", ymin)
+        features["image/object/bbox/ymax"] = ("float", ymax)
+        features["image/object/class/text"] = (
+            "bytes",
+            [COCO_CATEGORIES[o[1]].encode() for o in objects],
+        )
+        features["image/object/class/label"] = ("int64", [o[1] for o in objects])
+        features["image/object/is_crowd"] = ("int64", [0] * len(objects))
+        records.append(ex.encode_example(with_detections(features, found)))
+    names = {k: COCO_CATEGORIES[k] for k in CLASSES}
+    return PlantedDataset(records, names, mislabelled, missing, spurious, truth_class)

@@ -46,10 +46,12 @@ from typing import Any, cast
 import numpy as np
 
 from .. import evaluate as ev
+from .. import mistakes
 from ..detection import BBOX, OBJECTS, PREDICTIONS, decide_normalized, layout_root, layouts
 from ..detection import coordinates as box_coordinates
 from ..kinds import RAW
 from ..locations import shown
+from ..mistakes import Mistakes
 from ..schema.scan import feed_spans, file_kind, scan_range
 from ..schema.stats import BYTES_CODE, FLOAT_CODE, INT64_CODE, NONE_CODE
 from ..schema.walk import ColumnBuilder, Columns, KeyTable, walk_columns
@@ -112,7 +114,9 @@ class SideTable:
     ymin, xmax, ymax as stored), ``cls`` (into ``keys``), ``crowd``, ``difficult`` and
     ``score``. Per record: ``status`` (a number of :data:`LEFT_OUT`), ``count`` (objects),
     ``size`` (width, height; NaN unknown) and, for a join, ``source_id`` and ``filename``
-    (None: absent). ``texts``: per label, how often each class text stood beside it."""
+    (None: absent); ``present``, whether the side's boxes are in the record at all (even
+    empty). ``texts``: per label, how often each class text stood beside it; ``text``, when
+    the reader keeps it, each object's class text (None: none)."""
 
     records: int
     rec: np.ndarray
@@ -129,6 +133,8 @@ class SideTable:
     texts: dict[int, Counter[str]] = field(default_factory=dict)
     source_id: list[bytes | None] | None = None
     filename: list[bytes | None] | None = None
+    present: np.ndarray | None = None
+    text: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.rec)
@@ -152,6 +158,7 @@ class SideTable:
             {},
             [None] * records if keyed else None,
             [None] * records if keyed else None,
+            np.zeros(records, bool),
         )
 
     def rows(self, keep: np.ndarray) -> SideTable:
@@ -173,6 +180,8 @@ class SideTable:
             self.texts,
             self.source_id,
             self.filename,
+            self.present,
+            None if self.text is None else self.text[keep],
         )
 
     @staticmethod
@@ -224,6 +233,8 @@ class SideTable:
             texts,
             listed("source_id"),
             listed("filename"),
+            _cat_all([p.present for p in parts], bool),
+            _cat_all([p.text for p in parts], object),
         )
 
 
@@ -354,8 +365,10 @@ class _Reader:
         label_map: Mapping[int, str] | None,
         keyed: bool,
         sizes: bool,
+        keep_text: bool = False,
     ) -> None:
         self.sides = sides
+        self.keep_text = keep_text
         self.names = {v: k for k, v in (label_map or {}).items()}
         self.keyed = keyed
         self.sizes = sizes
@@ -508,6 +521,9 @@ class _Reader:
             finite &= np.isfinite(score)
         if not finite.all():
             status[np.unique(rec[~finite])] = NOT_FINITE
+        present = cols[0].length >= 0
+        if score_col is not None:
+            present |= score_col.length >= 0
         size = np.full((n, 2), np.nan)
         if self.sizes:
             size[:, 0] = _scalar(_column(c, fids, f"{side.root}width", n), n)
@@ -526,6 +542,8 @@ class _Reader:
             np.where(ok, count, 0).astype(np.int64),
             size,
             tally,
+            present=present,
+            text=np.array(texts, object) if self.keep_text else None,
         )
         if self.keyed:
             table.source_id = _first_bytes(c, fids, f"{side.root}source_id", n)
@@ -551,6 +569,9 @@ class _Reader:
                 whole.status[where] = cat.status
                 whole.count[where] = cat.count
                 whole.size[where] = cat.size
+                assert whole.present is not None and cat.present is not None
+                whole.present[where] = cat.present
+                whole.text = cat.text
                 if self.keyed and cat.source_id is not None and cat.filename is not None:
                     assert whole.source_id is not None and whole.filename is not None
                     for r, s, f in zip(where.tolist(), cat.source_id, cat.filename):
@@ -619,10 +640,12 @@ def _match_tables(
     pred_image: np.ndarray,
     status: np.ndarray,
     job: EvaluateJob,
-) -> tuple[ev.Matches, list[ClassKey]]:
+) -> tuple[ev.Matches, list[ClassKey], Mistakes | None]:
     """COCOeval's per-image evaluation of ``truth`` (its records are the images) against
     ``preds`` (the image of each row: ``pred_image``), the records whose ``status`` is not
-    :data:`OK` left out (``status`` is updated for those lacking a picture size)."""
+    :data:`OK` left out (``status`` is updated for those lacking a picture size); and, when
+    the job asks for them, the objects' likely mistakes (:func:`codec.mistakes.find`), row
+    for row with the matches' outcomes."""
     tn, pn = job.normalized
     t_box, p_box = truth.box, preds.box
     if tn != pn:
@@ -670,7 +693,8 @@ def _match_tables(
         agnostic=job.agnostic,
         max_dets=job.max_dets,
     )
-    return matches, keys
+    found = mistakes.find(gt, dt, images=len(status)) if job.mistakes else None
+    return matches, keys, found
 
 
 # -- the job -----------------------------------------------------------------------------------
@@ -695,6 +719,7 @@ class EvaluatePart:
     matches: ev.Matches | None = None
     table: SideTable | None = None
     error: str = ""
+    mistakes: Mistakes | None = None
 
 
 @dataclass(frozen=True)
@@ -752,10 +777,32 @@ class EvaluationResult:
     join: JoinReport | None = None
     partner: np.ndarray | None = None
     prediction_files: list[tuple[str, int]] = field(default_factory=list)
+    mistakes: Mistakes | None = None
 
     @property
     def records(self) -> int:
         return len(self.status)
+
+    def record_fields(self) -> dict[str, np.ndarray]:
+        """Per record, the numbers of :data:`RECORD_FIELDS` (float64; NaN for a record left
+        out, and for a mistakenness where no object was matched): ``tp`` (ground-truth
+        objects found), ``fp`` (predictions matching nothing), ``fn`` (objects missed) at the
+        evaluation's IoU, and the likely mistakes' figures (:func:`codec.mistakes.per_record`)
+        when they were computed. Sort keys, facets, the filter's names."""
+        n = self.records
+        t, p = self.matches.truth, self.matches.predictions
+        out: dict[str, np.ndarray] = {
+            "tp": np.bincount(t.image[t.outcome == ev.TP], minlength=n).astype(np.float64),
+            "fp": np.bincount(p.image[p.outcome == ev.FP], minlength=n).astype(np.float64),
+            "fn": np.bincount(t.image[t.outcome == ev.FN], minlength=n).astype(np.float64),
+        }
+        if self.mistakes is not None:
+            for name, values in mistakes.per_record(self.mistakes, t.image, p.image, n).items():
+                out[name] = values.astype(np.float64)
+        left = self.status != OK
+        for values in out.values():
+            values[left] = np.nan
+        return out
 
     def left_out(self) -> dict[str, dict[str, Any]]:
         """Per reason (:data:`LEFT_OUT`), how many records and the first numbers."""
@@ -932,6 +979,7 @@ class EvaluateJob:
     normalized: tuple[bool, bool] = (True, True)
     max_dets: int = ev.MAX_DETS
     compression: str = "auto"
+    mistakes: bool = True
     name: str = field(default="evaluate", init=False)
 
     def __post_init__(self) -> None:
@@ -953,7 +1001,7 @@ class EvaluateJob:
             task, self.compression, self._sides(), self.label_map, keyed=False, sizes=self._sizes()
         )
         status = np.maximum(truth.status, preds.status)
-        matches, keys = _match_tables(truth, preds, preds.rec, status, self)
+        matches, keys, found = _match_tables(truth, preds, preds.rec, status, self)
         texts: dict[int, Counter[str]] = {}
         for t in (truth.texts, preds.texts):
             for label, c in t.items():
@@ -969,6 +1017,7 @@ class EvaluateJob:
             keys,
             texts,
             matches,
+            mistakes=found,
         )
 
     def records(self, part: EvaluatePart) -> int:
@@ -1003,6 +1052,12 @@ class EvaluateJob:
             matches = ev.merge_matches(found, bases[:-1], maps, len(keys), total)
         else:
             matches = _no_matches(self, len(keys), total)
+        likely = None
+        if self.mistakes:
+            likely = Mistakes.concat(
+                [p.mistakes for p in chain if p.mistakes is not None],
+                [m for p, m in zip(chain, maps) if p.mistakes is not None],
+            )
         return self._result(
             matches,
             keys,
@@ -1012,6 +1067,7 @@ class EvaluateJob:
             _cat([p.predictions_count for p in chain], np.int64),
             files,
             unreadable,
+            likely=likely,
         )
 
     def _result(
@@ -1027,6 +1083,7 @@ class EvaluateJob:
         join: JoinReport | None = None,
         partner: np.ndarray | None = None,
         prediction_files: list[tuple[str, int]] | None = None,
+        likely: Mistakes | None = None,
     ) -> EvaluationResult:
         names, labels = _names(keys, texts, self.label_map)
         how = tuple("normalised" if n else "pixels" for n in self.normalized)
@@ -1048,6 +1105,7 @@ class EvaluateJob:
             join,
             partner,
             prediction_files or [],
+            likely,
         )
 
     def side(self, which: str) -> SideJob:
@@ -1056,6 +1114,13 @@ class EvaluateJob:
         if which not in ("truth", "predictions"):
             raise ValueError(f"a side is 'truth' or 'predictions', not {which!r}")
         return SideJob(self, which)
+
+
+def _cat_all(arrays: Sequence[np.ndarray | None], dtype: Any) -> np.ndarray | None:
+    """The arrays one after the other, or None when one of them is None."""
+    if any(a is None for a in arrays):
+        return None
+    return _cat([a for a in arrays if a is not None], dtype)
 
 
 def _cat(arrays: Sequence[np.ndarray], dtype: Any) -> np.ndarray:
@@ -1227,7 +1292,7 @@ def evaluate_apart(
     sized.size[joined] = preds.size[partner[joined]]
     moved.size = sized.size
     moved.records = len(status)
-    matches, keys = _match_tables(truth, moved, pred_image, status, job)
+    matches, keys, found = _match_tables(truth, moved, pred_image, status, job)
     texts: dict[int, Counter[str]] = {}
     for t in (truth.texts, preds.texts):
         for label, c in t.items():
@@ -1246,6 +1311,7 @@ def evaluate_apart(
         report,
         partner,
         p_files,
+        found,
     )
 
 
@@ -1313,3 +1379,98 @@ def look(payloads: Sequence[bytes | None] | Any) -> Looked:
         how(PREDICTIONS),
         count,
     )
+
+
+# -- a record's evaluation, for the filter language ----------------------------------------------
+
+CLASS_FIELDS = ("tp_class", "fp_class", "fn_class")
+RECORD_FIELDS = ("tp", "fp", "fn", *CLASS_FIELDS, *mistakes.RECORD_FIELDS)
+"""The names a record's evaluation gives the filter language (:func:`payload_fields`), and
+:meth:`EvaluationResult.record_fields` the numbers of."""
+_LOOK_AT = 32  # records of a batch whose layouts decide the batch's prefixes
+
+ClassValue = tuple[int | None, str | None]
+"""An object's class as the filter sees it: its label and its class text (None: none)."""
+
+
+def payload_fields(payloads: Sequence[bytes | None]) -> list[dict[str, list[Any]] | None]:
+    """What each record (a payload; None for a damaged one) holds of :data:`RECORD_FIELDS`,
+    as ``tfrecord-browser evaluate`` counts them with its defaults (predictions in the same
+    records, IoU 0.5 class by class, 100 detections per class): ``tp``, ``fp``, ``fn`` (one
+    int each); ``tp_class`` and ``fn_class`` (the ground-truth objects found and missed),
+    ``fp_class`` (the predictions matching nothing), each a list of :data:`ClassValue`, in
+    the record's order; and the likely mistakes (``mistakenness`` and ``mistakenness_loc``:
+    one float, or none when no object was matched; ``possible_missing``,
+    ``possible_spurious``: one int). None for a record without predictions (no
+    ``image/detection/`` boxes or scores at all) and for one the evaluation leaves out
+    (:data:`LEFT_OUT`).
+
+    The prefixes and whether each side's boxes are normalised are decided from the first
+    records of the batch (:func:`look`), as the command decides them from a dataset's
+    first records; matching is per record, so a record's values depend on nothing else."""
+    n = len(payloads)
+    seen = look([p for p in payloads if p is not None][:_LOOK_AT])
+    if seen.predictions is None:
+        return [None] * n
+    job = EvaluateJob(
+        truth=seen.truth or TRUTH_PREFIX,
+        predictions=seen.predictions,
+        normalized=(seen.truth_normalized, seen.predictions_normalized),
+    )
+    reader = _Reader(job._sides(), None, keyed=False, sizes=job._sizes(), keep_text=True)
+    good = [i for i, p in enumerate(payloads) if p is not None]
+    for i in range(n):
+        if payloads[i] is None:
+            reader.add_damaged(i)
+    if good:
+        reader.add_payloads([cast(bytes, payloads[i]) for i in good], good)
+    truth, preds = reader.tables(n)
+    status = np.maximum(truth.status, preds.status)
+    matches, keys, found = _match_tables(truth, preds, preds.rec, status, job)
+    t_rows = np.flatnonzero(status[truth.rec] == OK)
+    p_rows = np.flatnonzero(status[preds.rec] == OK)
+
+    def values(table: SideTable, rows: np.ndarray, outcomes: ev.Outcomes) -> list[ClassValue]:
+        texts = table.text[rows] if table.text is not None else [None] * len(rows)
+        out: list[ClassValue] = []
+        for k, text in zip(outcomes.cls.tolist(), texts):
+            kind, label, key_text = keys[k]
+            if kind == 0:
+                out.append((label, text))
+            else:
+                out.append((None, key_text if kind == 1 else None))
+        return out
+
+    t_class = values(truth, t_rows, matches.truth)
+    p_class = values(preds, p_rows, matches.predictions)
+    per = (
+        mistakes.per_record(found, matches.truth.image, matches.predictions.image, n)
+        if found is not None
+        else {}
+    )
+    by_record: list[dict[str, list[Any]] | None] = []
+    t_image, t_out = matches.truth.image, matches.truth.outcome
+    p_image, p_out = matches.predictions.image, matches.predictions.outcome
+    t_at = np.searchsorted(t_image, np.arange(n + 1))
+    p_at = np.searchsorted(p_image, np.arange(n + 1))
+    present = preds.present if preds.present is not None else np.ones(n, bool)
+    for i in range(n):
+        if status[i] != OK or not present[i]:
+            by_record.append(None)
+            continue
+        ta, tb = int(t_at[i]), int(t_at[i + 1])
+        pa, pb = int(p_at[i]), int(p_at[i + 1])
+        tos, pos = t_out[ta:tb].tolist(), p_out[pa:pb].tolist()
+        got: dict[str, list[Any]] = {
+            "tp": [tos.count(ev.TP)],
+            "fp": [pos.count(ev.FP)],
+            "fn": [tos.count(ev.FN)],
+            "tp_class": [c for c, o in zip(t_class[ta:tb], tos) if o == ev.TP],
+            "fp_class": [c for c, o in zip(p_class[pa:pb], pos) if o == ev.FP],
+            "fn_class": [c for c, o in zip(t_class[ta:tb], tos) if o == ev.FN],
+        }
+        for name, column in per.items():
+            v = float(column[i])
+            got[name] = [] if np.isnan(v) else [int(v) if column.dtype.kind == "i" else v]
+        by_record.append(got)
+    return by_record
