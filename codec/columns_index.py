@@ -52,6 +52,7 @@ __all__ = [
     "columns_index",
     "index_folder",
     "stored_column",
+    "stored_index",
     "stored_path",
 ]
 
@@ -160,6 +161,18 @@ def _store(fc: FileColumns, path: Path) -> None:
         raise
 
 
+def stored_index(
+    files: Sequence[TFRecordFile], cache_dir: Path | None = None
+) -> ColumnsIndex | None:
+    """The index of the open ``files`` when every file's table is stored; else None (nothing
+    is read)."""
+    paths = [stored_path(f, cache_dir) for f in files]
+    found = [_stored(p) for p in paths]
+    if any(got is None for got in found):
+        return None
+    return _assemble(files, paths, found, [], 0)
+
+
 def columns_index(
     files: Sequence[TFRecordFile],
     *,
@@ -189,6 +202,16 @@ def columns_index(
             _store(fc, paths[k])
             found[k] = (fc.records, fc.notes)
         unreadable = list(result.unreadable)
+    return _assemble(files, paths, found, unreadable, len(missing))
+
+
+def _assemble(
+    files: Sequence[TFRecordFile],
+    paths: Sequence[Path],
+    found: Sequence[tuple[int, dict[str, dict[str, Any]]] | None],
+    unreadable: list[tuple[str, str]],
+    built: int,
+) -> ColumnsIndex:
     out: list[IndexFile] = []
     base = 0
     for f, path, got in zip(files, paths, found):
@@ -199,7 +222,7 @@ def columns_index(
         out.append(IndexFile(f.path, path, records, base, notes))
         base += records
     columns, left_out = _columns(out)
-    return ColumnsIndex(out, columns, left_out, unreadable, len(missing))
+    return ColumnsIndex(out, columns, left_out, unreadable, built)
 
 
 def _columns(files: Sequence[IndexFile]) -> tuple[list[IndexColumn], dict[str, str]]:
