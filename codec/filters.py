@@ -70,15 +70,26 @@ Meaning.
   (:meth:`~codec.names.ClassNames.index`). A bytes value still compares as text. A name the
   bound file does not hold is an error (:class:`UnknownClassError`, with the closest names),
   never a silent "no match".
+- Evaluation. A record holding a model's predictions beside its ground truth
+  (``image/detection/`` beside ``image/object/``) also has the names of its evaluation
+  (:data:`codec.jobs.evaluate.RECORD_FIELDS`, computed from the record alone as
+  ``tfrecord-browser evaluate`` counts them with its defaults): ``tp``, ``fp``, ``fn``;
+  ``tp_class``, ``fp_class``, ``fn_class``, the classes of the objects found, the false
+  predictions and the objects missed (``any(fn_class == "cat")``: a class compares as its
+  label or its text); and the likely mistakes ``mistakenness``, ``mistakenness_loc``,
+  ``possible_missing``, ``possible_spurious`` (:mod:`codec.mistakes`). A feature of the same
+  name wins. Class names bound to the ground truth's (or predictions') label feature are
+  bound to the three class lists too.
 """
 
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import os
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
@@ -975,8 +986,23 @@ def compile_filter(text: str, names: Mapping[str, ClassNamesLike] | None = None)
         )
     tree = _Parser(text).parse()
     if names:
-        tree = _with_names(tree, names, text)
+        tree = _with_names(tree, _class_lists_named(names, _names(tree)), text)
     return Filter(text, tree)
+
+
+def _class_lists_named(
+    names: Mapping[str, ClassNamesLike], used: set[str]
+) -> Mapping[str, ClassNamesLike]:
+    """``names`` with the evaluation's class lists (``fp_class`` ...) bound to the names of
+    the ground truth's label feature, else the predictions' (when the filter uses them)."""
+    if not _evaluation_names(used):
+        return names
+    from .jobs.evaluate import CLASS_FIELDS, PREDICTIONS_PREFIX, TRUTH_PREFIX
+
+    for key in (f"{TRUTH_PREFIX}class/label", f"{PREDICTIONS_PREFIX}label"):
+        if key in names:
+            return {**{c: names[key] for c in CLASS_FIELDS}, **names}
+    return names
 
 
 def _with_names(node: Node, names: Mapping[str, ClassNamesLike], text: str) -> Node:
@@ -1137,7 +1163,12 @@ def look(
     names = flt.names
     out = Looked()
     step = 4096
-    for i, data in payloads:
+    items: Iterable[tuple[int, bytes | None, dict[str, list[Any]] | None]]
+    if _evaluation_names(names):
+        items = _with_evaluation(payloads)
+    else:
+        items = ((i, data, None) for i, data in payloads)
+    for i, data, evaluated in items:
         out.last = i
         intact = data is not None
         record: Any = None
@@ -1146,6 +1177,8 @@ def look(
                 record = decode(data, kind)
             except (DecodeError, CodecError):
                 record = decode(data, "raw")
+            if evaluated is not None:
+                record = _evaluated(record, evaluated)
             _note_names(out.names, record, i)
         elif intact:
             record = _NO_FEATURES
@@ -1163,6 +1196,51 @@ def look(
         if tick and (i + 1) % step == 0:
             tick(i + 1)
     return out
+
+
+_EVALUATED_BATCH = 256  # records whose evaluation is computed at once
+
+
+def _evaluation_names(names: Iterable[str]) -> bool:
+    """Whether a filter naming ``names`` may use a record's evaluation."""
+    from .jobs.evaluate import RECORD_FIELDS
+
+    return not set(RECORD_FIELDS).isdisjoint(names)
+
+
+def _with_evaluation(
+    payloads: Iterable[tuple[int, bytes | None]],
+) -> Iterator[tuple[int, bytes | None, dict[str, list[Any]] | None]]:
+    """The payloads, each with its record's evaluation (None: none), computed a batch at a
+    time (:func:`codec.jobs.evaluate.payload_fields`)."""
+    from .jobs.evaluate import payload_fields
+
+    it = iter(payloads)
+    while batch := list(itertools.islice(it, _EVALUATED_BATCH)):
+        fields = payload_fields([data for _, data in batch])
+        for (i, data), got in zip(batch, fields):
+            yield i, data, got
+
+
+def _evaluated(record: Any, evaluated: Mapping[str, list[Any]]) -> Any:
+    """``record`` with its evaluation's values as features (its own features win)."""
+    from .example import Feature, Record
+    from .jobs.evaluate import CLASS_FIELDS
+
+    def value(v: tuple[int | None, str | None]) -> Any:
+        label, text = v
+        if label is not None and text is not None:
+            return ClassName(text, label)
+        return label if label is not None else text
+
+    extra: dict[str, Any] = {}
+    for name, values in evaluated.items():
+        if name in CLASS_FIELDS:
+            extra[name] = Feature("class", [value(v) for v in values])
+        else:
+            kind = "double" if any(isinstance(v, float) for v in values) else "int64"
+            extra[name] = Feature(kind, list(values))
+    return Record(record.kind, {**extra, **record.features}, record.feature_lists, record.raw)
 
 
 def _note_names(names: dict[str, int], record: Any, i: int) -> None:
