@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from functools import partial
+from urllib.parse import quote
 
 import streamlit as st
 
@@ -82,6 +83,15 @@ def _undo(sources: Sequence[Source], group: GroupView) -> None:
     _act(sources, go)
 
 
+def _link(src: Source, number: int) -> str:
+    """A link to record ``number`` of ``src`` on the Records page; for a split of a dataset
+    folder, the split named in the link (the folder alone opens its default split)."""
+    if src.split is not None and src.split_folder is not None:
+        spec = quote(state.link_spec(src.split_spec(src.split)), safe="")
+        return f"[{number}](./?file={spec}&record={number})"
+    return record_link(src)(number)
+
+
 def _picture(src: Source, number: int) -> bytes | None:
     try:
         payload = src.dataset[number]
@@ -104,7 +114,7 @@ def _member(
         col.image(data, width="stretch")
     else:
         col.caption("(picture not shown)")
-    link = record_link(src)(m.number)
+    link = _link(src, m.number)
     col.markdown(f"**{md_text(m.source_label)}** · record {link}")
     col.caption(f"{md_text(src.rel(m.file))} [{m.local:,}] · {m.width}×{m.height}")
     col.markdown(md_text(m.text))
