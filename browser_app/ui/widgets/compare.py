@@ -262,6 +262,12 @@ def _side_line(name: str, src: Source, side: DiffSide) -> str:
 def _show(src: Source, other: Source, diff: DatasetDiff, classes: dict[str, Any]) -> None:
     st.markdown(_side_line("A", src, diff.a) + "  \n" + _side_line("B", other, diff.b))
     _join(src, other, diff)
+    _features(src, other, diff, classes)
+    _values(src, other, diff, classes)
+    _changed(src, other, diff)
+
+
+def _features(src: Source, other: Source, diff: DatasetDiff, classes: dict[str, Any]) -> None:
     st.markdown("#### Features")
     st.caption(
         "L-inf: TFDV's L-infinity distance of the value counts (categorical features: text,"
@@ -271,7 +277,6 @@ def _show(src: Source, other: Source, diff: DatasetDiff, classes: dict[str, Any]
     )
     with st.container(key="tfb-compare-features"):
         st.markdown(_feature_table(src, other, diff, classes))
-    _values(src, other, diff, classes)
 
 
 def _pct(x: int, of: int) -> str:
@@ -362,7 +367,17 @@ def _join(src: Source, other: Source, diff: DatasetDiff) -> None:
                 f" {_linked('in A', a_url)} · {_linked('in B', b_url)}"
             )
         st.markdown("Changed, feature by feature:\n\n" + "\n".join(rows))
+
+
+def _changed(src: Source, other: Source, diff: DatasetDiff) -> None:
+    """The first changed pairs with the features that changed, keys held twice, and records
+    without the key."""
+    j = diff.join
+    if j is None:
+        return
+    c = j.counts
     if j.changed:
+        st.markdown("#### Changed records")
         lines = ["| A | B | Features changed |", "|---|---|---|"]
         for (ra, rb), feats in list(zip(j.changed, j.changed_features))[:SHOWN]:
             lines.append(
