@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
@@ -1388,6 +1388,7 @@ RECORD_FIELDS = ("tp", "fp", "fn", *CLASS_FIELDS, *mistakes.RECORD_FIELDS)
 """The names a record's evaluation gives the filter language (:func:`payload_fields`), and
 :meth:`EvaluationResult.record_fields` the numbers of."""
 _LOOK_AT = 32  # records of a batch whose layouts decide the batch's prefixes
+_FIELDS_BATCH = 256  # records read at once
 
 ClassValue = tuple[int | None, str | None]
 """An object's class as the filter sees it: its label and its class text (None: none)."""
@@ -1474,3 +1475,55 @@ def payload_fields(payloads: Sequence[bytes | None]) -> list[dict[str, list[Any]
             got[name] = [] if np.isnan(v) else [int(v) if column.dtype.kind == "i" else v]
         by_record.append(got)
     return by_record
+
+
+# -- the objects of records read in order, for other formats -------------------------------------
+
+
+@dataclass
+class ObjectTables:
+    """Both sides' objects of records read in order (numbered from 0): the tables
+    (:class:`SideTable`, sizes read from ``image/width`` and ``image/height``), each record's
+    ``status`` (a number of :data:`LEFT_OUT`), the classes sorted as the evaluation sorts them
+    (``keys``, their ``names`` and ``labels``) and each object's class number among them
+    (``truth_cls``, ``prediction_cls``)."""
+
+    truth: SideTable
+    predictions: SideTable
+    status: np.ndarray
+    keys: list[ClassKey]
+    names: list[str]
+    labels: list[int | None]
+    truth_cls: np.ndarray
+    prediction_cls: np.ndarray
+
+    @property
+    def records(self) -> int:
+        return len(self.status)
+
+
+def read_objects(payloads: Iterable[bytes | None], job: EvaluateJob) -> ObjectTables:
+    """The objects of ``payloads`` (None: a damaged record) as ``job`` reads them (its
+    prefixes and label map), a batch of records at a time, with the rules of the evaluation
+    (a record whose lists disagree, or with a value that is not finite, is left out: its
+    status says why)."""
+    reader = _Reader(job._sides(), job.label_map, keyed=False, sizes=True)
+    n = 0
+    it = iter(payloads)
+    while batch := list(itertools.islice(it, _FIELDS_BATCH)):
+        numbers = [n + i for i, p in enumerate(batch) if p is not None]
+        for i, p in enumerate(batch):
+            if p is None:
+                reader.add_damaged(n + i)
+        if numbers:
+            reader.add_payloads([cast(bytes, p) for p in batch if p is not None], numbers)
+        n += len(batch)
+    truth, preds = reader.tables(n)
+    status = np.maximum(truth.status, preds.status).astype(np.int8)
+    keys, t_cls, p_cls = _classes(truth, preds)
+    texts: dict[int, Counter[str]] = {}
+    for t in (truth.texts, preds.texts):
+        for label, c in t.items():
+            texts.setdefault(label, Counter()).update(c)
+    names, labels = _names(keys, texts, job.label_map)
+    return ObjectTables(truth, preds, status, keys, names, labels, t_cls, p_cls)
