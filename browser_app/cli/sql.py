@@ -71,7 +71,9 @@ def register(sub: Subcommands) -> None:
     p = sub.add_parser(
         "sql",
         help="answer a SQL query over the records (the table is records)",
-        description="Query the records of a dataset with SQL (DuckDB). The table is records:"
+        usage="tfrecord-browser sql [options] SRC [SRC ...] QUERY",
+        description="Query the records of a dataset with SQL (DuckDB): the sources, then the"
+        " query as the last argument. The table is records:"
         " one row per record with its facts (record, file, local, status, bytes, boxes,"
         " classes, mark) and its scalar and short-list features as columns (write a name"
         ' with / in double quotes: "image/height"). The columns are built into an index'
