@@ -348,6 +348,11 @@ def _join(src: Source, other: Source, diff: DatasetDiff) -> None:
         st.info(md_text(diff.join_note), icon=":material/key_off:")
         return
     c = j.counts
+    st.caption(
+        "Records with the same key are compared feature by feature through a 64-bit digest of"
+        " each feature's values (their CRC-32C and CRC-32): two different values agree only by"
+        " chance, about once in 2⁶⁴."
+    )
     st.markdown(
         f"Joined by **{md_text(j.key)}**.\n\n"
         f"- **Added** (in B only): {_records(other, j.added, c['added'])}\n"
