@@ -55,6 +55,7 @@ _PAGE_TABLE = "tfb:pages"
 
 FILTER_SELECTION = "filter:selection"
 _EXPORT_REPORT = "export:report"
+_COMPARE_RESULT = "compare:kept"
 _EDIT_REVISION = "edit:rev"
 
 
@@ -106,6 +107,18 @@ def export_outcome() -> ExportOutcome | None:
 
 def set_export_outcome(value: ExportOutcome | None) -> None:
     write(_EXPORT_REPORT, value)
+
+
+def compare_result(ident: Any) -> dict[str, Any] | None:
+    """The session's last comparison on the Compare page when it was of ``ident`` (both
+    sides' identities and the options), or None."""
+    got = read(_COMPARE_RESULT, dict)
+    return got if got is not None and got.get("id") == ident else None
+
+
+def set_compare_result(value: dict[str, Any]) -> None:
+    """Keep the Compare page's comparison (a dict with its ``id``) for the session."""
+    write(_COMPARE_RESULT, value)
 
 
 def label_map(spec: str) -> tuple[str, LabelMap] | None:

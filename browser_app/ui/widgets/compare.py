@@ -40,7 +40,6 @@ __all__ = ["candidates", "compare_page"]
 AUTOMATIC = "(automatic)"
 SHOWN = 20  # record links written out per list
 LINKED = 300  # records a list's selection link holds at most (a link is a URL: kept short)
-_KEPT = "compare:kept"  # the session's last comparison (see _kept)
 
 
 def candidates(src: Source) -> list[str]:
@@ -162,11 +161,6 @@ def _run(
         return None
 
 
-def _kept(ident: Any) -> dict[str, Any] | None:
-    got = state.widget_value(_KEPT)
-    return got if isinstance(got, dict) and got.get("id") == ident else None
-
-
 def compare_page(src: Source) -> None:
     """The Compare page under its header: pick B, run, show."""
     picked = _pick(src)
@@ -184,7 +178,7 @@ def compare_page(src: Source) -> None:
     chosen = state.widget_value(key_name)
     key = None if chosen in (None, AUTOMATIC) else str(chosen)
     ident = (repr(src.key), repr(other.key))
-    kept = _kept(ident)
+    kept = state.compare_result(ident)
     if kept is not None and key is not None and key not in kept["keys"]:
         kept = None  # the key's values were not kept: read both again
     if kept is None:
@@ -212,7 +206,7 @@ def compare_page(src: Source) -> None:
             "keys": (*DEFAULT_KEYS, *([key] if key else [])),
             "diffs": {},
         }
-        state.set_widget_value(_KEPT, kept)
+        state.set_compare_result(kept)
     a, b = kept["sides"]
     classes = _classes(src)
     for k, v in _classes(other).items():
