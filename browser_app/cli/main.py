@@ -47,6 +47,9 @@ COMMANDS = {
     "schema": "schema",
     "filter": "filter",
     "evaluate": "evaluate",
+    "duplicates": "duplicates",
+    "diff": "diff",
+    "sql": "sql",
 }
 _GLOBAL_VALUES = ("--max-inflate",)  # the options before a command that take a value
 

@@ -94,6 +94,17 @@ PAGES: list[PageSpec] = [
         section="Quality",
     ),
     PageSpec("pages/filter.py", "Filter", ":material/filter_alt:", "filter", section="Quality"),
+    PageSpec(
+        "pages/duplicates.py",
+        "Duplicates",
+        ":material/content_copy:",
+        "duplicates",
+        section="Quality",
+    ),
+    PageSpec(
+        "pages/compare.py", "Compare", ":material/compare_arrows:", "compare", section="Quality"
+    ),
+    PageSpec("pages/sql.py", "SQL", ":material/database:", "sql", section="Quality"),
     PageSpec("pages/changes.py", "Changes", ":material/edit_note:", "changes", section="Edit"),
     PageSpec("pages/export.py", "Export", ":material/file_export:", "export", section="Edit"),
 ]
