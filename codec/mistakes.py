@@ -60,8 +60,8 @@ class Mistakes:
     to :func:`find`. Per ground-truth object: ``mistakenness`` and ``mistakenness_loc`` (NaN:
     no prediction matched it), ``spurious``, and the matching prediction's class
     (``partner_cls``, -1: none) and ``partner_score`` (NaN). Per prediction: ``missing`` (a
-    confident prediction matching nothing) and ``missed`` (its confidence when it matches
-    nothing, NaN otherwise)."""
+    confident prediction matching nothing), ``missed`` (its confidence when it matches
+    nothing, NaN otherwise) and its ``confidence``."""
 
     mistakenness: np.ndarray
     mistakenness_loc: np.ndarray
@@ -70,6 +70,7 @@ class Mistakes:
     partner_score: np.ndarray
     missing: np.ndarray
     missed: np.ndarray
+    confidence: np.ndarray
 
     @staticmethod
     def concat(parts: Sequence[Mistakes], maps: Sequence[np.ndarray]) -> Mistakes:
@@ -93,6 +94,7 @@ class Mistakes:
             np.concatenate([p.partner_score for p in parts]),
             np.concatenate([p.missing for p in parts]),
             np.concatenate([p.missed for p in parts]),
+            np.concatenate([p.confidence for p in parts]),
         )
 
 
@@ -104,6 +106,7 @@ def _none(ng: int, nd: int) -> Mistakes:
         np.full(ng, -1, np.int64),
         np.full(ng, np.nan),
         np.zeros(nd, bool),
+        np.full(nd, np.nan),
         np.full(nd, np.nan),
     )
 
@@ -132,6 +135,7 @@ def find(truth: ev.Truth, predictions: ev.Predictions, *, images: int) -> Mistak
         out.spurious[:] = ~g_ig
         out.missed[:] = predictions.score
         out.missing[:] = predictions.score > MISSED_CONFIDENCE
+        out.confidence[:] = predictions.score
         return out
     most = int(np.bincount(predictions.image).max())
     # one class for all: the order among equal scores stays the picture's own (FiftyOne
@@ -171,6 +175,7 @@ def find(truth: ev.Truth, predictions: ev.Predictions, *, images: int) -> Mistak
     alone = p_out.outcome == ev.FP
     out.missed[alone] = predictions.score[alone]
     out.missing[:] = alone & (predictions.score > MISSED_CONFIDENCE)
+    out.confidence[:] = predictions.score
     return out
 
 

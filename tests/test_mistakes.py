@@ -257,6 +257,7 @@ def _bytes(result: EvaluationResult) -> bytes:
         m.partner_score,
         m.missing,
         m.missed,
+        m.confidence,
         *(fields[k] for k in sorted(fields)),
     ]
     return b"".join(np.ascontiguousarray(a).tobytes() for a in parts)

@@ -1527,3 +1527,14 @@ def read_objects(payloads: Iterable[bytes | None], job: EvaluateJob) -> ObjectTa
             texts.setdefault(label, Counter()).update(c)
     names, labels = _names(keys, texts, job.label_map)
     return ObjectTables(truth, preds, status, keys, names, labels, t_cls, p_cls)
+
+
+def label_map_of(names: Mapping[str, Any], truth: str, predictions: str) -> dict[int, str] | None:
+    """The class names (``{feature: ClassNames}``) bound to the ground truth's label list,
+    else to the predictions', else to any box class label list, as ``{label: name}``: the
+    label map an evaluation of those prefixes names its classes with."""
+    keys = [f"{truth}class/label", f"{predictions}label", f"{predictions}class/label"]
+    for key in [*keys, *sorted(k for k in names if k.endswith("class/label"))]:
+        if key in names:
+            return dict(names[key].names)
+    return None

@@ -1,0 +1,169 @@
+"""The patches view: its table (one row per object, chosen by side, class and outcome, sorted
+by the likely-mistake score: the planted mislabels first), its captions and crops, and the
+page through AppTest (the planted mislabels are the first tiles; a tile's mark lands on its
+record in the review journal; the predictions side sorts the planted missing objects first;
+a dataset without predictions says so)."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from app_support import page_script, start_app
+from PIL import Image
+from streamlit.testing.v1 import AppTest
+
+import codec
+from browser_app.edits import Journal
+from browser_app.generators import write
+from browser_app.generators.evaluation import known_dataset, planted_mistakes
+from browser_app.view.patches import PatchTable, patch_png
+from codec.example import decode, encode_example
+from codec.jobs import EvaluateJob, plan, run
+
+
+@pytest.fixture(scope="module")
+def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
+    known = planted_mistakes(36, seed=4, max_side=200)
+    root = tmp_path_factory.mktemp("patches")
+    write(root / "planted.tfrecord", known.records)
+    return root, known
+
+
+def _table(root: Path) -> PatchTable:
+    job = EvaluateJob()
+    return PatchTable.of(run(job, plan([str(root / "planted.tfrecord")]), "inline"), job)
+
+
+def test_the_mislabels_sort_first(planted: tuple[Path, Any]) -> None:
+    root, known = planted
+    table = _table(root)
+    rows = table.ordered(table.rows("truth"), "mistake")
+    n = len(known.mislabelled)
+    first = [(int(table.record[r]), int(table.index[r])) for r in rows[:n]]
+    assert sorted(first) == sorted(known.mislabelled)
+    for r in rows[:n]:  # the caption names the class the model sees
+        right = known.truth_class[int(table.record[r]), int(table.index[r])]
+        assert f"model: {known.names[right]} " in table.caption(int(r))
+    # rows without a score come last, in record order
+    tail = rows[np.isnan(table.mistake[rows])]
+    assert list(rows[-len(tail) :]) == list(tail)
+    assert sorted(tail, key=lambda r: (table.record[r], table.index[r])) == list(tail)
+
+
+def test_predictions_missing_from_the_truth_sort_first(planted: tuple[Path, Any]) -> None:
+    root, known = planted
+    table = _table(root)
+    rows = table.ordered(table.rows("predictions", outcomes=["fp"]), "mistake")
+    n = len(known.missing)
+    first = [(int(table.record[r]), int(table.index[r])) for r in rows[:n]]
+    assert sorted(first) == sorted(known.missing)
+    assert all("matches nothing" in table.caption(int(r)) for r in rows[:n])
+
+
+def test_choosing_by_class_and_outcome(planted: tuple[Path, Any]) -> None:
+    root, _ = planted
+    table = _table(root)
+    everything = table.rows("truth")
+    by_class, by_outcome = table.counts(everything)
+    assert sum(by_class.values()) == sum(by_outcome.values()) == len(everything)
+    cat = table.names.index("cat")
+    cats = table.rows("truth", classes=[cat])
+    assert len(cats) == by_class[cat] and (table.cls[cats] == cat).all()
+    missed = table.rows("truth", classes=[cat], outcomes=["fn"])
+    assert 0 < len(missed) < len(cats)
+    assert {table.outcome_name(int(r)) for r in missed} == {"fn"}
+    assert len(table.rows("predictions")) == len(table) - len(everything)
+
+
+def test_a_patch_is_the_box_with_context(planted: tuple[Path, Any]) -> None:
+    root, known = planted
+    table = _table(root)
+    row = int(table.rows("truth", outcomes=["tp"])[0])
+    rec = decode(known.records[int(table.record[row])])
+    png = patch_png(known.records[int(table.record[row])], table, row, max_side=120)
+    assert png is not None
+    with Image.open(io.BytesIO(png)) as img:
+        assert img.format == "PNG" and max(img.size) <= 120
+        pixels = np.asarray(img.convert("RGB")).reshape(-1, 3)
+    # the box is drawn in the colour of a found object
+    assert (np.abs(pixels.astype(int) - [0x2E, 0x7D, 0x32]).sum(axis=1) < 30).sum() > 50
+    # the crop's shape follows the box's (with its context), not the picture's
+    f = rec.features
+    i = int(table.index[row])
+    w = f["image/object/bbox/xmax"].values[i] - f["image/object/bbox/xmin"].values[i]
+    h = f["image/object/bbox/ymax"].values[i] - f["image/object/bbox/ymin"].values[i]
+    width, height = f["image/width"].values[0], f["image/height"].values[0]
+    assert img.size[0] / img.size[1] == pytest.approx((w * width) / (h * height), rel=0.35)
+    # a record without its box lists has no patch
+    bare = encode_example({"image/encoded": ("bytes", [f["image/encoded"].values[0]])})
+    assert patch_png(bare, table, row) is None
+
+
+# -- the page -------------------------------------------------------------------------------------
+
+
+def _page(monkeypatch: pytest.MonkeyPatch, root: Path, file: str) -> AppTest:
+    at = start_app(
+        monkeypatch, root, params={"file": file}, script=page_script("patches"), timeout=120
+    )
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _captions(at: AppTest) -> list[str]:
+    return [c.value for c in at.main.caption if c.value.startswith("\\#")]
+
+
+def _record(caption: str) -> int:
+    return int(caption.removeprefix("\\#").split(" ")[0])
+
+
+def test_the_page_shows_the_mislabels_first(monkeypatch, planted) -> None:
+    root, known = planted
+    at = _page(monkeypatch, root, "planted.tfrecord")
+    captions = _captions(at)
+    assert len(captions) == 24 and len(at.main.get("image")) == 24  # a crop each
+    n = len(known.mislabelled)
+    assert sorted(_record(c) for c in captions[:n]) == sorted(r for r, _ in known.mislabelled)
+    assert all("model\\:" in c for c in captions[:n])
+    # the predictions, matching nothing, sorted by confidence: the planted missing first
+    at.radio(key="tfb:w:patches:side").set_value("predictions").run()
+    at.multiselect(key="tfb:w:patches:outcomes:predictions").set_value(["fp"]).run()
+    assert not at.exception
+    captions = _captions(at)
+    m = len(known.missing)
+    assert sorted(_record(c) for c in captions[:m]) == sorted(r for r, _ in known.missing)
+
+
+def test_a_tiles_mark_lands_on_its_record(monkeypatch, planted, tmp_path) -> None:
+    root, _ = planted
+    monkeypatch.setenv("TFRECORD_BROWSER_CACHE", str(tmp_path / "cache"))
+    at = _page(monkeypatch, root, "planted.tfrecord")
+    first = _record(_captions(at)[0])
+    control = next(
+        s for s in at.segmented_control if f":t:{first}:" in str(s.key) and ":mark:" in str(s.key)
+    )
+    control.set_value("flagged").run()
+    assert not at.exception
+    with codec.TFRecordDataset([str(root / "planted.tfrecord")]) as ds:
+        j = Journal(ds)
+        try:
+            assert {r: m.status for r, m in j.marks().items()} == {first: "flagged"}
+        finally:
+            j.close()
+
+
+def test_without_predictions_the_page_says_so(monkeypatch, tmp_path) -> None:
+    known = known_dataset("perfect", 3, seed=1)
+    bare = []
+    for payload in known.records:
+        feats = {k: (f.type, f.values) for k, f in decode(payload).features.items()}
+        bare.append(encode_example({k: v for k, v in feats.items() if "detection" not in k}))
+    write(tmp_path / "truth.tfrecord", bare)
+    at = _page(monkeypatch, tmp_path, "truth.tfrecord")
+    assert any("No predictions in the first 3 records" in i.value for i in at.info)
+    assert not _captions(at)
