@@ -35,6 +35,7 @@ cluster (:mod:`codec.jobs.duplicates` computes the fingerprints as a job).
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -200,9 +201,24 @@ class Group:
 # -- near pairs --------------------------------------------------------------------------------
 
 
-def _chunks(t: int) -> list[tuple[int, int]]:
-    """The chunks (shift, bits) of a 64-bit hash searched for distances up to ``t``."""
-    m = t + 1 if t < 4 else 4
+def _chunks(t: int, n_query: int = 1, n_index: int = 1) -> list[tuple[int, int]]:
+    """The chunks (shift, bits) of a 64-bit hash searched for distances up to ``t``: as many
+    as cost least for a query of ``n_query`` hashes against ``n_index`` (each chunk value
+    within ``t // chunks`` bits looked up, and the records met compared: more chunks mean
+    shorter ones, fewer lookups and more records met), at most 22 bits each when there is
+    more than one (looked up in a table)."""
+    best: tuple[float, int] | None = None
+    for m in range(1, t + 2):
+        bits = -(-HASH_BITS // m)
+        if m > 1 and bits > _DENSE_BITS:
+            continue
+        r = t // m
+        probes = sum(math.comb(bits, k) for k in range(r + 1))
+        met = n_query * n_index / 2.0**bits
+        cost = m * probes * (n_query + _PAIR_COST * met)
+        if best is None or cost < best[0]:
+            best = (cost, m)
+    m = best[1] if best is not None else t + 1
     edges = [HASH_BITS * i // m for i in range(m + 1)]
     return [(a, b - a) for a, b in itertools.pairwise(edges)]
 
@@ -217,6 +233,7 @@ def _flips(bits: int, radius: int) -> np.ndarray:
 
 
 _DENSE_BITS = 22  # chunks of at most this many bits are looked up in a table of every value
+_PAIR_COST = 0.3  # a record met costs about this share of a chunk's lookup (measured)
 _STEP_PAIRS = 4_000_000  # candidate pairs looked at in one vectorised step
 
 
@@ -233,7 +250,7 @@ def near_pairs(
     index = np.asarray(index, np.uint64)
     found: list[np.ndarray] = []
     n_index = max(1, len(index))
-    chunks = _chunks(t)
+    chunks = _chunks(t, len(query), len(index))
     radius = t // len(chunks)
     for shift, bits in chunks:
         mask = np.uint64((1 << bits) - 1)
@@ -433,11 +450,11 @@ def find_groups(
     order = np.lexsort((idx, label[idx]))
     idx = idx[order]
     labs = label[idx]
-    cuts = np.flatnonzero(np.diff(labs)) + 1
+    starts = np.flatnonzero(np.r_[True, np.diff(labs) != 0])
+    sizes = np.diff(np.r_[starts, len(labs)])
     groups: list[Group] = []
-    for part in np.split(idx, cuts):
-        if len(part) < 2:
-            continue
+    for s0, size in zip(starts[sizes > 1].tolist(), sizes[sizes > 1].tolist()):
+        part = idx[s0 : s0 + size]
         if sides is not None and len(np.unique(sides[part])) < 2:
             continue
         ref = int(part[0])
