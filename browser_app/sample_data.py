@@ -26,7 +26,20 @@ Files (see :data:`SAMPLE_FILES`):
   and ``coco/label_map.pbtxt`` beside them (the app finds it there);
 - ``segmentation.tfrecord``: DeepLab records, a photograph and its VOC class map;
 - ``depth.tfrecord``: photographs with a 16-bit disparity PNG (DeepLab2's layout);
-- ``tensor_images.tfrecord``: records that are each one serialized picture tensor.
+- ``tensor_images.tfrecord``: records that are each one serialized picture tensor;
+- ``tfds/planted/1.0.0/``: a tensorflow-datasets folder (``dataset_info.json``,
+  ``features.json``, train and test in two shards each) of photographs with copies planted
+  in it — re-encoded, resized, cropped, mirrored, the same pixels as PNG, the same bytes —,
+  some of them across the splits (leakage), and near decoys that are not copies;
+- ``versions/v1.tfrecord`` and ``versions/v2.tfrecord``: two versions of a photo dataset,
+  the second with records added, removed and changed, a new and a vanished feature, a new
+  class and a shifted numeric feature;
+- ``audio/speech.tfrecord`` (WAV in several sample formats and FLAC, ``audio/encoded``) and
+  ``audio/nsynth-test.tfrecord`` (NSynth's layout: 64,000 float samples at 16 kHz);
+- ``video/clips.tfrecord``: MediaPipe ``media_sequence`` clips (JPEG frames, per-frame boxes,
+  the clip's label);
+- ``text/pretraining_data.tfrecord`` with ``text/vocab.txt``: BERT pre-training records,
+  token ids the app reads as WordPiece text.
 
 The photographs and their layouts come from :mod:`browser_app.generators`.
 """
@@ -72,10 +85,12 @@ __all__ = [
     "write_sample",
 ]
 
-SAMPLE_VERSION = "2"
+SAMPLE_VERSION = "3"
 CLASSES = ("circle", "square", "triangle", "star")
 SAMPLE_FILES = (
     "README.txt",
+    "audio/nsynth-test.tfrecord",
+    "audio/speech.tfrecord",
     "coco/instances.tfrecord",
     "coco/label_map.pbtxt",
     "coco/predictions.tfrecord",
@@ -92,6 +107,17 @@ SAMPLE_FILES = (
     "tabular/train-00002-of-00003.tfrecord",
     "tensor_images.tfrecord",
     "tensors.tfrecord",
+    "text/pretraining_data.tfrecord",
+    "text/vocab.txt",
+    "tfds/planted/1.0.0/dataset_info.json",
+    "tfds/planted/1.0.0/features.json",
+    "tfds/planted/1.0.0/planted-test.tfrecord-00000-of-00002",
+    "tfds/planted/1.0.0/planted-test.tfrecord-00001-of-00002",
+    "tfds/planted/1.0.0/planted-train.tfrecord-00000-of-00002",
+    "tfds/planted/1.0.0/planted-train.tfrecord-00001-of-00002",
+    "versions/v1.tfrecord",
+    "versions/v2.tfrecord",
+    "video/clips.tfrecord",
 )
 # The photographs' longer side in the layout files: small files, yet large enough for the
 # app to caption predictions (it does from 240 pixels on).
@@ -425,6 +451,22 @@ segmentation.tfrecord       {segmentation} DeepLab records: a photograph and its
 depth.tfrecord              {depth} photographs with a 16-bit disparity PNG (x256, 0 = unknown)
 tensor_images.tfrecord      {tensors} records, each one serialized picture tensor: uint8 RGB,
                             uint8 gray, uint16 disparity, float32 RGB
+
+Datasets to compare, clean and query (the Duplicates, Compare and SQL pages):
+
+tfds/planted/1.0.0/         a tensorflow-datasets folder, train and test: {pictures} pictures,
+                            {copies} of them planted copies of others (re-encoded, resized,
+                            cropped, mirrored, same pixels, same bytes), some leaked across
+                            the splits, and {decoys} near decoys that are not copies
+versions/v1.tfrecord, v2    two versions of a photo dataset: records added, removed and
+                            changed, a new and a vanished feature, a new class, a shift
+
+Sound, video and text:
+
+audio/speech.tfrecord       WAV (8/16/24/32-bit, float, stereo) and FLAC in audio/encoded
+audio/nsynth-test.tfrecord  3 NSynth notes: 64,000 float samples at 16 kHz each
+video/clips.tfrecord        MediaPipe media_sequence clips: JPEG frames with per-frame boxes
+text/pretraining_data...    BERT pre-training records; text/vocab.txt turns ids into words
 """
 
 
@@ -463,9 +505,36 @@ def write_sample(folder: str | os.PathLike[str]) -> list[Path]:
     }
     with atomic_output(root / "coco" / "label_map.pbtxt", "w") as f:
         f.write(gen.coco_label_map())
+    planted = _kinds_of_datasets(root)
     with atomic_output(root / "README.txt", "w") as f:
-        f.write(_README.format(version=SAMPLE_VERSION, side=PHOTO_SIDE, **counts))
+        f.write(
+            _README.format(
+                version=SAMPLE_VERSION,
+                side=PHOTO_SIDE,
+                pictures=planted.pictures,
+                copies=len(planted.groups),
+                decoys=len(planted.decoys),
+                **counts,
+            )
+        )
     return [root / name for name in SAMPLE_FILES]
+
+
+def _kinds_of_datasets(root: Path) -> Any:
+    """The sample's dataset folders and its sound, video and text records; returns what the
+    planted-copies folder holds (:class:`browser_app.generators.duplicates.Planted`)."""
+    from .generators import audio, sequences, text, versions
+    from .generators.duplicates import write_planted
+
+    for sub in ("tfds", "versions", "audio", "video", "text"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    planted = write_planted(root / "tfds", originals=24, copied=8, decoys=3, size=(200, 150))
+    versions.write_versions(root / "versions", count=60)
+    audio.write_encoded_audio(root / "audio" / "speech.tfrecord")
+    audio.write_nsynth(root / "audio" / "nsynth-test.tfrecord", count=3)
+    sequences.write_media_sequences(root / "video" / "clips.tfrecord", frames=8)
+    text.write_bert(root / "text", count=8)
+    return planted
 
 
 def _complete(folder: Path) -> bool:

@@ -301,8 +301,12 @@ def test_search_lists_files_and_shard_sets(monkeypatch, root):
     at = app(monkeypatch, root, "detection.tfrecord")
     at.text_input(key="tfb:w:search").input("train").run()
     options = at.selectbox(key="tfb:w:pick").options
-    assert options[0].startswith("tabular/train-*-of-00003.tfrecord")
-    assert len(options) == 4
+    # The shard set of the tabular files, its shards, and the planted TFDS folder's split.
+    assert next(o for o in options if o.startswith("tabular/")).startswith(
+        "tabular/train-*-of-00003.tfrecord"
+    )
+    assert len([o for o in options if o.startswith("tabular/")]) == 4
+    assert any(o.startswith("tfds/planted/1.0.0:train") for o in options)
     at.selectbox(key="tfb:w:pick").set_value("tabular/train-*-of-00003.tfrecord").run()
     no_crash(at)
     assert at.query_params["file"] == "tabular/train-*-of-00003.tfrecord"
