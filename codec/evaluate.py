@@ -393,10 +393,13 @@ def match(
     agnostic: bool = False,
     max_dets: int = MAX_DETS,
     area: tuple[float, float] = AREA_ALL,
+    with_confusion: bool = True,
 ) -> Matches:
     """COCOeval's ``evaluate`` (every image and class, one area range, ``max_dets``) over
     ``images`` images and ``classes`` classes, and the outcomes at ``iou`` (see the module's
-    docstring for every rule). Boxes must be finite, scores too."""
+    docstring for every rule). Boxes must be finite, scores too. Without
+    ``with_confusion`` the confusion matrix is left empty (zeros), for a caller that needs
+    only the outcomes."""
     thresholds, chosen = thresholds_for(iou)
     thr = np.minimum(thresholds, _TOP)
     t = len(thresholds)
@@ -495,7 +498,12 @@ def match(
     pred_out.outcome[ev] = p_out
     pred_out.iou[ev] = det_iou
     pred_out.partner[ev] = p_partner
-    grid = confusion(truth, predictions, ev, g_ig, classes=classes, iou=float(thresholds[chosen]))
+    if with_confusion:
+        grid = confusion(
+            truth, predictions, ev, g_ig, classes=classes, iou=float(thresholds[chosen])
+        )
+    else:
+        grid = np.zeros((classes + 1, classes + 1), np.int64)
     return Matches(
         thresholds,
         chosen,

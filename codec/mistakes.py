@@ -152,6 +152,7 @@ def find(truth: ev.Truth, predictions: ev.Predictions, *, images: int) -> Mistak
         iou=IOU,
         agnostic=True,
         max_dets=max(most, 1),
+        with_confusion=False,
     )
     t_out, p_out = m.truth, m.predictions
     # the partner's row among the predictions: by (image, index in its list)

@@ -193,7 +193,7 @@ def _objects(result: EvaluationResult) -> list[tuple[int, int]]:
 
 def test_planted_mislabels_come_first(planted: tuple[str, object]) -> None:
     path, known = planted
-    result = run(EvaluateJob(), plan([path]), "inline")
+    result = run(EvaluateJob(mistakes=True), plan([path]), "inline")
     assert result.mistakes is not None
     objects = _objects(result)
     order = np.argsort(-np.nan_to_num(result.mistakes.mistakenness, nan=-1), kind="stable")
@@ -219,7 +219,7 @@ def test_planted_mislabels_come_first(planted: tuple[str, object]) -> None:
 
 def test_records_sort_by_their_likely_mistakes(planted: tuple[str, object]) -> None:
     path, known = planted
-    fields = run(EvaluateJob(), plan([path]), "inline").record_fields()
+    fields = run(EvaluateJob(mistakes=True), plan([path]), "inline").record_fields()
     with_mislabel = sorted({r for r, _ in known.mislabelled})
     key = np.nan_to_num(fields["mistakenness"], nan=-1)
     first = np.argsort(-key, kind="stable")[: len(with_mislabel)]
@@ -237,6 +237,7 @@ def test_records_sort_by_their_likely_mistakes(planted: tuple[str, object]) -> N
 
 def test_without_mistakes_the_job_computes_none(planted: tuple[str, object]) -> None:
     path, _ = planted
+    assert not EvaluateJob().mistakes  # the evaluate command shows none: it pays for none
     result = run(EvaluateJob(mistakes=False), plan([path]), "inline")
     assert result.mistakes is None
     assert set(result.record_fields()) == {"tp", "fp", "fn"}
@@ -265,7 +266,7 @@ def _bytes(result: EvaluationResult) -> bytes:
 
 @pytest.mark.parametrize("cuts", [[0.5], [0.13, 0.5, 0.51, 0.9], [0.01, 0.02, 0.03]])
 def test_any_split_gives_the_same_mistakes(shards: list[str], cuts: list[float]) -> None:  # noqa: F811
-    job = EvaluateJob()
+    job = EvaluateJob(mistakes=True)
     whole = run(job, plan(shards, split=0), "inline")
     assert whole.mistakes is not None and len(whole.mistakes.spurious) > 100
     assert _bytes(run(job, _cut(shards, cuts), "inline")) == _bytes(whole)
@@ -275,7 +276,7 @@ def test_any_split_gives_the_same_mistakes(shards: list[str], cuts: list[float])
 
 
 def test_a_pool_and_a_dask_cluster_give_the_same_mistakes(shards: list[str]) -> None:  # noqa: F811
-    job = EvaluateJob()
+    job = EvaluateJob(mistakes=True)
     whole = _bytes(run(job, plan(shards, split=0), "inline"))
     tasks = _cut(shards, [0.25, 0.5, 0.75])
     assert _bytes(run(job, tasks, "processes:2")) == whole
@@ -304,7 +305,7 @@ def test_predictions_in_a_second_dataset_give_the_same_mistakes(
         )
     write(tmp_path / "t.tfrecord", truth)
     write(tmp_path / "p.tfrecord", preds)
-    job = EvaluateJob()
+    job = EvaluateJob(mistakes=True)
     apart = evaluate_apart(
         job, plan([str(tmp_path / "t.tfrecord")]), plan([str(tmp_path / "p.tfrecord")]), "inline"
     )

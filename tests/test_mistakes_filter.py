@@ -35,7 +35,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
 
 def test_each_records_fields_are_the_jobs(planted: tuple[Path, Any]) -> None:
     path, known = planted
-    result = run(EvaluateJob(), plan([str(path)]), "inline")
+    result = run(EvaluateJob(mistakes=True), plan([str(path)]), "inline")
     fields = result.record_fields()
     got = payload_fields(known.records)
     t, p = result.matches.truth, result.matches.predictions
@@ -56,7 +56,7 @@ def test_each_records_fields_are_the_jobs(planted: tuple[Path, Any]) -> None:
 
 def test_filters_ask_for_outcomes_and_mistakes(planted: tuple[Path, Any]) -> None:
     path, known = planted
-    result = run(EvaluateJob(), plan([str(path)]), "inline")
+    result = run(EvaluateJob(mistakes=True), plan([str(path)]), "inline")
     fields = result.record_fields()
 
     def where(cond: np.ndarray) -> list[int]:

@@ -34,7 +34,7 @@ def planted(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Any]:
 
 
 def _table(root: Path) -> PatchTable:
-    job = EvaluateJob()
+    job = EvaluateJob(mistakes=True)
     return PatchTable.of(run(job, plan([str(root / "planted.tfrecord")]), "inline"), job)
 
 

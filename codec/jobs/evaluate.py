@@ -969,7 +969,10 @@ class EvaluateJob:
     (id → name) names the classes and turns class texts into labels; ``normalized`` says
     whether each side's boxes are normalised (truth, predictions): when they differ, the
     normalised side is put in pixels of the picture's size; the files are read as
-    ``compression``. Tasks come from :func:`codec.jobs.plan` or :func:`codec.jobs.tasks_of`."""
+    ``compression``. With ``mistakes``, the tasks also find each object's likely annotation
+    mistakes (:mod:`codec.mistakes`: a second, class-agnostic match at IoU 0.5), kept in the
+    result's ``mistakes``. Tasks come from :func:`codec.jobs.plan` or
+    :func:`codec.jobs.tasks_of`."""
 
     iou: float = 0.5
     agnostic: bool = False
@@ -979,7 +982,7 @@ class EvaluateJob:
     normalized: tuple[bool, bool] = (True, True)
     max_dets: int = ev.MAX_DETS
     compression: str = "auto"
-    mistakes: bool = True
+    mistakes: bool = False
     name: str = field(default="evaluate", init=False)
 
     def __post_init__(self) -> None:
@@ -1417,6 +1420,7 @@ def payload_fields(payloads: Sequence[bytes | None]) -> list[dict[str, list[Any]
         truth=seen.truth or TRUTH_PREFIX,
         predictions=seen.predictions,
         normalized=(seen.truth_normalized, seen.predictions_normalized),
+        mistakes=True,
     )
     reader = _Reader(job._sides(), None, keyed=False, sizes=job._sizes(), keep_text=True)
     good = [i for i, p in enumerate(payloads) if p is not None]

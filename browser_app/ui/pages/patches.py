@@ -62,6 +62,7 @@ def _table(src: Source) -> PatchTable | None:
         predictions=seen.predictions,
         label_map=label_map_of(names.for_source(src), truth, seen.predictions),
         normalized=(seen.truth_normalized, seen.predictions_normalized),
+        mistakes=True,
     )
     try:
         result = jobs.run(
