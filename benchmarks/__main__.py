@@ -30,6 +30,9 @@ MODULES = [
     "scale",
     "layers",
     "evaluate",
+    "duplicates",
+    "diff",
+    "sql",
 ]
 
 

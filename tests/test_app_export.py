@@ -121,3 +121,28 @@ def test_a_folder_of_pictures_is_confirmed_before_writing_into_it(monkeypatch, r
     at.button(key="tfb:w:export:go").click().run()
     no_crash(at)
     assert len(list(folder.iterdir())) == 60
+
+
+def test_a_coco_export_names_its_categories_from_the_label_map(monkeypatch, root):  # noqa: F811
+    """The Export page's COCO format: a new folder of instances.json, results.json and the
+    pictures; the categories named by the label map the app found beside the records, the
+    ground truth's class texts turned into its labels (as the evaluation reads them)."""
+    import json
+
+    at = harness(monkeypatch, root, "coco/predictions.tfrecord", 0, page="export")
+    at.selectbox(key="tfb:w:export:format").set_value("coco").run()
+    no_crash(at)
+    assert at.text_input(key="tfb:w:export:dest").value == "exports/predictions-edited-coco"
+    at.button(key="tfb:w:export:go").click().run()
+    no_crash(at)
+    out = root / "exports" / "predictions-edited-coco"
+    instances = json.loads((out / "instances.json").read_text())
+    results = json.loads((out / "results.json").read_text())
+    names = {c["id"]: c["name"] for c in instances["categories"]}
+    assert names[1] == "person"
+    # Both sides speak of the label map's classes: the ground truth's texts became labels.
+    assert {a["category_id"] for a in instances["annotations"]} <= set(names)
+    assert {r["category_id"] for r in results} & {
+        a["category_id"] for a in instances["annotations"]
+    }
+    assert len(instances["images"]) == 12

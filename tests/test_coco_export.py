@@ -157,3 +157,25 @@ def test_an_existing_destination_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ExportError, match="exists"):
         export_coco(str(path), tmp_path / "there")
     assert list((tmp_path / "there").iterdir()) == []
+
+
+def test_the_command_line_export_names_classes_from_the_label_map_beside_the_data(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`export --format coco` on records whose ground truth names classes by text, with a
+    label_map.pbtxt beside them (the sample's COCO predictions): the categories are the
+    label map's, the texts become its labels, and COCOeval on the files gives evaluate's
+    figures (with the texts left as they were, no prediction would meet its object)."""
+    from browser_app.sample_data import write_sample
+
+    write_sample(tmp_path / "sample")
+    src = tmp_path / "sample" / "coco" / "predictions.tfrecord"
+    out = tmp_path / "coco-out"
+    assert main(["export", str(src), str(out), "--format", "coco", "--executor", "inline"]) == 0
+    capsys.readouterr()
+    doc = _evaluate(capsys, src)
+    assert doc["map"] > 0.5
+    instances = json.loads((out / "instances.json").read_text())
+    names = {c["id"]: c["name"] for c in instances["categories"]}
+    assert names[1] == "person" and names[3] == "car"
+    _same_figures(_cocoeval(out), doc)

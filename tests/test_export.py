@@ -578,7 +578,7 @@ def test_format_for_path(name: str, expected: tuple) -> None:
 
 
 def test_every_format_has_one_exporter() -> None:
-    assert E.FORMATS == ("tfrecord", "jsonl", "json", "csv", "parquet", "images")
+    assert E.FORMATS == ("tfrecord", "jsonl", "json", "csv", "parquet", "images", "coco")
     assert get_args(ExportFormat) == E.FORMATS
     for name, cls in E.EXPORTERS.items():
         assert cls.name == name and cls.label and cls.suffix

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, TextIO
 
 from browser_app.cli.inputs import (
@@ -46,6 +46,7 @@ from codec.jobs.evaluate import (
     EvaluationResult,
     Looked,
     evaluate_apart,
+    label_map_of,
     look,
 )
 from codec.locations import shown
@@ -53,7 +54,6 @@ from codec.values import plural
 
 if TYPE_CHECKING:
     from browser_app.cli.inputs import Subcommands
-    from codec.names import ClassNames
 
 __all__ = ["cmd_evaluate", "format_evaluation", "register"]
 
@@ -131,15 +131,6 @@ def _first_payloads(files: InputFiles, count: int) -> list[bytes | None]:
     return out
 
 
-def _label_map(names: Mapping[str, ClassNames], keys: Sequence[str]) -> dict[int, str] | None:
-    """The class names bound to the first of ``keys`` that has some, else to any box class
-    label list, as ``{label: name}``."""
-    for key in [*keys, *sorted(k for k in names if k.endswith("class/label"))]:
-        if key in names:
-            return dict(names[key].names)
-    return None
-
-
 def cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
     """Evaluate the predictions and print the table (or JSON)."""
     files = open_inputs(args.paths, args.compression, anon=anon(args))
@@ -164,9 +155,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
                 "bbox/*): give the dataset that holds them with --predictions, or name their"
                 " prefix with --predictions-prefix"
             )
-        label_map = _label_map(
-            names, [f"{truth}class/label", f"{preds}label", f"{preds}class/label"]
-        )
+        label_map = label_map_of(names, truth, preds)
         _check_classes(seen, there, label_map, truth, preds)
         job = EvaluateJob(
             iou=args.iou,

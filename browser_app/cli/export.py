@@ -39,7 +39,7 @@ from browser_app.cli.jobs import add_job_options, executor_of
 from browser_app.edits import Journal, journal_path
 from browser_app.errors import EXIT_DAMAGED, EXIT_OK, UsageError
 from browser_app.export import FORMATS, ExportReport, export, format_for_path, import_jsonl
-from browser_app.export.base import CSV, JSON, JSONL, PARQUET, TFRECORD
+from browser_app.export.base import COCO, CSV, JSON, JSONL, PARQUET, TFRECORD
 from codec.jobs import ExecutorSpec
 from codec.kinds import COMPRESSIONS
 from codec.locations import is_url
@@ -193,6 +193,12 @@ def cmd_export(args: argparse.Namespace, out: TextIO) -> int:
             options["int64_as_string"] = args.int64_as_string
         if fmt == CSV:
             options["neutralize_formulas"] = args.csv_neutralize_formulas
+        if fmt == COCO:
+            # Categories named, and class texts turned into labels, as `evaluate` does.
+            from codec.jobs.evaluate import PREDICTIONS_PREFIX, TRUTH_PREFIX, label_map_of
+
+            found = names_of(args, [f.path for f in files], srcs)
+            options["names"] = label_map_of(found, TRUTH_PREFIX, PREDICTIONS_PREFIX)
         given = _given(args, names_of(args, [], ())) if args.names else {}
         source = journal if journal is not None else dataset
         code = _report(export(source, dst, format=fmt, **options), out)

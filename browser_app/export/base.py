@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from codec.jobs import Executor, ExecutorSpec
 
 __all__ = [
+    "COCO",
     "CSV",
     "FORMULA_RECORDS_SHOWN",
     "IMAGES",
@@ -39,13 +40,14 @@ __all__ = [
     "UnconvertedPicture",
 ]
 
-ExportFormat = Literal["tfrecord", "jsonl", "json", "csv", "parquet", "images"]
+ExportFormat = Literal["tfrecord", "jsonl", "json", "csv", "parquet", "images", "coco"]
 TFRECORD: ExportFormat = "tfrecord"
 JSONL: ExportFormat = "jsonl"  # one proto3 JSON record per line; read back by import_jsonl
 JSON: ExportFormat = "json"  # a flat table as a JSON array of row objects
 CSV: ExportFormat = "csv"
 PARQUET: ExportFormat = "parquet"
 IMAGES: ExportFormat = "images"  # the pictures of the records, in a folder or a .zip
+COCO: ExportFormat = "coco"  # instances.json, results.json and the pictures, in a new folder
 
 ExportProgress = Callable[[str, int, int], None]
 """``progress(stage, done, total)``: ``stage`` is ``"scan"`` (a flat table's first pass over

@@ -31,12 +31,12 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from browser_app.errors import ExportError
-from browser_app.export.base import ExportFormat, ExportOptions, ExportReport, UnconvertedPicture
+from browser_app.export.base import COCO, ExportOptions, ExportReport, UnconvertedPicture
 from browser_app.export.exporter import Exporter
 from browser_app.export.plan import ExportSource
 from browser_app.export.remote import object_kind
@@ -62,7 +62,6 @@ if TYPE_CHECKING:
 
 __all__ = ["COCO", "INSTANCES", "RESULTS", "CocoExporter", "category_ids", "export_coco"]
 
-COCO = cast(ExportFormat, "coco")
 INSTANCES = "instances.json"
 RESULTS = "results.json"
 LOOK_AT = 200  # first records whose layouts decide the prefixes (as evaluate's)

@@ -17,6 +17,7 @@ from browser_app.export.base import (
     ExportOptions,
     ExportReport,
 )
+from browser_app.export.coco import CocoExporter
 from browser_app.export.csv import CsvExporter
 from browser_app.export.exporter import Exporter
 from browser_app.export.images import ImagesExporter
@@ -59,6 +60,7 @@ EXPORTERS: dict[str, type[Exporter]] = {
         CsvExporter,
         ParquetExporter,
         ImagesExporter,
+        CocoExporter,
     )
 }
 """Every output format: its name to its exporter."""

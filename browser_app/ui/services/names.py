@@ -23,7 +23,7 @@ from codec.names import ClassNames, names_beside
 if TYPE_CHECKING:
     from browser_app.ui.source import Source
 
-__all__ = ["NamesKey", "beside", "names_key"]
+__all__ = ["NamesKey", "beside", "every_beside", "names_key"]
 
 NamesKey = tuple[tuple[str, str, str, int, int], ...]
 """What a set of class names is cached by: per feature, its file, kind, size and a digest of
@@ -68,6 +68,13 @@ def beside(src: Source) -> tuple[dict[str, ClassNames], tuple[str, ...]]:
     feats, lists = usual_types(src)
     keys = tuple(sorted({*feats, *lists})) or None
     return _beside(src.key, tuple(src.paths), keys)
+
+
+def every_beside(src: Source) -> dict[str, ClassNames]:
+    """Every usable names file found with the files of ``src``, by record key, whatever
+    features the records have: a COCO export turns class texts into the labels of a label
+    map although the records hold no label list."""
+    return _beside(src.key, tuple(src.paths), None)[0]
 
 
 _DIGESTS: dict[int, tuple[weakref.ref[ClassNames], int]] = {}

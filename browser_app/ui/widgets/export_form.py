@@ -17,12 +17,14 @@ from browser_app import export
 from browser_app.edits import Journal
 from browser_app.errors import AppError, PathRefused, SpecError
 from browser_app.export import COMPRESSIONS, ExportFormat
-from browser_app.export.base import CSV, IMAGES, JSON, JSONL, PARQUET, TFRECORD
+from browser_app.export.base import COCO, CSV, IMAGES, JSON, JSONL, PARQUET, TFRECORD
 from browser_app.paths import relative_to_root, resolve_inside
 from browser_app.selection import parse_record_spec
 from browser_app.ui import services, state
+from browser_app.ui.services import names as name_service
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import export_run, jobs
+from browser_app.ui.widgets import names as class_names
 from browser_app.ui.widgets.export_run import listed
 from browser_app.ui.widgets.schema import record_link
 from browser_app.view import (
@@ -41,7 +43,7 @@ from codec.locations import filesystem, is_url, remote_errors
 __all__ = ["form"]
 
 # The formats in the order the menu offers them.
-FORMATS: tuple[ExportFormat, ...] = (TFRECORD, JSONL, CSV, PARQUET, JSON, IMAGES)
+FORMATS: tuple[ExportFormat, ...] = (TFRECORD, JSONL, CSV, PARQUET, JSON, IMAGES, COCO)
 ALL, RANGE, FILTERED = "All records", "Records by number", "The filter's result"
 _PREVIEW_SHOWN = 8  # output names listed in a line; more go into an expander
 
@@ -76,7 +78,8 @@ def _selection(src: Source, how: str) -> tuple[list[int] | None, str | None]:
 def _destination(src: Source, text: str) -> str:
     """The real path of ``text`` inside the root; raises PathRefused."""
     real = resolve_inside(src.root, text)
-    if not is_url(real) and os.path.isdir(real) and not text.endswith("/") and _format() != IMAGES:
+    folder_output = _format() in (IMAGES, COCO)
+    if not is_url(real) and os.path.isdir(real) and not text.endswith("/") and not folder_output:
         raise PathRefused(f"{text} is a folder; give a file name")
     return real
 
@@ -148,7 +151,14 @@ def _run(src: Source, j: Journal | None) -> None:
             icon=":material/error:",
         )
         return
-    export_run.write(src, j, dst, fmt, records, _options(fmt))
+    options = _options(fmt)
+    if fmt == COCO:
+        # Categories named, and class texts turned into labels, as the evaluation does.
+        from codec.jobs.evaluate import PREDICTIONS_PREFIX, TRUTH_PREFIX, label_map_of
+
+        found = {**name_service.every_beside(src), **class_names.for_source(src)}
+        options["names"] = label_map_of(found, TRUTH_PREFIX, PREDICTIONS_PREFIX)
+    export_run.write(src, j, dst, fmt, records, options)
 
 
 def form(src: Source, j: Journal | None, pending: int) -> None:
