@@ -38,13 +38,13 @@ from PIL import Image, ImageOps
 
 from browser_app.generators.library import PHOTOS, photo
 from browser_app.generators.tfds import (
-    _shards,
-    _write_features,
-    _write_info,
     class_label,
     features_dict,
     image,
     text,
+    write_features,
+    write_info,
+    write_shards,
 )
 from codec import example as ex
 from codec.writer import write_records
@@ -230,7 +230,7 @@ def write_planted(
     folder = out / "planted" / "1.0.0"
     folder.mkdir(parents=True, exist_ok=True)
     lengths = {
-        name: _shards(folder, "planted", name, recs, max(1, min(shards, len(recs))))
+        name: write_shards(folder, "planted", name, recs, max(1, min(shards, len(recs))))
         for name, recs in zip(names, payloads)
     }
     declared = {
@@ -238,8 +238,8 @@ def write_planted(
         "label": class_label(len(PHOTOS)),
         "file_name": text(),
     }
-    _write_features(folder, features_dict(declared))
-    _write_info(
+    write_features(folder, features_dict(declared))
+    write_info(
         folder,
         name="planted",
         version="1.0.0",

@@ -50,8 +50,11 @@ __all__ = [
     "plant",
     "tensor_bytes",
     "write_detection",
+    "write_features",
     "write_image_classification",
+    "write_info",
     "write_names_files",
+    "write_shards",
     "write_tfx_splits",
 ]
 
@@ -118,7 +121,8 @@ def features_dict(features: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
     return {"featuresDict": {"features": dict(features)}, "pythonClassName": FEATURES_DICT}
 
 
-def _write_features(folder: Path, features: dict[str, Any]) -> None:
+def write_features(folder: Path, features: dict[str, Any]) -> None:
+    """``features.json`` into ``folder``, as TFDS writes it (``features_dict``'s document)."""
     (folder / "features.json").write_text(json.dumps(features, indent=4, sort_keys=True))
 
 
@@ -127,7 +131,7 @@ def _write_labels(folder: Path, file_name: str, names: Sequence[str]) -> None:
     (folder / file_name).write_text("\n".join(names) + "\n")
 
 
-def _write_info(
+def write_info(
     folder: Path,
     *,
     name: str,
@@ -181,7 +185,7 @@ def _write_info(
     )
 
 
-def _shards(
+def write_shards(
     folder: Path, name: str, split: str, payloads: list[bytes], num_shards: int
 ) -> list[int]:
     """Write ``payloads`` into ``num_shards`` shards (TFDS's even split); their lengths."""
@@ -278,14 +282,14 @@ def write_image_classification(
                 else:
                     values["embedding"] = ("bytes", [tensor_bytes(vec, embedding)])
             payloads.append(ex.encode_example(values))
-        lengths[split] = _shards(folder, name, split, payloads, shards.get(split, 1))
+        lengths[split] = write_shards(folder, name, split, payloads, shards.get(split, 1))
     declared = {"image": image(28, 28, 1, encoding="png"), "label": class_label(len(classes))}
     if embedding is not None:
         declared["embedding"] = tensor("float32", 8, encoding=embedding)
-    _write_features(folder, features_dict(declared))
+    write_features(folder, features_dict(declared))
     if names_file:
         _write_labels(folder, "label.labels.txt", classes)
-    _write_info(
+    write_info(
         folder,
         name=name,
         version=version,
@@ -434,10 +438,10 @@ def write_detection(
         "test": payloads[len(payloads) - third :],
     }
     lengths = {
-        split: _shards(folder, name, split, part, 2 if split == "train" else 1)
+        split: write_shards(folder, name, split, part, 2 if split == "train" else 1)
         for split, part in parts.items()
     }
-    _write_features(
+    write_features(
         folder,
         features_dict(
             {
@@ -466,7 +470,7 @@ def write_detection(
         ("objects-pose.labels.txt", VOC_POSES),
     ):
         _write_labels(folder, file_name, names)
-    _write_info(
+    write_info(
         folder,
         name=name,
         version=version,
@@ -617,7 +621,7 @@ def plant(folder: str | os.PathLike[str], what: str) -> None:
     elif what == "wrong_shape":
         doc = json.loads(features_path.read_text())
         doc["featuresDict"]["features"]["image"]["image"]["shape"] = _shape(32, 32, 3)
-        _write_features(f, doc)
+        write_features(f, doc)
     elif what in ("bad_info", "bad_features"):
         path = info_path if what == "bad_info" else features_path
         text_ = path.read_text()

@@ -35,7 +35,7 @@ from ..locations import shown
 from ..perceptual import hashes_of
 from ..reader import TFRecordFile
 from ..roles import main_picture
-from .filter import _range_payloads
+from .filter import range_payloads
 from .plan import Task, tasks_of
 from .spec import ExecutorSpec
 from .verify import failure_text
@@ -326,7 +326,7 @@ class DuplicatesJob:
                 return DuplicatesPart(task, n, f.path, _fingerprints(payloads, n, self.embedding))
             walk = walk_task(f, task)
             n = len(walk.offsets)
-            fp = _fingerprints(_range_payloads(f, walk, True), n, self.embedding)
+            fp = _fingerprints(range_payloads(f, walk, True), n, self.embedding)
             return DuplicatesPart(task, n, f.path, fp, walk.ends)
 
     def records(self, part: DuplicatesPart) -> int:

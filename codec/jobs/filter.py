@@ -25,7 +25,7 @@ from ..reader import TFRecordFile
 from .plan import Task
 from .walk import RangeEnds, RangeWalk, stitch, walk_task
 
-__all__ = ["FilterJob", "FilterPart"]
+__all__ = ["FilterJob", "FilterPart", "range_payloads"]
 
 _CHUNK = 8 << 20  # bytes of payloads read at once by a range task
 
@@ -73,7 +73,7 @@ class FilterJob:
                 whole = ((r.index, r.data) for r in f.records(0, len(f)))
                 return FilterPart(task, self._look(flt, whole), len(f))
             walk = walk_task(f, task)
-            payloads = _range_payloads(f, walk, flt.uses_features())
+            payloads = range_payloads(f, walk, flt.uses_features())
             return FilterPart(task, self._look(flt, payloads), len(walk.offsets), walk.ends)
 
     def _look(self, flt: Filter, payloads: Iterable[tuple[int, bytes | None]]) -> Looked:
@@ -161,7 +161,7 @@ def _names(chain: Sequence[FilterPart], cut: int | None) -> set[str]:
     return seen
 
 
-def _range_payloads(
+def range_payloads(
     f: TFRecordFile, walk: RangeWalk, needs_payloads: bool
 ) -> Iterator[tuple[int, bytes | None]]:
     """``(position, payload or None when its data CRC fails)`` of every record a range's walk

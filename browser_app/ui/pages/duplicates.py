@@ -79,15 +79,13 @@ def render() -> None:
         "Find duplicates", key=state.widget_key("dups:run"), icon=":material/content_copy:"
     )
     setting = (src.tag, repr(src.key), other, across, threshold, mirror)
-    kept = state.widget_value("dups:result")
-    result: DuplicatesResult | None = None
-    if isinstance(kept, tuple) and len(kept) == 2 and kept[0] == setting:
-        result = kept[1]
+    kept = state.duplicates_result(setting)
+    result: DuplicatesResult | None = kept if isinstance(kept, DuplicatesResult) else None
     sources = _sources(src, other)
     if sources is None:
         return
-    if clicked or (result is None and state.widget_value("dups:asked") == setting):
-        state.set_widget_value("dups:asked", setting)
+    if clicked or (result is None and state.duplicates_asked(setting)):
+        state.ask_duplicates(setting)
         named = [
             (s.split or s.label, list(s.dataset.files), i > 0 and across)
             for i, s in enumerate(sources)
@@ -103,7 +101,7 @@ def render() -> None:
             )
         except jobs.Stopped:
             return
-        state.set_widget_value("dups:result", (setting, result))
+        state.set_duplicates_result(setting, result)
         state.reset_widget("dups:page")
     if result is None:
         st.info("Press **Find duplicates** to search.", icon=":material/content_copy:")

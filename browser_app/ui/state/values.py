@@ -56,6 +56,8 @@ _PAGE_TABLE = "tfb:pages"
 FILTER_SELECTION = "filter:selection"
 _EXPORT_REPORT = "export:report"
 _COMPARE_RESULT = "compare:kept"
+_DUPLICATES_RESULT = "duplicates:kept"
+_DUPLICATES_ASKED = "duplicates:asked"
 _EDIT_REVISION = "edit:rev"
 
 
@@ -119,6 +121,27 @@ def compare_result(ident: Any) -> dict[str, Any] | None:
 def set_compare_result(value: dict[str, Any]) -> None:
     """Keep the Compare page's comparison (a dict with its ``id``) for the session."""
     write(_COMPARE_RESULT, value)
+
+
+def duplicates_result(setting: tuple[Any, ...]) -> Any | None:
+    """The session's last duplicate search when it was made with ``setting`` (the sources
+    and the options), or None."""
+    got = read(_DUPLICATES_RESULT, tuple)
+    return got[1] if got is not None and len(got) == 2 and got[0] == setting else None
+
+
+def set_duplicates_result(setting: tuple[Any, ...], result: Any) -> None:
+    write(_DUPLICATES_RESULT, (setting, result))
+
+
+def duplicates_asked(setting: tuple[Any, ...]) -> bool:
+    """Whether the person asked for the duplicate search with ``setting`` (a search the
+    page then runs again after a rerun stopped it)."""
+    return read(_DUPLICATES_ASKED, tuple) == setting
+
+
+def ask_duplicates(setting: tuple[Any, ...]) -> None:
+    write(_DUPLICATES_ASKED, setting)
 
 
 def label_map(spec: str) -> tuple[str, LabelMap] | None:
