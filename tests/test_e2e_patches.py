@@ -3,16 +3,11 @@ the likely-mistake score, are the planted ones, each crop a loaded picture; a cl
 tile's flag marks its record in the review journal. A screenshot of the page is kept in
 ``artifacts/``.
 
-The page is served alone (the router's table of pages does not list it yet): a script that
-does what the router does before a page runs, then draws it."""
+The page is reached as a person reaches it: the app on the records, the Patches page's
+address."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,10 +15,8 @@ from typing import Any
 import pytest
 from browser_support import (
     CACHE_ENV,
-    REPO,
+    app_server,
     browser_fixture,
-    free_port,
-    need_chromium,
     no_errors,
     settled,
     shot,
@@ -39,76 +32,16 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 browser = browser_fixture()
 
-SCRIPT = """
-from browser_app.ui import state
-from browser_app.ui.pages import patches
-state.init()
-patches.render()
-"""
-
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path, Any, Path]]:
-    need_chromium()
     base = tmp_path_factory.mktemp("patches-e2e")
     root = base / "root"
     root.mkdir()
     known = planted_mistakes(36, seed=4, max_side=320)
     write(root / "planted.tfrecord", known.records)
-    script = base / "page.py"
-    script.write_text(SCRIPT)
-    port = free_port()
-    log_path = base / "server.log"
-    env = dict(os.environ, PYTHONUNBUFFERED="1", **{CACHE_ENV: str(base / "cache")})
-    with open(log_path, "wb") as log:
-        proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "streamlit",
-                "run",
-                str(script),
-                "--server.headless",
-                "true",
-                "--server.address",
-                "127.0.0.1",
-                "--server.port",
-                str(port),
-                "--browser.gatherUsageStats",
-                "false",
-                "--server.fileWatcherType",
-                "none",
-                "--",
-                "--root",
-                str(root),
-            ],
-            cwd=REPO,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            env=env,
-        )
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
-    try:
-        while True:
-            assert proc.poll() is None, log_path.read_text()
-            try:
-                with urllib.request.urlopen(url + "/_stcore/health", timeout=1) as r:
-                    if r.read() == b"ok":
-                        break
-            except OSError:
-                pass
-            assert time.monotonic() < deadline, log_path.read_text()
-            time.sleep(0.2)
+    with app_server(base, [str(root / "planted.tfrecord"), "--root", str(root)]) as url:
         yield url, root, known, base / "cache"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-    assert "Traceback" not in log_path.read_text(), log_path.read_text()
 
 
 def _records(page: Any, n: int) -> list[int]:
@@ -124,7 +57,7 @@ def test_the_planted_mislabels_come_first(browser, served, monkeypatch) -> None:
     monkeypatch.setenv(CACHE_ENV, str(cache))  # the server's journals
     page = browser.new_page(viewport={"width": 1440, "height": 1400})
     try:
-        page.goto(f"{url}/?file=planted.tfrecord")
+        page.goto(f"{url}/patches?file=planted.tfrecord")
         page.get_by_text("mistake 0.9").first.wait_for(timeout=90_000)
         settled(page)
         no_errors(page)

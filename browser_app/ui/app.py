@@ -105,6 +105,7 @@ PAGES: list[PageSpec] = [
         "pages/compare.py", "Compare", ":material/compare_arrows:", "compare", section="Quality"
     ),
     PageSpec("pages/sql.py", "SQL", ":material/database:", "sql", section="Quality"),
+    PageSpec("pages/patches.py", "Patches", ":material/crop:", "patches", section="Quality"),
     PageSpec("pages/changes.py", "Changes", ":material/edit_note:", "changes", section="Edit"),
     PageSpec("pages/export.py", "Export", ":material/file_export:", "export", section="Edit"),
 ]

@@ -26,10 +26,6 @@ PER_ROW = 6
 TILE = 176
 
 
-def _table_name(src: Source) -> str:
-    return f"patches:table:{src.tag}"
-
-
 def _first_payloads(src: Source) -> list[bytes | None]:
     out: list[bytes | None] = []
     for f in src.dataset.files:
@@ -44,7 +40,7 @@ def _table(src: Source) -> PatchTable | None:
     """The evaluation's patches of ``src``: kept for the session, else made now (a job with
     its progress and Cancel); None when there is nothing to evaluate or the job stopped
     (said)."""
-    kept = state.widget_value(_table_name(src))
+    kept = state.patches_table(src.tag)
     if isinstance(kept, PatchTable):
         return kept
     seen = look(_first_payloads(src))
@@ -60,7 +56,7 @@ def _table(src: Source) -> PatchTable | None:
     job = EvaluateJob(
         truth=truth,
         predictions=seen.predictions,
-        label_map=label_map_of(names.for_source(src), truth, seen.predictions),
+        label_map=label_map_of(names.for_evaluation(src), truth, seen.predictions),
         normalized=(seen.truth_normalized, seen.predictions_normalized),
         mistakes=True,
     )
@@ -74,7 +70,7 @@ def _table(src: Source) -> PatchTable | None:
     except jobs.Stopped:
         return None
     table = PatchTable.of(result, job)
-    state.set_widget_value(_table_name(src), table)
+    state.set_patches_table(src.tag, table)
     return table
 
 

@@ -134,6 +134,16 @@ def set_duplicates_result(setting: tuple[Any, ...], result: Any) -> None:
     write(_DUPLICATES_RESULT, (setting, result))
 
 
+def patches_table(tag: str) -> Any | None:
+    """The patches view's table of the source ``tag`` (an evaluation's objects), kept for the
+    session, or None."""
+    return read(f"patches:table:{tag}", object)
+
+
+def set_patches_table(tag: str, table: Any) -> None:
+    write(f"patches:table:{tag}", table)
+
+
 def duplicates_asked(setting: tuple[Any, ...]) -> bool:
     """Whether the person asked for the duplicate search with ``setting`` (a search the
     page then runs again after a rerun stopped it)."""

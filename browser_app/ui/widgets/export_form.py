@@ -21,7 +21,6 @@ from browser_app.export.base import COCO, CSV, IMAGES, JSON, JSONL, PARQUET, TFR
 from browser_app.paths import relative_to_root, resolve_inside
 from browser_app.selection import parse_record_spec
 from browser_app.ui import services, state
-from browser_app.ui.services import names as name_service
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import export_run, jobs
 from browser_app.ui.widgets import names as class_names
@@ -156,7 +155,7 @@ def _run(src: Source, j: Journal | None) -> None:
         # Categories named, and class texts turned into labels, as the evaluation does.
         from codec.jobs.evaluate import PREDICTIONS_PREFIX, TRUTH_PREFIX, label_map_of
 
-        found = {**name_service.every_beside(src), **class_names.for_source(src)}
+        found = class_names.for_evaluation(src)
         options["names"] = label_map_of(found, TRUTH_PREFIX, PREDICTIONS_PREFIX)
     export_run.write(src, j, dst, fmt, records, options)
 

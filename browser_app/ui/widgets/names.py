@@ -62,6 +62,14 @@ def for_source(src: Source) -> dict[str, ClassNames]:
     return out
 
 
+def for_evaluation(src: Source) -> dict[str, ClassNames]:
+    """The class names an evaluation of ``src`` reads its classes with: those of
+    :func:`for_source`, and every names file found with the data whatever features the first
+    records have (a label map turns ground truth that names classes by text into the labels
+    predictions number them with, although the records hold no label list)."""
+    return {**name_service.every_beside(src), **for_source(src)}
+
+
 def spelled(src: Source, expression: str) -> str:
     """``expression`` as a selection keeps it: the class names it compares with features
     whose names are bound in this session only (not found with the data, which every session

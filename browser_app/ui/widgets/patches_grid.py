@@ -97,22 +97,22 @@ def _tile(
         st.caption("no picture")
     st.caption(md_text(table.caption(row)))
     tile = _tile_id(src, table, row)
-    c = st.columns([3, 2], vertical_alignment="center", gap="small")
+    # The mark control, then Open below it: side by side they do not fit a narrow tile.
     if can_mark:
         widget = f"{tile}:mark:{rev}"
         state.set_widget_value(widget, marks.get(record))
-        with c[0]:
-            st.segmented_control(
-                f"Review record {record}",
-                list(review.ICONS),
-                key=state.widget_key(widget),
-                format_func=lambda s: review.ICONS[s],
-                on_change=_on_mark,
-                args=(src, record, widget),
-                label_visibility="collapsed",
-            )
-    c[1].button(
+        st.segmented_control(
+            f"Review record {record}",
+            list(review.ICONS),
+            key=state.widget_key(widget),
+            format_func=lambda s: review.ICONS[s],
+            on_change=_on_mark,
+            args=(src, record, widget),
+            label_visibility="collapsed",
+        )
+    st.button(
         "Open",
+        width="stretch",
         key=state.widget_key(f"{tile}:open"),
         on_click=_open,
         args=(record,),
