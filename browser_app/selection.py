@@ -27,6 +27,8 @@ from codec.names import ClassNames
 
 __all__ = [
     "BASES",
+    "EVAL_PREFIX",
+    "EVAL_SORTS",
     "FACET_GROUPS",
     "MAX_CLASS_VALUES",
     "NO_CLASS",
@@ -132,19 +134,35 @@ BASES: dict[str, str] = {
     DAMAGED: "Damaged",
     RECOVERED: "Recovered",
     "finding": "Schema finding",
+    "sql": "SQL result",
 }
+# Bases with an argument (the filter expression, the finding, the query), which a link must name.
+_ARG_BASES = ("filter", "finding", "sql")
 # Facet groups and how they read on screen.
 FACET_GROUPS: dict[str, str] = {"review": "Review", "status": "Integrity", "class": "Class"}
 # Sorts over the whole dataset besides file order; ``feature:<name>`` sorts by a feature.
 SORTS: dict[str, str] = {"": "File order", "bytes": "Bytes", "boxes": "Number of boxes"}
+# Sorts by a record's evaluation (predictions beside ground truth), ``eval:<field>`` of
+# :meth:`codec.jobs.evaluate.EvaluationResult.record_fields`, and how they read on screen.
+EVAL_PREFIX = "eval:"
+EVAL_SORTS: dict[str, str] = {
+    "eval:tp": "True positives",
+    "eval:fp": "False positives",
+    "eval:fn": "False negatives (missed objects)",
+    "eval:mistakenness": "Mistakenness",
+    "eval:mistakenness_loc": "Localisation mistakenness",
+    "eval:possible_missing": "Possibly missing objects",
+    "eval:possible_spurious": "Possibly spurious objects",
+}
 _STATUS_CODE = {INTACT: 0, RECOVERED: 1, DAMAGED: 2}
 
 
 @dataclass(frozen=True)
 class Selection:
     """What a view shows: ``base`` (a key of :data:`BASES`) with its ``arg`` (the filter
-    expression; ``check:feature`` of a schema finding), narrowed by ``facets`` (``(group,
-    value)`` pairs, all of which must hold) and ordered by ``sort`` (a key of :data:`SORTS` or
+    expression; ``check:feature`` of a schema finding; the SQL query, whose ``record`` column
+    gives the records in its order), narrowed by ``facets`` (``(group, value)`` pairs, all of
+    which must hold) and ordered by ``sort`` (a key of :data:`SORTS` or :data:`EVAL_SORTS`, or
     ``feature:<name>``), ``descending`` or not."""
 
     base: str = "all"
@@ -176,6 +194,8 @@ class Selection:
         words = BASES.get(self.base, self.base)
         if self.base == "filter":
             words = f"Filter: {self.arg}"
+        elif self.base == "sql":
+            words = f"SQL: {self.arg}"
         elif self.base == "finding":
             check, _, feature = self.arg.partition(":")
             words = f"Finding: {check} on {feature}" if feature else f"Finding: {check}"
@@ -186,11 +206,14 @@ class Selection:
     def sort_words(self) -> str:
         if not self.sort:
             return SORTS[""]
-        name = SORTS.get(self.sort) or self.sort.removeprefix("feature:")
+        name = (
+            SORTS.get(self.sort) or EVAL_SORTS.get(self.sort) or self.sort.removeprefix("feature:")
+        )
         return f"{name}, {'largest' if self.descending else 'smallest'} first"
 
-    # URL form: ``sel=flagged`` / ``sel=filter:<expr>`` / ``sel=finding:<check>:<feature>``,
-    # ``facet=<group>:<value>`` (repeated), ``sort=bytes`` / ``sort=-feature:<name>``.
+    # URL form: ``sel=flagged`` / ``sel=filter:<expr>`` / ``sel=finding:<check>:<feature>`` /
+    # ``sel=sql:<query>``, ``facet=<group>:<value>`` (repeated), ``sort=bytes`` /
+    # ``sort=-feature:<name>`` / ``sort=-eval:fp``.
     def to_params(self) -> dict[str, list[str]]:
         out: dict[str, list[str]] = {}
         if self.base != "all":
@@ -210,8 +233,8 @@ class Selection:
         base, arg = "all", ""
         if sel:
             head, _, rest = sel.partition(":")
-            if head in BASES and (rest or head not in ("filter", "finding")):
-                base, arg = head, rest if head in ("filter", "finding") else ""
+            if head in BASES and (rest or head not in _ARG_BASES):
+                base, arg = head, rest if head in _ARG_BASES else ""
             else:
                 problems.append(f"sel={sel}")
         kept: list[tuple[str, str]] = []
@@ -225,7 +248,8 @@ class Selection:
         if sort:
             descending = sort.startswith("-")
             key = sort.removeprefix("-")
-            if key not in SORTS and not (key.startswith("feature:") and len(key) > 8):
+            known = key in SORTS or key in EVAL_SORTS
+            if not known and not (key.startswith("feature:") and len(key) > 8):
                 problems.append(f"sort={sort}")
                 key, descending = "", False
         return cls(base, arg, tuple(kept), key, descending), problems
@@ -445,10 +469,19 @@ def resolve(
 ) -> np.ndarray:
     """The records ``sel`` shows, in its order (int64 global numbers). ``marks`` maps records
     to their review status; ``base_records`` are the filter's matches or the finding's records
-    (for those bases); ``sort_keys`` the per-record keys of a ``feature:`` sort (NaN last)."""
+    (for those bases), or the query's records in its order (``sql``: kept in that order, each
+    once, where no sort asks for another); ``sort_keys`` the per-record keys of a
+    ``feature:`` or ``eval:`` sort (NaN last)."""
     total = facts.total
     review = _review_sets(marks, total)
-    if sel.base in ("filter", "finding"):
+    if sel.base == "sql":
+        given = np.asarray(list(base_records or ()), np.int64)
+        given = given[(given >= 0) & (given < total)]
+        _, first = np.unique(given, return_index=True)
+        picked = given[np.sort(first)]  # each record once, where the query first gives it
+        for group, value in sel.facets:
+            picked = picked[np.isin(picked, _facet_records(group, value, facts, review))]
+    elif sel.base in ("filter", "finding"):
         picked = np.unique(np.asarray(list(base_records or ()), np.int64))
         picked = picked[(picked >= 0) & (picked < total)]
     elif sel.base in review:
@@ -457,8 +490,9 @@ def resolve(
         picked = np.flatnonzero(facts.status == _STATUS_CODE[sel.base])
     else:
         picked = np.arange(total, dtype=np.int64)
-    for group, value in sel.facets:
-        picked = np.intersect1d(picked, _facet_records(group, value, facts, review), True)
+    if sel.base != "sql":
+        for group, value in sel.facets:
+            picked = np.intersect1d(picked, _facet_records(group, value, facts, review), True)
     if sel.sort:
         keys = {"bytes": facts.nbytes, "boxes": facts.boxes}.get(sel.sort, sort_keys)
         if keys is not None and len(keys) == total:

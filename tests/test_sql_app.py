@@ -1,7 +1,7 @@
 """The SQL page through AppTest (no browser): the index is built on opening a small dataset,
 asked for on a larger one; a query's rows are the index's answer, each linked to its record;
 DuckDB's errors and refused statements are said in words; "Select these" makes the result's
-records the selection (in the URL as a filter on their numbers)."""
+query the selection (in the URL as the query, its records in its order)."""
 
 from __future__ import annotations
 
@@ -98,9 +98,11 @@ def test_select_these(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:
     assert button.label == "Select these 10 records"
     button.click().run()
     no_crash(at)
-    want = Selection("filter", "index in [" + ", ".join(str(i) for i in range(1, 40, 4)) + "]")
-    assert at.query_params["sel"] == want.to_params()["sel"][0]
-    assert sql_box.selection_of(list(range(37, 0, -4))) == want
+    sql = "SELECT record FROM records WHERE label = 1 ORDER BY record DESC"
+    want = Selection("sql", sql)
+    assert at.query_params["sel"] == want.to_params()["sel"][0] == f"sql:{sql}"
+    assert sql_box.selection_of(f"  {sql}\n") == want
+    assert at.query_params["record"] == "37"  # the query's first record
 
 
 def test_a_large_dataset_asks_first(monkeypatch: pytest.MonkeyPatch, root: Path) -> None:

@@ -1,9 +1,14 @@
 """The order the views page through: the records a selection shows (a filter's matches, a
-schema finding's records, review marks, facets), sorted as it asks; and the facts of every
-record it is drawn from (status, size, boxes, classes, read once and shared)."""
+schema finding's records, a SQL query's records in its order, review marks, facets), sorted as
+it asks (a feature, a record's evaluation); and the facts of every record it is drawn from
+(status, size, boxes, classes, read once and shared)."""
 
 from __future__ import annotations
 
+import hashlib
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -11,6 +16,7 @@ import streamlit as st
 
 import codec
 from browser_app.selection import (
+    EVAL_PREFIX,
     RecordFacts,
     Selection,
     between,
@@ -18,17 +24,27 @@ from browser_app.selection import (
     record_facts,
     resolve,
 )
+from browser_app.ui.services.executors import Runner
 from browser_app.ui.services.identity import Key
 from browser_app.ui.services.journals import shared_journal
 from browser_app.ui.services.names import NamesKey, beside, names_key
 from browser_app.view import SchemaResult
+from codec.columns_index import stored_index
 from codec.filters import run_filter
+from codec.jobs import EvaluateJob, tasks_of
+from codec.jobs.evaluate import Looked, label_map_of, look
 from codec.schema.drift import findings
+from codec.sql import SqlError, query
 
 if TYPE_CHECKING:
     from browser_app.ui.source import Source
 
 __all__ = [
+    "EVAL_LOOK_AT",
+    "SQL_SECONDS",
+    "NoSqlIndex",
+    "evaluation_fields",
+    "evaluation_layouts",
     "facts",
     "finding_records",
     "forget_matches",
@@ -37,7 +53,11 @@ __all__ = [
     "order",
     "page_records",
     "record_at",
+    "sql_records",
 ]
+
+SQL_SECONDS = 30.0  # how long a selection's query may run (the SQL page's own limit)
+EVAL_LOOK_AT = 200  # first records whose layouts say whether a dataset can be evaluated
 
 
 @st.cache_resource(max_entries=8, show_spinner="Reading every record for facets and sorting…")
@@ -67,8 +87,133 @@ def _matches(
 
 
 def forget_matches() -> None:
-    """Drop every filter's matches (a source is opened again as it is now)."""
+    """Drop every filter's matches and query's records (a source is opened again as it is
+    now)."""
     _matches.clear()
+    _sql.clear()
+
+
+class NoSqlIndex(SqlError):
+    """The columnar index a SQL selection is answered from is not stored (it is built on
+    the SQL page, never for a link)."""
+
+
+@st.cache_data(max_entries=16, show_spinner="Running the selection's query…")
+def _sql(
+    key: Key, text: str, marks_key: str, _files: Any, _marks: dict[int, str]
+) -> tuple[list[int], bool]:
+    index = stored_index(_files)
+    if index is None:  # raised, so not kept: found once the SQL page has built it
+        raise NoSqlIndex(
+            "this dataset's SQL index is not built: open the SQL page to build it, then"
+            " the query selects its records"
+        )
+    result = query(index, text, marks=_marks, limit=max(index.records, 1), timeout=SQL_SECONDS)
+    records = result.records()
+    if records is None:
+        raise SqlError("the query has no whole-number column named record")
+    return records, result.truncated
+
+
+def _marks_key(got: Mapping[int, str]) -> str:
+    return hashlib.sha256(repr(sorted(got.items())).encode()).hexdigest()
+
+
+def sql_records(src: Source, text: str) -> tuple[list[int], bool]:
+    """The ``record`` column of the query ``text`` over the stored columnar index of ``src``
+    (with its review marks as ``mark``, as the SQL page runs it), in the query's order, as
+    many rows as the index has records; and whether rows past those were left out. Raises
+    :class:`NoSqlIndex` when the index is not stored (nothing is built here: a link never
+    sets the server indexing) and :class:`codec.sql.SqlError` (refused, timed out, failed)."""
+    got = marks(src)
+    return _sql(src.key, text, _marks_key(got), src.dataset.files, got)
+
+
+def _first_payloads(ds: codec.TFRecordDataset) -> list[bytes | None]:
+    out: list[bytes | None] = []
+    for f in ds.files:
+        for info in f.records(0, EVAL_LOOK_AT - len(out)):
+            out.append(info.data)
+        if len(out) >= EVAL_LOOK_AT:
+            break
+    return out
+
+
+@st.cache_resource(max_entries=16, show_spinner=False)
+def _looked(key: Key, _ds: codec.TFRecordDataset) -> Looked:
+    return look(_first_payloads(_ds))
+
+
+def evaluation_layouts(src: Source) -> Looked | None:
+    """The ground truth's and the predictions' layouts of ``src`` (as its first
+    :data:`EVAL_LOOK_AT` records have them) when it has both, else None: whether its records
+    can be sorted by their evaluation."""
+    seen = _looked(src.key, src.dataset)
+    return seen if seen.truth is not None and seen.predictions is not None else None
+
+
+class _Kept:
+    """Per record evaluation figures of a few sources, shared by every session: by the
+    source's files' identity, with the class names they were computed with."""
+
+    def __init__(self, limit: int = 8) -> None:
+        self.limit = limit
+        self.lock = threading.Lock()
+        self.items: OrderedDict[Key, tuple[NamesKey, dict[str, np.ndarray]]] = OrderedDict()
+
+    def get(self, key: Key) -> tuple[NamesKey, dict[str, np.ndarray]] | None:
+        with self.lock:
+            got = self.items.get(key)
+            if got is not None:
+                self.items.move_to_end(key)
+            return got
+
+    def put(self, key: Key, value: tuple[NamesKey, dict[str, np.ndarray]]) -> None:
+        with self.lock:
+            self.items[key] = value
+            self.items.move_to_end(key)
+            while len(self.items) > self.limit:
+                self.items.popitem(last=False)
+
+
+@st.cache_resource(show_spinner=False)
+def _evaluations() -> _Kept:
+    # Not st.cache_data: the job draws its progress bar and Cancel button while it runs.
+    return _Kept()
+
+
+def evaluation_fields(
+    src: Source, names: Mapping[str, Any], run: Runner, executor: Any
+) -> dict[str, np.ndarray] | None:
+    """Per record of ``src``, the numbers of its evaluation
+    (:meth:`codec.jobs.evaluate.EvaluationResult.record_fields`: tp, fp, fn and the likely
+    mistakes' figures; NaN for a record left out): the evaluation job with its likely
+    mistakes, as the patches view runs it, by ``run`` over tasks for ``executor``; kept by
+    the files' identity and the class ``names``. None when ``src`` has no predictions beside
+    its ground truth."""
+    seen = evaluation_layouts(src)
+    if seen is None or seen.truth is None or seen.predictions is None:
+        return None
+    nk = names_key(dict(names))
+    kept = _evaluations().get(src.key)
+    if kept is not None and kept[0] == nk:
+        return kept[1]
+    job = EvaluateJob(
+        truth=seen.truth,
+        predictions=seen.predictions,
+        label_map=label_map_of(names, seen.truth, seen.predictions),
+        normalized=(seen.truth_normalized, seen.predictions_normalized),
+        mistakes=True,
+    )
+    result = run(job, tasks_of(src.dataset.files, executor=executor))
+    fields: dict[str, np.ndarray] = result.record_fields()
+    _evaluations().put(src.key, (nk, fields))
+    return fields
+
+
+def _eval_keys(src: Source, field: str) -> np.ndarray | None:
+    kept = _evaluations().get(src.key)
+    return None if kept is None else kept[1].get(field)
 
 
 def finding_records(
@@ -97,7 +242,10 @@ def order(src: Source, sel: Selection, schema: SchemaResult | None) -> np.ndarra
     """The records ``sel`` shows, in its order (a finding's records from ``schema``, the
     schema inferred for ``src``); None for the whole dataset in file order (views then page
     through the file itself, skipped regions in place). Raises
-    :class:`codec.filters.FilterSyntaxError` for a filter that cannot run."""
+    :class:`codec.filters.FilterSyntaxError` for a filter that cannot run, and
+    :class:`codec.sql.SqlError` for a query that cannot (:class:`NoSqlIndex` without its
+    index). An ``eval:`` sort uses the evaluation made by :func:`evaluation_fields` (file
+    order until it is made)."""
     if sel.is_all:
         return None
     base: list[int] | None = None
@@ -109,9 +257,16 @@ def order(src: Source, sel: Selection, schema: SchemaResult | None) -> np.ndarra
     elif sel.base == "finding":
         got = finding_records(src, sel.arg, schema)
         base = got[0] if got is not None else []
+    elif sel.base == "sql":
+        try:
+            base = sql_records(src, sel.arg)[0]
+        except NoSqlIndex:
+            base = []  # the sidebar says where the index is built
     keys = None
     if sel.sort.startswith("feature:"):
         keys = _sort_keys(src.key, sel.sort.removeprefix("feature:"), src.dataset)
+    elif sel.sort.startswith(EVAL_PREFIX):
+        keys = _eval_keys(src, sel.sort.removeprefix(EVAL_PREFIX))
     return resolve(sel, facts(src), marks=marks(src), base_records=base, sort_keys=keys)
 
 

@@ -1,8 +1,9 @@
 """The sidebar's selection: which records the records table, the gallery and the review
 buttons go through (the whole dataset, a filter's result, the flagged, passed or unreviewed
-records, the damaged or recovered ones, a schema finding), the facets that narrow it (review
-state, integrity, object class, each with its count in the selection), and the sort over the
-whole dataset. The URL carries all of it (:func:`browser_app.ui.state.selection`)."""
+records, the damaged or recovered ones, a schema finding, a SQL query's result in its order),
+the facets that narrow it (review state, integrity, object class, each with its count in the
+selection), and the sort over the whole dataset (by a record's evaluation too, for predictions
+beside ground truth). The URL carries all of it (:func:`browser_app.ui.state.selection`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ import streamlit as st
 
 from browser_app.selection import (
     BASES,
+    EVAL_PREFIX,
+    EVAL_SORTS,
     FACET_GROUPS,
     SORTS,
     RecordFacts,
@@ -21,13 +24,20 @@ from browser_app.selection import (
     facet_counts,
 )
 from browser_app.ui import services, state
+from browser_app.ui.services.order import (
+    NoSqlIndex,
+    evaluation_fields,
+    evaluation_layouts,
+    sql_records,
+)
 from browser_app.ui.source import Source
-from browser_app.ui.widgets import names, schema
+from browser_app.ui.widgets import jobs, names, schema
 from browser_app.view import label_text, md_text, plural
 from codec.errors import CodecError
 from codec.filters import FilterSyntaxError
 from codec.kinds import FLOAT, INT64
 from codec.schema.drift import findings
+from codec.sql import SqlError
 
 __all__ = ["FACTS_AUTO_RECORDS", "sidebar_facets", "sidebar_selection"]
 
@@ -37,9 +47,10 @@ _CLASS_PILLS = 12  # classes shown as pills; the rest in a list
 
 
 def _choices(src: Source, sel: Selection) -> list[tuple[str, str]]:
-    """The bases offered: the fixed ones, the filter of this session (or of the link), and
-    every schema finding once the schema is inferred."""
-    out = [(b, "") for b in BASES if b not in ("filter", "finding")]
+    """The bases offered: the fixed ones, the filter of this session (or of the link), every
+    schema finding once the schema is inferred, and the SQL query selected (on the SQL page,
+    or by the link)."""
+    out = [(b, "") for b in BASES if b not in ("filter", "finding", "sql")]
     expressions = []
     last = state.filter_selection(repr(src.key))
     if last is not None:
@@ -54,7 +65,7 @@ def _choices(src: Source, sel: Selection) -> list[tuple[str, str]]:
         for f in findings(got.schema):
             if f.records:
                 out.append(("finding", f"{f.check}:{f.feature}"))
-    if sel.base == "finding" and (sel.base, sel.arg) not in out:
+    if sel.base in ("finding", "sql") and (sel.base, sel.arg) not in out:
         out.append((sel.base, sel.arg))
     return out
 
@@ -92,11 +103,38 @@ def _clear() -> None:
 def _sort_choices(src: Source) -> list[str]:
     feats, _ = services.usual_types(src)
     numeric = sorted(n for n, t in feats.items() if t in (FLOAT, INT64))
-    return [*SORTS, *(f"feature:{n}" for n in numeric)]
+    evaluated = list(EVAL_SORTS) if evaluation_layouts(src) is not None else []
+    return [*SORTS, *evaluated, *(f"feature:{n}" for n in numeric)]
 
 
 def _sort_label(key: str) -> str:
-    return label_text(SORTS.get(key) or key.removeprefix("feature:"))
+    return label_text(SORTS.get(key) or EVAL_SORTS.get(key) or key.removeprefix("feature:"))
+
+
+def _evaluation(src: Source, sel: Selection) -> None:
+    """For a sort by a record's evaluation: the evaluation job (with its likely mistakes)
+    run now, on the session's executor with its progress and Cancel, unless kept; said when
+    the dataset has nothing to evaluate or the job stopped (the records keep file order)."""
+    if not sel.sort.startswith(EVAL_PREFIX):
+        return
+    if evaluation_layouts(src) is None:
+        st.sidebar.info(
+            "This sort needs a model's predictions beside the ground truth in the records;"
+            " the first records have no such pair. The records keep their file order.",
+            icon=":material/info:",
+        )
+        return
+    key = f"selection:evaluate:{src.tag}"
+    try:
+        with st.sidebar:
+            evaluation_fields(
+                src,
+                names.for_source(src),
+                jobs.runner(key, "The evaluation for sorting"),
+                state.executor(),
+            )
+    except jobs.Stopped:
+        pass  # said by the job; the records keep their file order
 
 
 def _empty(src: Source) -> bool:
@@ -139,6 +177,21 @@ def _linked(src: Source) -> None:
         on_click=state.drop_linked_selection,
         width="stretch",
     )
+
+
+def _sql_base(src: Source, sel: Selection) -> bool:
+    """Whether the query of a SQL selection gave more rows than were read (said in the
+    count); raises :class:`codec.sql.SqlError` when it cannot run. Without the stored index
+    it says where the index is built (a link never builds it) and selects nothing."""
+    try:
+        return sql_records(src, sel.arg)[1]
+    except NoSqlIndex:
+        st.sidebar.info(
+            "This selection is a SQL query over the dataset's columnar index, which is not"
+            " built yet. Open the SQL page to build it; the query then selects its records.",
+            icon=":material/database:",
+        )
+        return False
 
 
 def _linked_words(sel: Selection) -> str:
@@ -188,11 +241,22 @@ def sidebar_selection(src: Source | None) -> None:
         disabled=not sel.sort,
     )
     inferred = schema.stored(src)
+    _evaluation(src, sel)
+    truncated = False
     try:
+        if sel.base == "sql":
+            truncated = _sql_base(src, sel)
         order = services.order(src, sel, inferred)
     except FilterSyntaxError as exc:
         side.error(
             f"The selection's filter cannot run: {md_text(exc.message)}. Showing every record.",
+            icon=":material/error:",
+        )
+        _set(replace(sel, base="all", arg=""))
+        return
+    except SqlError as exc:
+        side.error(
+            f"The selection's query cannot run: {md_text(str(exc))}. Showing every record.",
             icon=":material/error:",
         )
         _set(replace(sel, base="all", arg=""))
@@ -214,6 +278,8 @@ def sidebar_selection(src: Source | None) -> None:
         note = f"{count:,} of {plural(total, 'record') if total is not None else '…'} selected"
         if finding_total is not None and finding_total > count:
             note += f" (the schema lists the first {count:,} of {finding_total:,})"
+        if truncated:
+            note += " (the query gave more rows than the dataset has records: the first ones)"
         if not sel.narrowed:
             note = f"Every record, sorted by {sel.sort_words().lower()}"
         side.caption(md_text(note))

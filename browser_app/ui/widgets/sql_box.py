@@ -1,5 +1,6 @@
 """The SQL box: a query over the source's columnar index, its result as a table whose rows
-link to their records, and a button that makes the result's records the selection.
+link to their records, and a button that makes the query the selection (its records in its
+order: ``sel=sql:<query>`` in the URL).
 
 The index (:mod:`codec.columns_index`) is read from the cache when every file's table is
 stored; else it is built as a job (progress bar, Cancel) when the page opens on a dataset of
@@ -25,10 +26,9 @@ from browser_app.view import md_text, plural
 from codec.columns_index import ColumnsIndex, columns_index, stored_index
 from codec.sql import EXAMPLES, SqlError, SqlRefused, SqlTimeout, query
 
-__all__ = ["AUTO_RECORDS", "SELECT_MOST", "TIMEOUT", "examples", "render", "selection_of"]
+__all__ = ["AUTO_RECORDS", "TIMEOUT", "examples", "render", "selection_of"]
 
 AUTO_RECORDS = 50_000  # an index is built on opening the page up to this many records
-SELECT_MOST = 5_000  # records a result may hand to the selection (see selection_of)
 TIMEOUT = 30.0  # seconds a query of the page may run
 ROWS = 10_000  # rows shown at most, by default
 _TEXT = "sql:text"
@@ -95,10 +95,10 @@ def _use_example() -> None:
     state.reset_widget(_PICK)
 
 
-def selection_of(records: list[int]) -> Selection:
-    """The selection of exactly ``records`` (in file order): a filter on their numbers."""
-    numbers = sorted(set(records))
-    return Selection("filter", f"index in [{', '.join(str(n) for n in numbers)}]")
+def selection_of(text: str) -> Selection:
+    """The selection of the query ``text``: the records of its ``record`` column, in its
+    order (every row, not only those the page shows)."""
+    return Selection("sql", text.strip())
 
 
 def render(src: Source) -> None:
@@ -156,7 +156,7 @@ def render(src: Source) -> None:
     _table(src, result.table)
     records = result.records()
     if records:
-        _select(records, result.truncated)
+        _select(text, records, result.truncated)
 
 
 def _about(index: ColumnsIndex) -> None:
@@ -228,27 +228,23 @@ def _table(src: Source, table: pa.Table) -> None:
     )
 
 
-def _select(records: list[int], truncated: bool) -> None:
+def _select(text: str, records: list[int], truncated: bool) -> None:
     distinct = len(set(records))
-    too_many = distinct > SELECT_MOST
-    why = (
-        f"A selection from SQL holds at most {plural(SELECT_MOST, 'record')}"
-        if too_many
-        else "Make these records the selection of the records table, the gallery and the"
-        " review buttons, in file order (the sidebar shows it)"
-    )
-    if truncated and not too_many:
-        why += "; only the rows shown are selected"
-    if st.button(
-        f"Select these {plural(distinct, 'record')}",
-        key=state.widget_key("sql:select"),
-        icon=":material/checklist:",
-        help=why,
-        disabled=too_many,
-    ):
-        sel = selection_of(records)
-        state.set_selection(sel, min(records))
-        state.flash(
-            f"The selection is now the {plural(distinct, 'record')} of the query.", "success"
+    if truncated:
+        label = "Select the query's records"
+        why = (
+            "Make every record of the query (all its rows, not only those shown) the selection"
+            " of the records table, the gallery and the review buttons, in the query's order"
         )
+    else:
+        label = f"Select these {plural(distinct, 'record')}"
+        why = (
+            "Make these records the selection of the records table, the gallery and the"
+            " review buttons, in the query's order (the sidebar shows it; the link keeps the"
+            " query)"
+        )
+    if st.button(label, key=state.widget_key("sql:select"), icon=":material/checklist:", help=why):
+        state.set_selection(selection_of(text), records[0])
+        what = "records" if truncated else plural(distinct, "record")
+        state.flash(f"The selection is now the {what} of the query, in its order.", "success")
         st.rerun()
