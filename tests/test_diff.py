@@ -443,3 +443,24 @@ def test_filters_find_the_records_behind_a_value() -> None:
     assert filter_value((1, 2)) is None
     assert filter_name("image/object/class/label") == "image/object/class/label"
     assert filter_name("index") == "`index`"
+
+
+def test_the_statistics_pages_split_comparison_gives_tfdvs_js() -> None:
+    """The Statistics page compares two splits from their schemas' histograms; its
+    Jensen–Shannon divergence is TFDV's, as the diff's is (one home), not a rebucketing of
+    its own on the coarser grid (which gave other figures for distributions on different
+    grids)."""
+    from browser_app.view.compare import js_divergence
+
+    rng = np.random.default_rng(11)
+    for shift, scale in [(0.0, 1.0), (0.5, 1.0), (3.0, 0.25), (0.0, 50.0)]:
+        ha, hb = Histogram(), Histogram()
+        ha.add(rng.normal(0, 1, 2500).astype(np.float32))
+        hb.add(rng.normal(shift, scale, 1500).astype(np.float32))
+        ja, jb = ha.to_json(), hb.to_json()
+        ea = [(ja["edges"][i], ja["edges"][i + 1], float(c)) for i, c in enumerate(ja["counts"])]
+        eb = [(jb["edges"][i], jb["edges"][i + 1], float(c)) for i, c in enumerate(jb["counts"])]
+        got = js_divergence(ja, jb)
+        assert got is not None
+        assert abs(got - ref_js_histograms(ea, 0, eb, 0)) <= 1e-9
+    assert js_divergence({"edges": [0.0, 1.0], "counts": [0]}, ja) is None

@@ -8,9 +8,10 @@ Validation uses for skew and drift (``anomalies/metrics.cc``):
   most common values (:data:`browser_app.view.schema.TOP_VALUES`); the rest of each split's
   values count as one bucket, "(other values)", so the distance is exact whenever every value
   is among them (``exact``) and a lower bound otherwise.
-- **Jensen–Shannon divergence** for numbers: both histograms rebucketed on one grid (the
-  schema's histograms lie on nested power-of-two grids, so the coarser grid holds both
-  exactly), log base 2, between 0 (same) and 1.
+- **Jensen–Shannon divergence** for numbers, exactly as TFDV computes it
+  (:func:`codec.diff.js_histograms`, shared with the ``diff`` command and the Compare page):
+  both histograms rebucketed on the union of their boundaries, log base 2, between 0 (same)
+  and 1. (The charts show both on the coarser of their grids, which holds both exactly.)
 
 Everything is read from the plain data of two inferred schemas
 (:class:`browser_app.view.schema.SchemaResult`: ``schema`` and ``statistics``); nothing here
@@ -22,6 +23,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from codec.diff import Bucket, js_histograms
 
 from .schema import SchemaResult
 
@@ -108,23 +111,20 @@ def js_divergence(
     ha: Mapping[str, Sequence[float]], hb: Mapping[str, Sequence[float]]
 ) -> float | None:
     """The Jensen–Shannon divergence (log base 2, 0 to 1) between two of the schema's
-    histograms, rebucketed on the coarser of their grids; None when either is empty."""
-    got = _common(ha, hb)
-    if got is None:
+    histograms (``edges``, ``counts``), as TFDV computes it (:func:`codec.diff.js_histograms`,
+    the one home of it: rebucketed on the union of both histograms' boundaries); None when
+    either is empty."""
+    a, b = _buckets(ha), _buckets(hb)
+    if a is None or b is None:
         return None
-    _width, a, b = got
-    ta, tb = sum(a.values()), sum(b.values())
-    if ta <= 0 or tb <= 0:
+    return js_histograms(a, 0.0, b, 0.0)
+
+
+def _buckets(h: Mapping[str, Sequence[float]]) -> list[Bucket] | None:
+    edges, counts = list(h.get("edges", ())), list(h.get("counts", ()))
+    if len(edges) < 2 or len(counts) != len(edges) - 1 or sum(counts) <= 0:
         return None
-    js = 0.0
-    for k in set(a) | set(b):
-        p, q = a.get(k, 0) / ta, b.get(k, 0) / tb
-        m = (p + q) / 2
-        if p > 0:
-            js += 0.5 * p * math.log2(p / m)
-        if q > 0:
-            js += 0.5 * q * math.log2(q / m)
-    return min(1.0, max(0.0, js))
+    return [Bucket(float(edges[i]), float(edges[i + 1]), float(c)) for i, c in enumerate(counts)]
 
 
 def _feature(result: SchemaResult, name: str) -> tuple[dict[str, Any], dict[str, Any]]:
