@@ -54,6 +54,31 @@ def test_the_mislabels_sort_first(planted: tuple[Path, Any]) -> None:
     assert sorted(tail, key=lambda r: (table.record[r], table.index[r])) == list(tail)
 
 
+def test_the_review_list_names_the_mislabels_first(planted: tuple[Path, Any]) -> None:
+    """The page's review list (CSV) is the objects chosen, in their order: sorted by the
+    likely-mistake score, its first lines are the planted mislabels, each with the class the
+    data gives and the one the model sees."""
+    import csv
+    import io
+
+    root, known = planted
+    table = _table(root)
+    rows = table.ordered(table.rows("truth"), "mistake")
+    lines = list(csv.DictReader(io.StringIO(table.review_list(rows).decode("utf-8"))))
+    assert len(lines) == len(rows)
+    n = len(known.mislabelled)
+    first = [(int(x["record"]), int(x["object"])) for x in lines[:n]]
+    assert sorted(first) == sorted(known.mislabelled)
+    for x in lines[:n]:
+        rec, obj = int(x["record"]), int(x["object"])
+        assert x["side"] == "ground truth"
+        assert x["model_class"] == known.names[known.truth_class[rec, obj]]
+        assert x["class"] != x["model_class"]
+        assert float(x["likely_mistake"]) > 0.9
+    # an object without a score has an empty cell, not "nan"
+    assert all(x["likely_mistake"] != "nan" for x in lines)
+
+
 def test_predictions_missing_from_the_truth_sort_first(planted: tuple[Path, Any]) -> None:
     root, known = planted
     table = _table(root)

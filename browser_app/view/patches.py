@@ -13,6 +13,7 @@ last. Nothing here imports Streamlit.
 
 from __future__ import annotations
 
+import csv
 import io
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from typing import Any, Literal
 import numpy as np
 from PIL import Image, ImageDraw
 
+from browser_app.export.csv import neutralized, runs_as_formula
 from codec import evaluate as ev
 from codec.errors import CodecError
 from codec.example import decode
@@ -192,6 +194,54 @@ class PatchTable:
 
     def outcome_name(self, row: int) -> str:
         return ev.OUTCOMES[int(self.outcome[row])]
+
+    def review_list(self, rows: np.ndarray) -> bytes:
+        """``rows`` as a review list, in their order: a CSV file (UTF-8) of one line per
+        object — its record, side, place in the record's lists, class, outcome, IoU, score,
+        likely-mistake score, and the class and confidence the model gives a ground-truth
+        object. A class name a spreadsheet would run as a formula is written with a leading
+        ``'`` (:func:`browser_app.export.csv.neutralized`)."""
+        out = io.StringIO()
+        w = csv.writer(out, lineterminator="\n")
+        w.writerow(
+            [
+                "record",
+                "side",
+                "object",
+                "class",
+                "outcome",
+                "iou",
+                "score",
+                "likely_mistake",
+                "model_class",
+                "model_score",
+            ]
+        )
+
+        def number(v: float) -> str:
+            return "" if np.isnan(v) else f"{float(v):.6g}"
+
+        def text(name: str) -> str:
+            return neutralized(name) if runs_as_formula(name) else name
+
+        for row in rows.tolist():
+            truth = self.side[row] == 0
+            partner = int(self.partner_cls[row]) if truth else -1
+            w.writerow(
+                [
+                    int(self.record[row]),
+                    "ground truth" if truth else "prediction",
+                    int(self.index[row]),
+                    text(self.name(int(self.cls[row]))),
+                    self.outcome_name(row),
+                    number(self.iou[row]),
+                    number(self.score[row]) if not truth else "",
+                    number(self.mistake[row]),
+                    text(self.name(partner)) if partner >= 0 else "",
+                    number(self.partner_score[row]) if partner >= 0 else "",
+                ]
+            )
+        return out.getvalue().encode("utf-8")
 
 
 # -- pictures ---------------------------------------------------------------------------------

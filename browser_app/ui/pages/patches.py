@@ -74,6 +74,12 @@ def _table(src: Source) -> PatchTable | None:
     return table
 
 
+def _stem(label: str) -> str:
+    """A file name's stem made of a source's label (letters, digits, ``-`` and ``_``)."""
+    stem = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in label.split("/")[-1])
+    return stem.strip("-") or "patches"
+
+
 def render() -> None:
     src = frame.start("Patches")
     if src is None:
@@ -131,6 +137,17 @@ def render() -> None:
         )
     )
     bar[2].selectbox("Tiles a page", PER_PAGE, key=state.widget_key("patches:per-page"))
+    st.download_button(
+        "Review list (CSV)",
+        data=table.review_list(rows),
+        file_name=f"{_stem(src.label)}-{side}-review-list.csv",
+        mime="text/csv",
+        icon=":material/download:",
+        key=state.widget_key("patches:download"),
+        help="Every object chosen, in this order (likely mistakes first when sorted so): its"
+        " record, class, outcome, IoU, score and likely-mistake score",
+        disabled=not len(rows),
+    )
     shown = rows[(page - 1) * per_page : page * per_page]
     if not len(shown):
         st.info("No object of this side has the classes and outcomes chosen.")
