@@ -80,7 +80,7 @@ _marks = st_.dictionaries(st_.integers(0, 299), st_.sampled_from(["passed", "fla
 @settings(max_examples=60, deadline=None)
 @given(
     marks=_marks,
-    base=st_.sampled_from([b for b in BASES if b not in ("finding",)]),
+    base=st_.sampled_from([b for b in BASES if b not in ("finding", "sql")]),
     picks=st_.lists(st_.integers(-5, 320), max_size=40),
     facet_review=st_.sampled_from([None, "passed", "flagged", UNREVIEWED]),
     facet_class=st_.sampled_from([None, "cat (1)", "dog (2)", "bird (3)", "yak (99)", "nope"]),
@@ -182,7 +182,7 @@ def test_url_form_round_trips(base, arg, facets, sort, descending) -> None:  # t
         unique[g] = v
     sel = Selection(
         base,
-        arg if base in ("filter", "finding") else "",
+        arg if base in ("filter", "finding", "sql") else "",
         tuple(unique.items()),
         sort,
         descending and bool(sort),
