@@ -795,9 +795,13 @@ class Filter:
     data: a type mismatch is false; a damaged record (``record=None``) matches only
     conditions that do not look at features."""
 
-    def __init__(self, text: str, tree: Node) -> None:
+    def __init__(self, text: str, tree: Node, label_map: Mapping[int, str] | None = None) -> None:
         self.text = text
         self.tree = tree
+        # The label map a record's evaluation (tp, fp_class, ...) reads classes with, as
+        # `evaluate` does: ground truth naming classes by text meets predictions numbering
+        # them only through it.
+        self.label_map = dict(label_map) if label_map is not None else None
         self.names = sorted(_names(tree))
         # Names used outside has(): a name no record has is an error for these.
         self.required: dict[str, int] = _required(tree)
@@ -985,9 +989,14 @@ def compile_filter(text: str, names: Mapping[str, ClassNamesLike] | None = None)
             MAX_FILTER_CHARS,
         )
     tree = _Parser(text).parse()
+    label_map = None
     if names:
         tree = _with_names(tree, _class_lists_named(names, _names(tree)), text)
-    return Filter(text, tree)
+        if _evaluation_names(_names(tree)):
+            from .jobs.evaluate import PREDICTIONS_PREFIX, TRUTH_PREFIX, label_map_of
+
+            label_map = label_map_of(names, TRUTH_PREFIX, PREDICTIONS_PREFIX)
+    return Filter(text, tree, label_map)
 
 
 def _class_lists_named(
@@ -1165,7 +1174,7 @@ def look(
     step = 4096
     items: Iterable[tuple[int, bytes | None, dict[str, list[Any]] | None]]
     if _evaluation_names(names):
-        items = _with_evaluation(payloads)
+        items = _with_evaluation(payloads, flt.label_map)
     else:
         items = ((i, data, None) for i, data in payloads)
     for i, data, evaluated in items:
@@ -1209,15 +1218,15 @@ def _evaluation_names(names: Iterable[str]) -> bool:
 
 
 def _with_evaluation(
-    payloads: Iterable[tuple[int, bytes | None]],
+    payloads: Iterable[tuple[int, bytes | None]], label_map: Mapping[int, str] | None = None
 ) -> Iterator[tuple[int, bytes | None, dict[str, list[Any]] | None]]:
     """The payloads, each with its record's evaluation (None: none), computed a batch at a
-    time (:func:`codec.jobs.evaluate.payload_fields`)."""
+    time (:func:`codec.jobs.evaluate.payload_fields`) with classes read by ``label_map``."""
     from .jobs.evaluate import payload_fields
 
     it = iter(payloads)
     while batch := list(itertools.islice(it, _EVALUATED_BATCH)):
-        fields = payload_fields([data for _, data in batch])
+        fields = payload_fields([data for _, data in batch], label_map)
         for (i, data), got in zip(batch, fields):
             yield i, data, got
 

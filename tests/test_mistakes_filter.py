@@ -157,3 +157,36 @@ def test_a_job_over_ranges_finds_the_same(planted: tuple[Path, Any]) -> None:
     tasks = [Task(0, str(path), a, b, whole=False) for a, b in ((0, size // 3), (size // 3, size))]
     assert run(FilterJob(expression), tasks, "processes:2").matches == want
     assert want
+
+
+def test_a_label_map_beside_the_data_reads_the_classes(tmp_path, capsys) -> None:
+    """Ground truth naming its classes by text (the sample's COCO predictions) meets
+    predictions numbering them only through the label map found with the data: the filter's
+    tp, fp and fn are then the evaluation's (without it, every prediction was a false
+    positive and `tp > 0` matched nothing)."""
+    import codec
+    from browser_app.cli import main
+    from browser_app.sample_data import write_sample
+    from codec.jobs import run, tasks_of
+    from codec.jobs.evaluate import EvaluateJob, label_map_of
+    from codec.names import names_beside
+
+    write_sample(tmp_path)
+    src = tmp_path / "coco" / "predictions.tfrecord"
+    job = EvaluateJob(
+        truth="image/object/",
+        predictions="image/detection/",
+        label_map=label_map_of(names_beside([str(src)]), "image/object/", "image/detection/"),
+        mistakes=True,
+    )
+    with codec.TFRecordDataset([str(src)]) as ds:
+        fields = run(job, tasks_of(ds.files), "inline").record_fields()
+    for expression, want in (
+        ("tp > 0", fields["tp"] > 0),
+        ("fp >= 10", fields["fp"] >= 10),
+        ("fn == 0", fields["fn"] == 0),
+    ):
+        assert main(["filter", str(src), expression, "--executor", "inline"]) == 0
+        got = [int(x) for x in capsys.readouterr().out.split()]
+        assert got == [int(i) for i in np.flatnonzero(want)], expression
+    assert (fields["tp"] > 0).sum() >= 10

@@ -1397,7 +1397,9 @@ ClassValue = tuple[int | None, str | None]
 """An object's class as the filter sees it: its label and its class text (None: none)."""
 
 
-def payload_fields(payloads: Sequence[bytes | None]) -> list[dict[str, list[Any]] | None]:
+def payload_fields(
+    payloads: Sequence[bytes | None], label_map: Mapping[int, str] | None = None
+) -> list[dict[str, list[Any]] | None]:
     """What each record (a payload; None for a damaged one) holds of :data:`RECORD_FIELDS`,
     as ``tfrecord-browser evaluate`` counts them with its defaults (predictions in the same
     records, IoU 0.5 class by class, 100 detections per class): ``tp``, ``fp``, ``fn`` (one
@@ -1411,7 +1413,9 @@ def payload_fields(payloads: Sequence[bytes | None]) -> list[dict[str, list[Any]
 
     The prefixes and whether each side's boxes are normalised are decided from the first
     records of the batch (:func:`look`), as the command decides them from a dataset's
-    first records; matching is per record, so a record's values depend on nothing else."""
+    first records; matching is per record, so a record's values depend on nothing else.
+    ``label_map`` (label → name) reads classes as ``evaluate --names`` does: ground truth
+    naming its classes by text meets predictions numbering them through it."""
     n = len(payloads)
     seen = look([p for p in payloads if p is not None][:_LOOK_AT])
     if seen.predictions is None:
@@ -1419,10 +1423,11 @@ def payload_fields(payloads: Sequence[bytes | None]) -> list[dict[str, list[Any]
     job = EvaluateJob(
         truth=seen.truth or TRUTH_PREFIX,
         predictions=seen.predictions,
+        label_map=dict(label_map) if label_map is not None else None,
         normalized=(seen.truth_normalized, seen.predictions_normalized),
         mistakes=True,
     )
-    reader = _Reader(job._sides(), None, keyed=False, sizes=job._sizes(), keep_text=True)
+    reader = _Reader(job._sides(), job.label_map, keyed=False, sizes=job._sizes(), keep_text=True)
     good = [i for i, p in enumerate(payloads) if p is not None]
     for i in range(n):
         if payloads[i] is None:

@@ -129,7 +129,7 @@ def _evaluation(src: Source, sel: Selection) -> None:
         with st.sidebar:
             evaluation_fields(
                 src,
-                names.for_source(src),
+                names.for_evaluation(src),
                 jobs.runner(key, "The evaluation for sorting"),
                 state.executor(),
             )
