@@ -190,3 +190,18 @@ def test_a_label_map_beside_the_data_reads_the_classes(tmp_path, capsys) -> None
         got = [int(x) for x in capsys.readouterr().out.split()]
         assert got == [int(i) for i in np.flatnonzero(want)], expression
     assert (fields["tp"] > 0).sum() >= 10
+
+
+def test_the_filter_page_reads_the_classes_with_the_label_map(monkeypatch, tmp_path) -> None:
+    """The Filter page on the sample's COCO predictions (ground truth by class text, a
+    label_map.pbtxt beside them): `tp > 0` finds the eleven records with true positives."""
+    from app_support import start_app
+
+    from browser_app.sample_data import write_sample
+
+    write_sample(tmp_path)
+    at = start_app(monkeypatch, tmp_path, str(tmp_path / "coco" / "predictions.tfrecord"))
+    at.switch_page("ui/pages/filter.py").run()
+    at.text_input(key="tfb:w:filter:expr").input("tp > 0").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "11 matching records" in " ".join(m.value for m in at.main.markdown)

@@ -57,8 +57,9 @@ def _run(src: Source, text: str, limit: int, fresh: bool) -> state.FilterSelecti
     """Run the filter ``text`` as a job on the session's executor (its first ``limit``
     matches), keep its result for the session and return it; None when it cannot run (said)
     or was cancelled (said; it runs again when asked: ``fresh``). Class names compare with
-    the features they name (``label == "cat"``)."""
-    classes = names.for_source(src)
+    the features they name (``label == "cat"``); a record's evaluation (``fp > 3``) reads its
+    classes with the label map found with the data, as ``evaluate`` does."""
+    classes = names.for_evaluation(src)
     try:
         compile_filter(text, classes)
     except UnknownClassError as err:
