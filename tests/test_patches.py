@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import pytest
 from app_support import page_script, start_app
+from patches_support import patches_data, patches_tiles
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 
@@ -20,6 +21,7 @@ import codec
 from browser_app.edits import Journal
 from browser_app.generators import write
 from browser_app.generators.evaluation import known_dataset, planted_mistakes
+from browser_app.ui.components import patches
 from browser_app.view.patches import PatchTable, patch_png
 from codec.example import decode, encode_example
 from codec.jobs import EvaluateJob, plan, run
@@ -140,46 +142,121 @@ def _page(monkeypatch: pytest.MonkeyPatch, root: Path, file: str) -> AppTest:
 
 
 def _captions(at: AppTest) -> list[str]:
-    return [c.value for c in at.main.caption if c.value.startswith("\\#")]
+    """The tiles' captions, in order (the grid is one element: its data)."""
+    return [t["caption"] for t in patches_tiles(at)] if _has_grid(at) else []
+
+
+def _has_grid(at: AppTest) -> bool:
+    return any(e.proto.component_name == patches.NAME for e in at.get("bidi_component"))
 
 
 def _record(caption: str) -> int:
-    return int(caption.removeprefix("\\#").split(" ")[0])
+    return int(caption.removeprefix("#").split(" ")[0])
 
 
 def test_the_page_shows_the_mislabels_first(monkeypatch, planted) -> None:
     root, known = planted
     at = _page(monkeypatch, root, "planted.tfrecord")
+    tiles = patches_tiles(at)
+    assert len(tiles) == 24 and all(t["src"] for t in tiles)  # a crop each
+    assert all("why" not in t for t in tiles)
+    # a tile is an object: its key names its side, record and place in the record's lists
+    keys = [t["key"] for t in tiles]
+    assert len(set(keys)) == 24
+    assert all(k == f"t:{t['record']}:{k.split(':')[2]}" for k, t in zip(keys, tiles))
+    data = patches_data(at)
+    assert data["focus"] == keys[0] and data["page"] == 1 and data["can_mark"]
     captions = _captions(at)
-    assert len(captions) == 24 and len(at.main.get("image")) == 24  # a crop each
     n = len(known.mislabelled)
-    assert sorted(_record(c) for c in captions[:n]) == sorted(r for r, _ in known.mislabelled)
-    assert all("model\\:" in c for c in captions[:n])
+    first = [(t["record"], int(t["key"].split(":")[2])) for t in tiles[:n]]
+    assert sorted(first) == sorted(known.mislabelled)
+    assert all("model: " in c for c in captions[:n])
     # the predictions, matching nothing, sorted by confidence: the planted missing first
     at.radio(key="tfb:w:patches:side").set_value("predictions").run()
     at.multiselect(key="tfb:w:patches:outcomes:predictions").set_value(["fp"]).run()
     assert not at.exception
-    captions = _captions(at)
+    tiles = patches_tiles(at)
     m = len(known.missing)
-    assert sorted(_record(c) for c in captions[:m]) == sorted(r for r, _ in known.missing)
+    assert all(t["key"].startswith("p:") for t in tiles)
+    assert sorted(t["record"] for t in tiles[:m]) == sorted(r for r, _ in known.missing)
 
 
-def test_a_tiles_mark_lands_on_its_record(monkeypatch, planted, tmp_path) -> None:
+def test_a_records_mark_shows_on_each_of_its_tiles(monkeypatch, planted, tmp_path) -> None:
+    """A mark in the journal shows on every tile of its record, and on no other."""
     root, _ = planted
     monkeypatch.setenv("TFRECORD_BROWSER_CACHE", str(tmp_path / "cache"))
     at = _page(monkeypatch, root, "planted.tfrecord")
-    first = _record(_captions(at)[0])
-    control = next(
-        s for s in at.segmented_control if f":t:{first}:" in str(s.key) and ":mark:" in str(s.key)
-    )
-    control.set_value("flagged").run()
-    assert not at.exception
+    at.selectbox(key="tfb:w:patches:sort").set_value("record").run()
+    tiles = patches_tiles(at)
+    first = tiles[0]["record"]
+    same = [t for t in tiles if t["record"] == first]
+    assert len(same) > 1  # the first record has several objects on the page
     with codec.TFRecordDataset([str(root / "planted.tfrecord")]) as ds:
         j = Journal(ds)
         try:
-            assert {r: m.status for r, m in j.marks().items()} == {first: "flagged"}
+            j.set_mark(first, "flagged")
         finally:
             j.close()
+    at.run()
+    tiles = patches_tiles(at)
+    assert {t["key"]: t.get("mark") for t in tiles if t["record"] == first} == {
+        t["key"]: "flagged" for t in same
+    }
+    assert all("mark" not in t for t in tiles if t["record"] != first)
+
+
+def _act(client: str, *actions: dict[str, object]) -> dict[str, object]:
+    return {"client": client, "actions": list(actions)}
+
+
+def test_the_grids_actions_apply_once_each() -> None:
+    """Marks in order, page turns summed, the record opened; an action sent again (the
+    element resends until acknowledged) is applied once; malformed ones are dropped."""
+    m = patches.Memory()
+    value = _act(
+        "c",
+        {"seq": 1, "kind": "mark", "record": 5, "status": "passed"},
+        {"seq": 2, "kind": "page", "step": 1},
+        {"seq": 3, "kind": "mark", "record": 5, "status": None},
+        {"seq": 4, "kind": "mark", "record": 6, "status": "bogus"},
+        {"seq": 5, "kind": "page", "step": 7},
+        {"seq": 6, "kind": "open", "record": 9},
+    )
+    effects, m = patches.handle(value, "t:9:1", m)
+    assert effects.marks == [(5, "passed"), (5, None)]
+    assert effects.turn == 1 and effects.opening == 9
+    assert m.ack() == ("c", 6) and m.focus == "t:9:1"
+    resent = _act(
+        "c",
+        {"seq": 6, "kind": "open", "record": 9},
+        {"seq": 7, "kind": "mark", "record": 2, "status": "flagged"},
+    )
+    effects, m = patches.handle(resent, None, m)
+    assert effects.marks == [(2, "flagged")] and effects.opening is None
+    assert m.ack() == ("c", 7) and m.focus == "t:9:1"
+    effects, same = patches.handle(resent, None, m)
+    assert effects.marks == [] and same == m
+    # another page load's element numbers from 1 again
+    effects, m = patches.handle(_act("d", {"seq": 1, "kind": "page", "step": -1}), None, m)
+    assert effects.turn == -1 and m.ack() == ("d", 1)
+    assert patches.read_actions("nonsense") is None
+    assert patches.read_focus({"tile": "t:1:2", "n": 3}) == "t:1:2"
+    assert patches.read_focus({"tile": 3}) is None
+
+
+def test_text_from_the_data_goes_as_text() -> None:
+    """A caption is sent as it is (the element sets it with textContent)."""
+    t = patches.tile("t:1:0", 1, "#1 · <b>cat</b>", None, "flagged")
+    assert t == {
+        "key": "t:1:0",
+        "record": 1,
+        "caption": "#1 · <b>cat</b>",
+        "src": None,
+        "why": "no picture",
+        "mark": "flagged",
+    }
+    js = (Path(patches.__file__).parent / "assets" / "patches.js").read_text()
+    assert "innerHTML" not in js and "insertAdjacentHTML" not in js
 
 
 def test_without_predictions_the_page_says_so(monkeypatch, tmp_path) -> None:

@@ -127,17 +127,17 @@ def render() -> None:
             " class on the box; for a prediction matching nothing, its confidence)"
         )
     )
+    page_widget = f"patches:page:{side}:{sort}:{classes}:{outcomes}"
     page = int(
-        bar[1].number_input(
-            "Page",
-            min_value=1,
-            max_value=pages,
-            value=1,
-            key=state.widget_key(f"patches:page:{side}:{sort}:{classes}:{outcomes}"),
+        bar[1].number_input(  # its first value is 1; N and B of the grid set it
+            "Page", min_value=1, max_value=pages, key=state.widget_key(page_widget)
         )
     )
     bar[2].selectbox("Tiles a page", PER_PAGE, key=state.widget_key("patches:per-page"))
-    st.download_button(
+    tools = st.container(horizontal=True, vertical_alignment="center")
+    with tools, st.popover("Keys", icon=":material/keyboard:"):
+        st.markdown(patches_grid.KEYS_HELP)
+    tools.download_button(
         "Review list (CSV)",
         data=table.review_list(rows),
         file_name=f"{_stem(src.label)}-{side}-review-list.csv",
@@ -156,6 +156,9 @@ def render() -> None:
         src,
         table,
         shown,
+        page=page,
+        pages=pages,
+        page_widget=page_widget,
         per_row=PER_ROW,
         size=TILE,
         j=services.shared_journal(src),
