@@ -14,8 +14,13 @@ figures of ``summarize``. Their conventions, each as ``cocoeval.py`` has it:
   scale). Areas are ``w * h`` in those coordinates, for both sides (the ``area`` COCOeval
   reads; a ground-truth ``area`` list of a record is not used).
 - **IoU** is ``maskUtils.iou``'s ``bbIou``: intersection over union, and for a crowd
-  ground-truth object intersection over the detection's area. Masks are not compared in this
-  version: box IoU only, whatever masks the records hold.
+  ground-truth object intersection over the detection's area. With ``iou_type="segm"``
+  (COCOeval's ``iouType="segm"``) it is ``rleIou`` on the objects' masks (:data:`Mask`, given
+  to :meth:`Truth.of` / :meth:`Predictions.of`): pixels in both over pixels in either (over
+  the detection's pixels for a crowd object), 0 when no pixel is shared, -1 (never a match)
+  for masks of different sizes; and areas, for the area ranges, are the masks' pixel counts
+  (``maskUtils.area``, the ``area`` ``loadRes`` gives a segm result; ground truth's ``area``
+  must be the same for COCOeval to agree).
 - **Ignored ground truth**: crowd objects (``is_crowd``), Pascal VOC ``difficult`` objects,
   and objects whose area is outside the area range. An ignored object may be matched (the
   detection is then neither a true nor a false positive) and never counts as missed. A crowd
@@ -61,12 +66,14 @@ __all__ = [
     "FN",
     "FP",
     "IGNORED",
+    "IOU_TYPES",
     "MAX_DETS",
     "OUTCOMES",
     "RECALLS",
     "TP",
     "UNEVALUATED",
     "Evaluation",
+    "Mask",
     "Matches",
     "Outcomes",
     "Predictions",
@@ -74,6 +81,8 @@ __all__ = [
     "accumulate",
     "box_iou",
     "confusion",
+    "mask_area",
+    "mask_iou",
     "match",
     "merge_matches",
     "thresholds_for",
@@ -94,6 +103,10 @@ matching it), a false positive (a prediction matching nothing), a false negative
 no prediction matched), ignored (crowd, difficult or out-of-range ground truth, and the
 predictions matching it), or unevaluated (a prediction past ``max_dets`` in its image)."""
 TP, FP, FN, IGNORED, UNEVALUATED = range(len(OUTCOMES))
+
+Mask = tuple[np.ndarray, tuple[int, int], tuple[int, int]] | None
+"""One object's mask as :mod:`codec.layers` keeps it: the bool part that holds all of it, where
+that part starts (x, y) in the mask, and the mask's (width, height); None for an empty mask."""
 
 _PAIR_BUDGET = 1 << 22  # IoU values per batch of groups (and pairs per batch of images)
 
@@ -124,7 +137,8 @@ def _positions(image: np.ndarray) -> np.ndarray:
 class Truth:
     """Ground-truth objects of many images, one row each: ``image`` (number), ``box``
     (``(n, 4)`` x, y, w, h), ``cls`` (class number), ``crowd``, ``difficult``, and ``index``
-    (the object's place in its image's list: the order COCOeval keeps among equals)."""
+    (the object's place in its image's list: the order COCOeval keeps among equals);
+    ``masks`` (an object array of :data:`Mask`, or None) for ``iou_type="segm"``."""
 
     image: np.ndarray
     box: np.ndarray
@@ -132,6 +146,7 @@ class Truth:
     crowd: np.ndarray
     difficult: np.ndarray
     index: np.ndarray
+    masks: np.ndarray | None = None
 
     @classmethod
     def of(
@@ -142,6 +157,7 @@ class Truth:
         crowd: Sequence[bool] | np.ndarray | None = None,
         difficult: Sequence[bool] | np.ndarray | None = None,
         index: Sequence[int] | np.ndarray | None = None,
+        masks: Sequence[Mask] | np.ndarray | None = None,
     ) -> Truth:
         img = np.asarray(image, np.int64).reshape(-1)
         n = len(img)
@@ -152,6 +168,7 @@ class Truth:
             np.zeros(n, bool) if crowd is None else np.asarray(crowd, bool).reshape(n),
             np.zeros(n, bool) if difficult is None else np.asarray(difficult, bool).reshape(n),
             _positions(img) if index is None else np.asarray(index, np.int64).reshape(n),
+            None if masks is None else _mask_array(masks, n),
         )
 
     def __len__(self) -> int:
@@ -161,13 +178,15 @@ class Truth:
 @dataclass
 class Predictions:
     """Predicted objects of many images, one row each: ``image``, ``box`` (x, y, w, h),
-    ``cls``, ``score`` and ``index`` (the place in its image's list)."""
+    ``cls``, ``score`` and ``index`` (the place in its image's list); ``masks`` (an object
+    array of :data:`Mask`, or None) for ``iou_type="segm"``."""
 
     image: np.ndarray
     box: np.ndarray
     cls: np.ndarray
     score: np.ndarray
     index: np.ndarray
+    masks: np.ndarray | None = None
 
     @classmethod
     def of(
@@ -177,6 +196,7 @@ class Predictions:
         classes: Sequence[int] | np.ndarray,
         score: Sequence[float] | np.ndarray,
         index: Sequence[int] | np.ndarray | None = None,
+        masks: Sequence[Mask] | np.ndarray | None = None,
     ) -> Predictions:
         img = np.asarray(image, np.int64).reshape(-1)
         n = len(img)
@@ -186,6 +206,7 @@ class Predictions:
             np.asarray(classes, np.int64).reshape(n),
             np.asarray(score, np.float64).reshape(n),
             _positions(img) if index is None else np.asarray(index, np.int64).reshape(n),
+            None if masks is None else _mask_array(masks, n),
         )
 
     def __len__(self) -> int:
@@ -301,6 +322,60 @@ def _iou(det: np.ndarray, gt: np.ndarray, crowd: np.ndarray | bool) -> np.ndarra
         return np.where(overlap, inter / np.where(overlap, union, 1.0), 0.0)
 
 
+def _mask_array(masks: Sequence[Mask] | np.ndarray, n: int) -> np.ndarray:
+    """Masks as a one-dimensional object array of ``n`` (each a :data:`Mask`)."""
+    out = np.empty(n, object)
+    got = list(masks)
+    if len(got) != n:
+        raise ValueError(f"{n} objects but {len(got)} masks")
+    for i, m in enumerate(got):
+        out[i] = m
+    return out
+
+
+def mask_area(masks: np.ndarray) -> np.ndarray:
+    """Each mask's pixels (``maskUtils.area``; 0 for an empty one), as float64."""
+    return np.fromiter(
+        (0 if m is None else int(np.count_nonzero(m[0])) for m in masks), np.float64, len(masks)
+    )
+
+
+def mask_iou(det: np.ndarray, gt: np.ndarray, crowd: np.ndarray | bool) -> np.ndarray:
+    """IoU of mask pairs, row for row (object arrays of :data:`Mask`; ``crowd``: the ground
+    truth's flag): ``maskUtils.iou``'s ``rleIou``. Pixels in both over pixels in either (a
+    crowd object: over the detection's pixels), counted exactly, so the value is the very
+    double it gives; 0 when no pixel is shared (an empty mask shares none), -1 for masks of
+    different sizes that would overlap (rleIou's answer: never a match)."""
+    n = len(det)
+    out = np.zeros(n)
+    flags = np.broadcast_to(np.asarray(crowd, bool), (n,))
+    for i in range(n):
+        d, g = det[i], gt[i]
+        if d is None or g is None:
+            continue
+        dm, (dx, dy), dsize = d
+        gm, (gx, gy), gsize = g
+        x0, y0 = max(dx, gx), max(dy, gy)
+        x1 = min(dx + dm.shape[1], gx + gm.shape[1])
+        y1 = min(dy + dm.shape[0], gy + gm.shape[0])
+        if x1 <= x0 or y1 <= y0:
+            continue
+        if dsize != gsize:
+            out[i] = -1.0
+            continue
+        inter = int(
+            np.count_nonzero(
+                dm[y0 - dy : y1 - dy, x0 - dx : x1 - dx] & gm[y0 - gy : y1 - gy, x0 - gx : x1 - gx]
+            )
+        )
+        if not inter:
+            continue
+        da = int(np.count_nonzero(dm))
+        union = da if flags[i] else da + int(np.count_nonzero(gm)) - inter
+        out[i] = inter / union
+    return out
+
+
 def _gather(values: np.ndarray, at: np.ndarray, missing: Any) -> np.ndarray:
     """``values[at]``, ``missing`` where ``at`` is -1 (``values`` may be empty then)."""
     if not len(values):
@@ -394,18 +469,25 @@ def match(
     max_dets: int = MAX_DETS,
     area: tuple[float, float] = AREA_ALL,
     with_confusion: bool = True,
+    iou_type: str = "bbox",
 ) -> Matches:
     """COCOeval's ``evaluate`` (every image and class, one area range, ``max_dets``) over
     ``images`` images and ``classes`` classes, and the outcomes at ``iou`` (see the module's
     docstring for every rule). Boxes must be finite, scores too. Without
     ``with_confusion`` the confusion matrix is left empty (zeros), for a caller that needs
-    only the outcomes."""
+    only the outcomes. ``iou_type`` is COCOeval's: ``"bbox"`` (boxes) or ``"segm"`` (the
+    masks both sides must carry, areas their pixel counts)."""
+    segm = _segm(iou_type, truth, predictions)
     thresholds, chosen = thresholds_for(iou)
     thr = np.minimum(thresholds, _TOP)
     t = len(thresholds)
     k = max(classes, 1)
     ng, nd = len(truth), len(predictions)
-    g_area = truth.box[:, 2] * truth.box[:, 3]
+    g_area = (
+        mask_area(truth.masks)
+        if segm and truth.masks is not None
+        else truth.box[:, 2] * truth.box[:, 3]
+    )
     g_ig = truth.crowd | truth.difficult | (g_area < area[0]) | (g_area > area[1])
     gkey = truth.image if agnostic else truth.image * k + truth.cls
     dkey = predictions.image if agnostic else predictions.image * k + predictions.cls
@@ -424,6 +506,8 @@ def match(
     d_box_s = predictions.box[ev]
     g_cols = np.ascontiguousarray(g_box_s.T)  # boxes as columns, gathered fast
     d_cols = np.ascontiguousarray(d_box_s.T)
+    g_masks_s = truth.masks[g_order] if segm and truth.masks is not None else None
+    d_masks_s = predictions.masks[ev] if segm and predictions.masks is not None else None
 
     det_match = np.full((ne, t), -1, np.int64)  # sorted truth row
     det_iou = np.full(ne, np.nan)
@@ -437,7 +521,10 @@ def match(
         n = len(batch)
         gmax, dmax = int(gc[batch].max()), int(dc[batch].max())
         grp, drow, grow = _pairs(df[batch], dc[batch], gf[batch], gc[batch])
-        values = _iou(d_cols[:, drow], g_cols[:, grow], g_crowd_s[grow])
+        if g_masks_s is not None and d_masks_s is not None:
+            values = mask_iou(d_masks_s[drow], g_masks_s[grow], g_crowd_s[grow])
+        else:
+            values = _iou(d_cols[:, drow], g_cols[:, grow], g_crowd_s[grow])
         pad = np.full((n, dmax, gmax), -1.0)
         pad[grp, drow - df[batch][grp], grow - gf[batch][grp]] = values
         gslots = gf[batch][:, None] + np.arange(gmax)[None, :]
@@ -460,7 +547,7 @@ def match(
         gt_match[rows] = np.where(got_g >= 0, df[batch][r] + got_g, -1)
         gt_iou[rows] = np.where(got_g >= 0, pad[r, np.maximum(got_g, 0), s], np.nan)
 
-    d_area = d_box_s[:, 2] * d_box_s[:, 3]
+    d_area = d_box_s[:, 2] * d_box_s[:, 3] if d_masks_s is None else mask_area(d_masks_s)
     hit = det_match >= 0
     det_ig = _gather(g_ig_s, det_match, False)
     out_of_range = (d_area < area[0]) | (d_area > area[1])
@@ -500,7 +587,13 @@ def match(
     pred_out.partner[ev] = p_partner
     if with_confusion:
         grid = confusion(
-            truth, predictions, ev, g_ig, classes=classes, iou=float(thresholds[chosen])
+            truth,
+            predictions,
+            ev,
+            g_ig,
+            classes=classes,
+            iou=float(thresholds[chosen]),
+            iou_type="segm" if segm else "bbox",
         )
     else:
         grid = np.zeros((classes + 1, classes + 1), np.int64)
@@ -529,16 +622,17 @@ def confusion(
     *,
     classes: int,
     iou: float,
+    iou_type: str = "bbox",
 ) -> np.ndarray:
-    """The confusion matrix at ``iou``, as FiftyOne's and the TF Object Detection confusion
-    matrices count it: ``(classes + 1)²`` counts, ground truth's class by row, prediction's by
-    column, the last row and column "background". Per image, the ``evaluated`` predictions
-    (rows of ``predictions``) and the unignored ground truth are paired one to one, whatever
-    their classes, best IoU first (ties: higher score, then earlier prediction, then earlier
-    object), among pairs at or above ``iou``; a pair counts at (truth's class, prediction's
-    class), an object left alone at (its class, background), a prediction left alone at
-    (background, its class) — unless it overlaps an ignored object (crowd: by the crowd
-    rule) at or above ``iou``, when it is not counted."""
+    """The confusion matrix at ``iou`` (of boxes; of masks with ``iou_type="segm"``), as
+    FiftyOne's and the TF Object Detection confusion matrices count it: ``(classes + 1)²``
+    counts, ground truth's class by row, prediction's by column, the last row and column
+    "background". Per image, the ``evaluated`` predictions (rows of ``predictions``) and the
+    unignored ground truth are paired one to one, whatever their classes, best IoU first (ties:
+    higher score, then earlier prediction, then earlier object), among pairs at or above
+    ``iou``; a pair counts at (truth's class, prediction's class), an object left alone at (its
+    class, background), a prediction left alone at (background, its class) — unless it overlaps
+    an ignored object (crowd: by the crowd rule) at or above ``iou``, when it is not counted."""
     k = classes
     grid = np.zeros((k + 1, k + 1), np.int64)
     g_rows = np.flatnonzero(~ignored)
@@ -547,6 +641,13 @@ def confusion(
     thr = min(iou, _TOP)
     d_cols = np.ascontiguousarray(predictions.box.T)  # boxes as columns, gathered fast
     g_cols = np.ascontiguousarray(truth.box.T)
+    segm = _segm(iou_type, truth, predictions)
+
+    def pair_iou(dd: np.ndarray, gg: np.ndarray, crowd: np.ndarray | bool) -> np.ndarray:
+        if segm and predictions.masks is not None and truth.masks is not None:
+            return mask_iou(predictions.masks[dd], truth.masks[gg], crowd)
+        return _iou(d_cols[:, dd], g_cols[:, gg], crowd)
+
     paired_g = np.zeros(len(truth), bool)
     paired_d = np.zeros(len(predictions), bool)
     absorbed = np.zeros(len(predictions), bool)
@@ -554,7 +655,7 @@ def confusion(
         # unignored objects: one to one, best IoU first
         dd, gg = _image_pairs(predictions.image, truth.image, dsel, gsel)
         if len(dd):
-            v = _iou(d_cols[:, dd], g_cols[:, gg], False)
+            v = pair_iou(dd, gg, False)
             ok = v >= thr
             dd, gg, v = dd[ok], gg[ok], v[ok]
             order = np.lexsort((truth.index[gg], predictions.index[dd], -predictions.score[dd], -v))
@@ -573,13 +674,36 @@ def confusion(
         # predictions on ignored objects are not counted
         dd, gg = _image_pairs(predictions.image, truth.image, dsel, igsel)
         if len(dd):
-            v = _iou(d_cols[:, dd], g_cols[:, gg], truth.crowd[gg])
+            v = pair_iou(dd, gg, truth.crowd[gg])
             absorbed[dd[v >= thr]] = True
     lone_g = g_rows[~paired_g[g_rows]]
     _add(grid, truth.cls[lone_g], np.full(len(lone_g), k))
     lone_d = d_rows[~paired_d[d_rows] & ~absorbed[d_rows]]
     _add(grid, np.full(len(lone_d), k), predictions.cls[lone_d])
     return grid
+
+
+IOU_TYPES = ("bbox", "segm")
+"""What objects are compared by: COCOeval's ``iouType`` values this module computes."""
+
+
+def _segm(iou_type: str, truth: Truth, predictions: Predictions) -> bool:
+    """Whether masks are compared (``iou_type`` ``"segm"``); a bad type, or ``"segm"``
+    without masks on both sides, is an error."""
+    if iou_type not in IOU_TYPES:
+        raise ValueError(f"the IoU type is 'bbox' or 'segm', not {iou_type!r}")
+    if iou_type == "bbox":
+        return False
+    lacking = [
+        side
+        for side, m in (("ground truth", truth.masks), ("predictions", predictions.masks))
+        if m is None
+    ]
+    if lacking:
+        raise ValueError(
+            f"segm IoU needs masks on both sides; the {' and the '.join(lacking)} have none"
+        )
+    return True
 
 
 def _add(grid: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> None:

@@ -102,6 +102,14 @@ def register(sub: Subcommands) -> None:
         action="store_true",
         help="match predictions to objects of any class (COCOeval's useCats=0): one row",
     )
+    p.add_argument(
+        "--iou-type",
+        choices=("bbox", "segm"),
+        default="bbox",
+        help="what IoU compares, as COCOeval's iouType: the boxes (bbox, the default) or the"
+        " instance masks (segm: <prefix>mask on both sides, one 0/1 PNG per object or N·H·W"
+        " numbers, > 0 inside; areas are the masks' pixel counts)",
+    )
     p.add_argument("--json", action="store_true", help="print the evaluation as one JSON object")
     p.add_argument(
         "--truth-prefix",
@@ -157,6 +165,8 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
             )
         label_map = label_map_of(names, truth, preds)
         _check_classes(seen, there, label_map, truth, preds)
+        if args.iou_type == "segm":
+            _check_masks(seen, there, truth, preds)
         job = EvaluateJob(
             iou=args.iou,
             agnostic=args.agnostic,
@@ -165,6 +175,7 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
             label_map=label_map,
             normalized=(seen.truth_normalized, there.predictions_normalized),
             compression=args.compression,
+            iou_type=args.iou_type,
         )
         spec = executor_of(args)
         tasks = tasks_of(files, executor=spec, compression=args.compression)
@@ -190,6 +201,24 @@ def cmd_evaluate(args: argparse.Namespace, out: TextIO) -> int:
         out.write(format_evaluation(result))
     damaged = bool(result.unreadable) or bool((result.status == DAMAGED).any())
     return EXIT_DAMAGED if damaged else EXIT_OK
+
+
+def _check_masks(seen: Looked, there: Looked, truth: str, preds: str) -> None:
+    """Refuse ``--iou-type segm`` when the first records of a side hold no masks."""
+    lacking = [
+        f"the {side} have no masks ({prefix}mask)"
+        for side, prefix, has in (
+            ("ground truth objects", truth, seen.truth_masks),
+            ("predictions", preds, there.predictions_masks),
+        )
+        if not has
+    ]
+    if lacking:
+        raise UsageError(
+            "--iou-type segm compares instance masks, but in the first records"
+            f" {' and '.join(lacking)}: evaluate the boxes (--iou-type bbox), or give records"
+            " that carry masks"
+        )
 
 
 def _check_classes(

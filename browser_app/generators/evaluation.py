@@ -33,6 +33,9 @@ alone (never by evaluating): per class ``ap``, ``ap50``, ``ap75``, ``ar100`` and
 (wrong classes, objects left out, objects that are not there) beside a model's predictions
 that reveal them, with the list of what was planted: what :mod:`codec.mistakes` must find
 first.
+
+:func:`masked_dataset` gives records with instance masks on both sides, and the masks
+themselves, for the ``segm`` evaluation to be checked against pycocotools'.
 """
 
 from __future__ import annotations
@@ -54,8 +57,10 @@ __all__ = [
     "SCENARIOS",
     "SHIFTED_IOU",
     "KnownDataset",
+    "MaskedDataset",
     "PlantedDataset",
     "known_dataset",
+    "masked_dataset",
     "planted_mistakes",
     "with_detections",
 ]
@@ -366,3 +371,119 @@ def planted_mistakes(count: int = 40, *, seed: int = 0, max_side: int = 160) -> 
         records.append(ex.encode_example(with_detections(features, found)))
     names = {k: COCO_CATEGORIES[k] for k in CLASSES}
     return PlantedDataset(records, names, mislabelled, missing, spurious, truth_class)
+
+
+@dataclass
+class MaskedDataset:
+    """Records with instance masks on both sides (:func:`masked_dataset`): the payloads,
+    and per record the ground truth's and the predictions' masks as bool ``H×W`` arrays
+    with their classes, crowd flags and scores, in the records' order (what a reference
+    evaluation is given)."""
+
+    records: list[bytes]
+    size: tuple[int, int]  # width, height
+    truth: list[list[tuple[Any, int, bool]]]  # (mask, label, crowd) per object
+    predictions: list[list[tuple[Any, int, float]]]  # (mask, label, score), by score
+
+
+def _blob(rng: random.Random, width: int, height: int) -> Any:
+    """A bool ``height×width`` mask: an ellipse, some of it cut away."""
+    import numpy as np
+
+    cx, cy = rng.uniform(6, width - 6), rng.uniform(6, height - 6)
+    rx, ry = rng.uniform(4, width / 4), rng.uniform(4, height / 4)
+    y, x = np.mgrid[0:height, 0:width]
+    inside = ((x - cx) / rx) ** 2 + ((y - cy) / ry) ** 2 <= 1
+    if rng.random() < 0.3:
+        inside &= x < cx + rng.uniform(-rx / 2, rx / 2)
+    return inside
+
+
+def _shifted(mask: Any, rng: random.Random) -> Any:
+    """``mask`` moved by a few pixels (what leaves the picture is lost)."""
+    import numpy as np
+
+    dx, dy = rng.randint(-2, 2), rng.randint(-2, 2)
+    out = np.zeros_like(mask)
+    h, w = mask.shape
+    out[max(dy, 0) : h + min(dy, 0), max(dx, 0) : w + min(dx, 0)] = mask[
+        max(-dy, 0) : h + min(-dy, 0), max(-dx, 0) : w + min(-dx, 0)
+    ]
+    return out
+
+
+def _png(mask: Any) -> bytes:
+    """A 0/1 grey PNG, as ``create_coco_tf_record.py --include_masks`` writes a mask."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(np.asarray(mask, np.uint8)).save(buf, "PNG")
+    return buf.getvalue()
+
+
+def masked_dataset(
+    count: int = 24, *, seed: int = 0, width: int = 48, height: int = 36
+) -> MaskedDataset:
+    """``count`` records whose ground truth has instance masks (``image/object/mask``, one
+    0/1 PNG per object, as ``create_coco_tf_record.py --include_masks`` writes them; every
+    fifth object a crowd) and whose predictions have masks too (``image/detection/mask``: one
+    PNG per prediction, or in every third record the N·H·W floats a detector's
+    ``detection_masks`` come as): shifted copies of the objects, some of another class, some
+    spurious, scores in random order. Boxes are the masks' extents, normalised. The same
+    bytes for the same arguments."""
+    import numpy as np
+
+    rng = random.Random(f"masked:{seed}")
+    records: list[bytes] = []
+    truth_all: list[list[tuple[Any, int, bool]]] = []
+    preds_all: list[list[tuple[Any, int, float]]] = []
+    nth = 0
+
+    def box(m: Any) -> Box:
+        ys, xs = np.nonzero(m)
+        if not len(xs):
+            return (0.0, 0.0, 0.0, 0.0)
+        return (
+            _f32(ys.min() / height),
+            _f32(xs.min() / width),
+            _f32((ys.max() + 1) / height),
+            _f32((xs.max() + 1) / width),
+        )
+
+    for i in range(count):
+        truth: list[tuple[Any, int, bool]] = []
+        preds: list[tuple[Any, int, float]] = []
+        for _ in range(rng.randint(0, 5)):
+            nth += 1
+            m = _blob(rng, width, height)
+            label = rng.choice(CLASSES)
+            truth.append((m, label, nth % 5 == 0))
+            for _ in range(rng.choice((0, 1, 1, 2))):
+                said = label if rng.random() < 0.8 else rng.choice(CLASSES)
+                preds.append((_shifted(m, rng), said, _f32(rng.uniform(0.05, 0.99))))
+        for _ in range(rng.randint(0, 2)):
+            preds.append((_blob(rng, width, height), rng.choice(CLASSES), _f32(rng.random())))
+        preds.sort(key=lambda p: -p[2])
+        features: dict[str, Any] = {
+            "image/height": ("int64", [height]),
+            "image/width": ("int64", [width]),
+            "image/source_id": ("bytes", [str(i).encode()]),
+        }
+        for j, side in enumerate(("ymin", "xmin", "ymax", "xmax")):
+            features[f"image/object/bbox/{side}"] = ("float", [box(t[0])[j] for t in truth])
+        features["image/object/class/label"] = ("int64", [t[1] for t in truth])
+        features["image/object/is_crowd"] = ("int64", [int(t[2]) for t in truth])
+        features["image/object/mask"] = ("bytes", [_png(t[0]) for t in truth])
+        out = with_detections(features, [(p[2], box(p[0]), p[1]) for p in preds])
+        if i % 3 == 2:
+            stack = [v for p in preds for v in p[0].astype(np.float32).ravel().tolist()]
+            out["image/detection/mask"] = ("float", stack)
+        else:
+            out["image/detection/mask"] = ("bytes", [_png(p[0]) for p in preds])
+        records.append(ex.encode_example(out))
+        truth_all.append(truth)
+        preds_all.append(preds)
+    return MaskedDataset(records, (width, height), truth_all, preds_all)

@@ -90,8 +90,9 @@ LEFT_OUT = (
     "a coordinate or score is not a finite number",
     "it has no picture size to put normalised boxes in pixels",
     "it has no partner in the other dataset",
+    "its masks are missing, cannot be decoded or are not one per object (segm)",
 )
-OK, DAMAGED, NOT_EXAMPLE, LISTS, NOT_FINITE, NO_SIZE, UNJOINED = range(len(LEFT_OUT))
+OK, DAMAGED, NOT_EXAMPLE, LISTS, NOT_FINITE, NO_SIZE, UNJOINED, NO_MASKS = range(len(LEFT_OUT))
 
 ClassKey = tuple[int, int, str]
 """A class: ``(0, label, "")`` by number, ``(1, 0, text)`` by text, ``(2, 0, "")`` for
@@ -116,7 +117,8 @@ class SideTable:
     ``size`` (width, height; NaN unknown) and, for a join, ``source_id`` and ``filename``
     (None: absent); ``present``, whether the side's boxes are in the record at all (even
     empty). ``texts``: per label, how often each class text stood beside it; ``text``, when
-    the reader keeps it, each object's class text (None: none)."""
+    the reader keeps it, each object's class text (None: none); ``masks``, when the reader
+    reads them, each object's mask (:data:`codec.evaluate.Mask`)."""
 
     records: int
     rec: np.ndarray
@@ -135,6 +137,7 @@ class SideTable:
     filename: list[bytes | None] | None = None
     present: np.ndarray | None = None
     text: np.ndarray | None = None
+    masks: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.rec)
@@ -182,6 +185,7 @@ class SideTable:
             self.filename,
             self.present,
             None if self.text is None else self.text[keep],
+            None if self.masks is None else self.masks[keep],
         )
 
     @staticmethod
@@ -235,15 +239,18 @@ class SideTable:
             listed("filename"),
             _cat_all([p.present for p in parts], bool),
             _cat_all([p.text for p in parts], object),
+            _cat_all([p.masks for p in parts], object),
         )
 
 
 @dataclass(frozen=True)
 class _Side:
-    """The keys of one side: ground truth (``truth``) or predictions under ``prefix``."""
+    """The keys of one side: ground truth (``truth``) or predictions under ``prefix``, and
+    whether its masks (``<prefix>mask``) are read."""
 
     prefix: str
     truth: bool
+    masks: bool = False
 
     @property
     def boxes(self) -> list[str]:
@@ -341,6 +348,58 @@ def _first_bytes(c: Columns, fids: Mapping[str, int], name: str, n: int) -> list
         if not seen[r] and kind[r] == BYTES_CODE:
             seen[r] = True
             out[r] = c.buf[s : s + ln]
+    return out
+
+
+def _read_masks(
+    c: Columns,
+    fids: Mapping[str, int],
+    side: _Side,
+    n: int,
+    count: np.ndarray,
+    has: np.ndarray,
+    rec: np.ndarray,
+    status: np.ndarray,
+) -> np.ndarray:
+    """Each object's mask (``rec``: the record position of each object row), read as
+    :mod:`codec.layers` reads them for drawing: ``<prefix>mask`` as one PNG per object or as
+    N·H·W floats (H, W from ``<root>height`` / ``<root>width``), > 0 inside. A record with
+    objects whose masks are absent, not one per object or not decodable gets
+    :data:`NO_MASKS` in ``status``."""
+    from ..layers import _cut, _decoded_cut
+
+    out = np.empty(len(rec), object)
+    name = f"{side.prefix}mask"
+    b_len, b_kind, b_owner, b_spans = _bytes_column(c, fids, name, n)
+    fcol = _column(c, fids, name, n)
+    heights = _scalar(_column(c, fids, f"{side.root}height", n), n)
+    widths = _scalar(_column(c, fids, f"{side.root}width", n), n)
+    first = np.searchsorted(rec, np.arange(n))
+    bad = np.zeros(n, bool)
+    png = has & (b_kind == BYTES_CODE) & (b_len == count)
+    for r, (s, ln) in zip(b_owner.tolist(), b_spans.tolist()):
+        if not png[r]:
+            continue
+        got = _decoded_cut(c.buf[s : s + ln])
+        if isinstance(got, str):
+            bad[r] = True
+            continue
+        k = int(first[r])
+        first[r] += 1
+        out[k] = got
+    floats = has & ~png & (fcol.kind == FLOAT_CODE)
+    for r in np.flatnonzero(floats).tolist():
+        h, w, m = heights[r], widths[r], int(count[r])
+        if not (np.isfinite(h) and np.isfinite(w)) or fcol.length[r] != m * int(h) * int(w):
+            bad[r] = True
+            continue
+        lo = int(np.searchsorted(fcol.owner, r))
+        stack = fcol.values[lo : lo + fcol.length[r]].reshape(m, int(h), int(w)) > 0
+        k = int(np.searchsorted(rec, r))
+        for i in range(m):
+            out[k + i] = _cut(stack[i])
+    bad |= has & ~png & ~floats
+    status[bad & (status == OK)] = NO_MASKS
     return out
 
 
@@ -528,6 +587,9 @@ class _Reader:
         if self.sizes:
             size[:, 0] = _scalar(_column(c, fids, f"{side.root}width", n), n)
             size[:, 1] = _scalar(_column(c, fids, f"{side.root}height", n), n)
+        masks = None
+        if side.masks:
+            masks = _read_masks(c, fids, side, n, count, has, rec, status)
         table = SideTable(
             n,
             rec,
@@ -544,6 +606,7 @@ class _Reader:
             tally,
             present=present,
             text=np.array(texts, object) if self.keep_text else None,
+            masks=masks,
         )
         if self.keyed:
             table.source_id = _first_bytes(c, fids, f"{side.root}source_id", n)
@@ -572,6 +635,7 @@ class _Reader:
                 assert whole.present is not None and cat.present is not None
                 whole.present[where] = cat.present
                 whole.text = cat.text
+                whole.masks = cat.masks
                 if self.keyed and cat.source_id is not None and cat.filename is not None:
                     assert whole.source_id is not None and whole.filename is not None
                     for r, s, f in zip(where.tolist(), cat.source_id, cat.filename):
@@ -634,6 +698,13 @@ def _scaled(table: SideTable, size: np.ndarray, images: np.ndarray) -> np.ndarra
     return table.box * np.concatenate([wh, wh], 1)
 
 
+def _masks_of(table: SideTable, rows: np.ndarray) -> np.ndarray:
+    """The masks of a table's ``rows`` (a table read without any record has none)."""
+    if table.masks is None:
+        return np.full(len(rows), None, object)
+    return table.masks[rows]
+
+
 def _match_tables(
     truth: SideTable,
     preds: SideTable,
@@ -669,6 +740,7 @@ def _match_tables(
     t_rows = np.flatnonzero(t_keep)
     p_rows = np.flatnonzero(p_keep)
     tb, pb = t_box[t_rows], p_box[p_rows]
+    segm = job.iou_type == "segm"
     gt = ev.Truth.of(
         truth.rec[t_rows],
         ev.xywh(tb[:, 0], tb[:, 1], tb[:, 2], tb[:, 3]),
@@ -676,6 +748,7 @@ def _match_tables(
         truth.crowd[t_rows],
         truth.difficult[t_rows],
         truth.index[t_rows],
+        masks=_masks_of(truth, t_rows) if segm else None,
     )
     dt = ev.Predictions.of(
         pred_image[p_rows],
@@ -683,6 +756,7 @@ def _match_tables(
         p_cls[p_rows],
         preds.score[p_rows],
         preds.index[p_rows],
+        masks=_masks_of(preds, p_rows) if segm else None,
     )
     matches = ev.match(
         gt,
@@ -692,6 +766,7 @@ def _match_tables(
         iou=job.iou,
         agnostic=job.agnostic,
         max_dets=job.max_dets,
+        iou_type=job.iou_type,
     )
     found = mistakes.find(gt, dt, images=len(status)) if job.mistakes else None
     return matches, keys, found
@@ -778,6 +853,7 @@ class EvaluationResult:
     partner: np.ndarray | None = None
     prediction_files: list[tuple[str, int]] = field(default_factory=list)
     mistakes: Mistakes | None = None
+    iou_type: str = "bbox"
 
     @property
     def records(self) -> int:
@@ -825,8 +901,9 @@ class EvaluationResult:
         predictions), ``objects`` (per side, ignored, unevaluated), ``confusion`` (class
         names then "background"; rows: truth, columns: prediction), ``curves`` (the 101
         recall points, and per class with ground truth the interpolated precision and the
-        score there, at ``iou``), ``files``; ``unreadable`` files, and ``join`` with
-        ``prediction_files`` for predictions in a second dataset."""
+        score there, at ``iou``), ``files``; ``iou_type`` when it is not ``"bbox"``;
+        ``unreadable`` files, and ``join`` with ``prediction_files`` for predictions in a
+        second dataset."""
         e = self.evaluation
         m = self.matches
         rows: list[tuple[str, int | None]] = (
@@ -869,6 +946,7 @@ class EvaluationResult:
             "map75": _num(e.map75),
             "mar100": _num(e.mar100),
             "iou": self.iou,
+            **({"iou_type": self.iou_type} if self.iou_type != "bbox" else {}),
             "agnostic": self.agnostic,
             "max_detections": self.max_dets,
             "coordinates": {"truth": self.coordinates[0], "predictions": self.coordinates[1]},
@@ -969,10 +1047,12 @@ class EvaluateJob:
     (id → name) names the classes and turns class texts into labels; ``normalized`` says
     whether each side's boxes are normalised (truth, predictions): when they differ, the
     normalised side is put in pixels of the picture's size; the files are read as
-    ``compression``. With ``mistakes``, the tasks also find each object's likely annotation
-    mistakes (:mod:`codec.mistakes`: a second, class-agnostic match at IoU 0.5), kept in the
-    result's ``mistakes``. Tasks come from :func:`codec.jobs.plan` or
-    :func:`codec.jobs.tasks_of`."""
+    ``compression``. ``iou_type`` is COCOeval's: ``"bbox"``, or ``"segm"`` for the IoU of
+    the objects' masks (``<prefix>mask`` of both sides; a record with objects whose masks
+    cannot be read is left out, :data:`NO_MASKS`). With ``mistakes``, the tasks also find
+    each object's likely annotation mistakes (:mod:`codec.mistakes`: a second,
+    class-agnostic match at IoU 0.5), kept in the result's ``mistakes``. Tasks come from
+    :func:`codec.jobs.plan` or :func:`codec.jobs.tasks_of`."""
 
     iou: float = 0.5
     agnostic: bool = False
@@ -983,17 +1063,21 @@ class EvaluateJob:
     max_dets: int = ev.MAX_DETS
     compression: str = "auto"
     mistakes: bool = False
+    iou_type: str = "bbox"
     name: str = field(default="evaluate", init=False)
 
     def __post_init__(self) -> None:
         ev.thresholds_for(self.iou)  # a bad threshold fails here, not on every worker
+        if self.iou_type not in ev.IOU_TYPES:
+            raise ValueError(f"the IoU type is 'bbox' or 'segm', not {self.iou_type!r}")
         if self.max_dets < 1:
             raise ValueError(f"max_dets must be at least 1, not {self.max_dets}")
         if self.label_map is not None:
             self.label_map = dict(self.label_map)  # plain data, pickled to workers
 
     def _sides(self) -> tuple[_Side, _Side]:
-        return _Side(self.truth, True), _Side(self.predictions, False)
+        segm = self.iou_type == "segm"
+        return _Side(self.truth, True, segm), _Side(self.predictions, False, segm)
 
     def _sizes(self) -> bool:
         return self.normalized[0] != self.normalized[1]
@@ -1109,6 +1193,7 @@ class EvaluateJob:
             partner,
             prediction_files or [],
             likely,
+            self.iou_type,
         )
 
     def side(self, which: str) -> SideJob:
@@ -1326,7 +1411,7 @@ class Looked:
     """What the first records of a dataset hold: the ground truth's prefix and the
     predictions' (None: none found), whether each side's boxes look normalised, and whether
     each side's classes come as labels, as texts, or both (``"label"``, ``"text"``,
-    ``"both"``, ``""``)."""
+    ``"both"``, ``""``); and whether a record has masks (``<prefix>mask``) on each side."""
 
     truth: str | None
     predictions: str | None
@@ -1335,6 +1420,8 @@ class Looked:
     truth_classes: str
     predictions_classes: str
     records: int
+    truth_masks: bool = False
+    predictions_masks: bool = False
 
 
 def look(payloads: Sequence[bytes | None] | Any) -> Looked:
@@ -1347,6 +1434,7 @@ def look(payloads: Sequence[bytes | None] | Any) -> Looked:
     found: dict[str, Any] = {OBJECTS: None, PREDICTIONS: None}
     coords: dict[str, list[float]] = {OBJECTS: [], PREDICTIONS: []}
     classes: dict[str, set[str]] = {OBJECTS: set(), PREDICTIONS: set()}
+    masked: dict[str, bool] = {OBJECTS: False, PREDICTIONS: False}
     count = 0
     for payload in payloads:
         count += 1
@@ -1368,6 +1456,8 @@ def look(payloads: Sequence[bytes | None] | Any) -> Looked:
             f = rec.features.get(side.text)
             if f is not None and len(f.values):
                 classes[lay.kind].add("text")
+            if len(getattr(rec.features.get(f"{lay.prefix}mask"), "values", [])):
+                masked[lay.kind] = True
 
     def how(kind: str) -> str:
         got = classes[kind]
@@ -1381,6 +1471,8 @@ def look(payloads: Sequence[bytes | None] | Any) -> Looked:
         how(OBJECTS),
         how(PREDICTIONS),
         count,
+        masked[OBJECTS],
+        masked[PREDICTIONS],
     )
 
 
