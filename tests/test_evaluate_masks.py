@@ -214,3 +214,97 @@ def test_the_command_takes_an_iou_type(
     err = capsys.readouterr().err
     assert "the predictions have no masks" in err, err
     assert main(["evaluate", str(tmp_path / "bare.tfrecord"), "--json"]) == 0
+
+
+def _objects(data: MaskedDataset) -> tuple[ev.Truth, ev.Predictions, list[int]]:
+    """The dataset's objects as codec.evaluate takes them, classes numbered in label order."""
+    from codec.layers import _cut as cut
+
+    labels = sorted(
+        {t[1] for r in data.truth for t in r} | {p[1] for r in data.predictions for p in r}
+    )
+    rows_t = [(i, t) for i, r in enumerate(data.truth) for t in r]
+    rows_p = [(i, p) for i, r in enumerate(data.predictions) for p in r]
+    truth = ev.Truth.of(
+        [i for i, _ in rows_t],
+        np.zeros((len(rows_t), 4)),
+        [labels.index(t[1]) for _, t in rows_t],
+        crowd=[t[2] for _, t in rows_t],
+        masks=[cut(t[0]) for _, t in rows_t],
+    )
+    preds = ev.Predictions.of(
+        [i for i, _ in rows_p],
+        np.zeros((len(rows_p), 4)),
+        [labels.index(p[1]) for _, p in rows_p],
+        [p[2] for _, p in rows_p],
+        masks=[cut(p[0]) for _, p in rows_p],
+    )
+    return truth, preds, labels
+
+
+@pytest.mark.parametrize("area", [(0.0, 150.0), (150.0, 1e10), (60.0, 300.0)])
+def test_area_ranges_go_by_the_masks_pixels_as_cocoeval_goes_by_their_area(
+    area: tuple[float, float],
+) -> None:
+    """An area range keeps the objects whose mask has that many pixels (boxes are zeros
+    here, so a box area would keep none): COCOeval's, whose ``area`` is the RLE's."""
+    data = masked_dataset(30, seed=8)
+    truth, preds, labels = _objects(data)
+    m = ev.match(
+        truth, preds, images=len(data.truth), classes=len(labels), area=area, iou_type="segm"
+    )
+    ours = ev.accumulate(m)
+    with contextlib.redirect_stdout(io.StringIO()):
+        e = segm_reference(data)
+        e.params.areaRng = [[0, 1e10], list(area)]
+        e.params.areaRngLbl = ["all", "chosen"]
+        e.evaluate()
+        e.accumulate()
+    p = e.eval["precision"][:, :, :, 1, -1]
+    assert (p > 0).any()  # the range keeps objects and matches
+    np.testing.assert_allclose(ours.precision[:10], p, atol=1e-6)
+    np.testing.assert_allclose(ours.recall[:10], e.eval["recall"][:, :, 1, -1], atol=1e-6)
+
+
+def test_segm_without_masks_is_an_error() -> None:
+    truth = ev.Truth.of([0], [[0, 0, 2, 2]], [0])
+    preds = ev.Predictions.of([0], [[0, 0, 2, 2]], [0], [0.5], masks=[None])
+    with pytest.raises(ValueError, match="the ground truth have none"):
+        ev.match(truth, preds, images=1, classes=1, iou_type="segm")
+    with pytest.raises(ValueError, match="'bbox' or 'segm'"):
+        ev.match(truth, preds, images=1, classes=1, iou_type="polygon")
+
+
+def test_segm_with_predictions_in_a_second_dataset(tmp_path: Path) -> None:
+    """Predictions (with their masks) in a dataset of their own, joined by source_id in
+    another order: the figures of the same records holding both."""
+    from codec.example import decode, encode_example
+    from codec.jobs.evaluate import evaluate_apart
+
+    data = masked_dataset(16, seed=9)
+    truths, preds = [], []
+    for payload in data.records:
+        feats = {k: (f.type, list(f.values)) for k, f in decode(payload).features.items()}
+        keep = ("image/height", "image/width", "image/source_id")
+        truths.append(
+            encode_example({k: v for k, v in feats.items() if not k.startswith("image/detection/")})
+        )
+        preds.append(
+            encode_example(
+                {k: v for k, v in feats.items() if k.startswith("image/detection/") or k in keep}
+            )
+        )
+    write(tmp_path / "both.tfrecord", data.records)
+    write(tmp_path / "truth.tfrecord", truths)
+    write(tmp_path / "preds.tfrecord", preds[::-1])
+    job = EvaluateJob(iou_type="segm")
+    together = run(job, plan([str(tmp_path / "both.tfrecord")]), "inline")
+    apart = evaluate_apart(
+        job,
+        plan([str(tmp_path / "truth.tfrecord")]),
+        plan([str(tmp_path / "preds.tfrecord")]),
+        "inline",
+    )
+    assert apart.evaluation.map == together.evaluation.map
+    np.testing.assert_array_equal(apart.evaluation.precision, together.evaluation.precision)
+    _check(apart, segm_reference(data))
