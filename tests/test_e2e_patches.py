@@ -8,6 +8,7 @@ address."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -44,12 +45,55 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path
         yield url, root, known, base / "cache"
 
 
-def _records(page: Any, n: int) -> list[int]:
-    """The records of the first ``n`` tiles, from their captions."""
-    captions = page.locator(".st-key-tfb-patches [data-testid='stCaptionContainer']")
-    texts = [t for t in captions.all_inner_texts() if t.startswith("#")]
-    assert len(texts) >= n, texts
-    return [int(t[1:].split(" ")[0]) for t in texts[:n]]
+HOST = ".st-key-tfb-patches .tfb-patches"
+PER_ROW = 6
+
+_READY = """() => {
+  const g = document.querySelector('.st-key-tfb-patches .tfb-patches');
+  if (!g || !g.dataset.focus) return false;
+  const imgs = [...g.querySelectorAll('.tfb-tile img')];
+  return imgs.length === 24 && imgs.every(i => i.complete && i.naturalWidth > 10)
+    && !g.querySelector('.tfb-tile[data-pending]');
+}"""
+
+
+def _tiles(page: Any) -> list[dict[str, Any]]:
+    """What the element shows, tile by tile: key, record, mark, pending, focused."""
+    return list(
+        page.evaluate(
+            """() => [...document.querySelectorAll('.st-key-tfb-patches .tfb-tile')].map(t => ({
+              key: t.dataset.key, record: Number(t.dataset.record), mark: t.dataset.mark,
+              pending: t.hasAttribute('data-pending'),
+              focus: t.classList.contains('tfb-focus')}))"""
+        )
+    )
+
+
+def _focus(page: Any) -> str:
+    return str(page.locator(HOST).get_attribute("data-focus", timeout=5_000))
+
+
+def _journal(root: Path) -> dict[int, str]:
+    with codec.TFRecordDataset([str(root / "planted.tfrecord")]) as ds:
+        j = Journal(ds)
+        try:
+            return {int(r): m.status for r, m in j.marks().items()}
+        finally:
+            j.close()
+
+
+def _keys(page: Any, keys: list[str]) -> Any:
+    """Type ``keys`` in one task of the page (nothing can run between them); the element's
+    focus and revision after them."""
+    return page.evaluate(
+        """(keys) => {
+          for (const key of keys)
+            document.dispatchEvent(new KeyboardEvent('keydown', {key, bubbles: true}));
+          const g = document.querySelector('.st-key-tfb-patches .tfb-patches');
+          return [g.dataset.focus, g.dataset.rev, g.querySelectorAll('.tfb-focus').length];
+        }""",
+        keys,
+    )
 
 
 def test_the_planted_mislabels_come_first(browser, served, monkeypatch) -> None:
@@ -58,42 +102,91 @@ def test_the_planted_mislabels_come_first(browser, served, monkeypatch) -> None:
     page = browser.new_page(viewport={"width": 1440, "height": 1400})
     try:
         page.goto(f"{url}/patches?file=planted.tfrecord")
-        page.get_by_text("mistake 0.9").first.wait_for(timeout=90_000)
+        page.wait_for_function(_READY, timeout=90_000)
         settled(page)
         no_errors(page)
         n = len(known.mislabelled)
-        want = sorted(r for r, _ in known.mislabelled)
-        until(lambda: _assert_equal(sorted(_records(page, n)), want), what="the first tiles")
-        # every crop on the page is a picture that loaded
-        until(
-            lambda: _assert_equal(
-                page.evaluate(
-                    "() => [...document.querySelectorAll('.st-key-tfb-patches img')]"
-                    ".filter(i => i.complete && i.naturalWidth > 10).length"
-                ),
-                24,
-            ),
-            what="the crops",
-        )
+        first = [(t["record"], int(t["key"].split(":")[2])) for t in _tiles(page)[:n]]
+        assert sorted(first) == sorted(known.mislabelled)
         shot(page, "patches-mistakes.png")
-        # a tile's flag marks its record
-        first = _records(page, 1)[0]
-        flags = page.locator(".st-key-tfb-patches [data-testid='stButtonGroup'] button").filter(
-            has_text="⚑"
-        )
-        until(lambda: flags.first.click(timeout=3_000), what="the first tile's flag")
+        # a click on a tile's flag marks its record (every tile of that record shows it)
+        record = _tiles(page)[0]["record"]
+        page.locator(f"{HOST} .tfb-tile").first.locator(".tfb-set[data-set='flagged']").click()
+        until(lambda: _assert_equal(_journal(root), {record: "flagged"}), what="the journal")
+        page.wait_for_function(_READY, timeout=30_000)  # the mark confirmed
+        tiles = _tiles(page)
+        assert all(t["mark"] == ("flagged" if t["record"] == record else "") for t in tiles)
+        no_errors(page)
+    finally:
+        page.close()
+
+
+def test_keys_review_the_objects(browser, served, monkeypatch) -> None:
+    """Keys move the focus ring from object to object with no message to the server; P marks
+    the focused object's record in the journal (shown pending, then saved); N and B turn the
+    page; Enter opens the focused object's record on the Records page."""
+    from playwright.sync_api import expect
+
+    url, root, _known, cache = served
+    monkeypatch.setenv(CACHE_ENV, str(cache))
+    page = browser.new_page(viewport={"width": 1440, "height": 1400})
+    sent = [0]
+    page.on("websocket", lambda ws: ws.on("framesent", lambda _: sent.__setitem__(0, sent[0] + 1)))
+    try:
+        page.goto(f"{url}/patches?file=planted.tfrecord")
+        page.wait_for_function(_READY, timeout=90_000)
         settled(page)
-
-        def marked() -> None:
-            with codec.TFRecordDataset([str(root / "planted.tfrecord")]) as ds:
-                j = Journal(ds)
-                try:
-                    got = {r: m.status for r, m in j.marks().items()}
-                finally:
-                    j.close()
-            assert got == {first: "flagged"}, got
-
-        until(marked, what="the journal's mark")
+        page.get_by_role("heading", name="Patches").click()  # the keys go to the page
+        before = _journal(root)
+        tiles = _tiles(page)
+        keys = [t["key"] for t in tiles]
+        assert _focus(page) == keys[0] and [t["focus"] for t in tiles].count(True) == 1
+        rev, frames = page.locator(HOST).get_attribute("data-rev"), sent[0]
+        moves = ["ArrowRight", "ArrowRight", "j", "ArrowDown", "k", "ArrowUp", "ArrowDown"]
+        want = 0 + 2 + 1 + PER_ROW - 1 - PER_ROW + PER_ROW
+        assert _keys(page, moves) == [keys[want], rev, 1]
+        ring = page.locator(f"{HOST} .tfb-tile[data-key='{keys[want]}']")
+        expect(ring).to_have_class(re.compile("tfb-focus"))
+        assert sent[0] == frames  # moving sent nothing
+        # P: the focused object's record is marked passed in the journal
+        record = tiles[want]["record"]
+        page.keyboard.press("p")
+        until(
+            lambda: _assert_equal(_journal(root), {**before, record: "passed"}),
+            what="the journal's mark",
+        )
+        page.wait_for_function(_READY, timeout=30_000)
+        assert _focus(page) == keys[want]  # the focus stayed where the mark was typed
+        shown = {t["key"]: t["mark"] for t in _tiles(page) if t["record"] == record}
+        assert set(shown.values()) == {"passed"} and keys[want] in shown
+        shot(page, "patches-keys.png")
+        # N and B turn the page, the focus on the first object of the page shown
+        page.keyboard.press("n")
+        page.wait_for_function(
+            "() => document.querySelector('.st-key-tfb-patches .tfb-patches').dataset.page === '2'",
+            timeout=30_000,
+        )
+        page.wait_for_function(_READY, timeout=30_000)
+        second = [t["key"] for t in _tiles(page)]
+        assert not set(second) & set(keys) and _focus(page) == second[0]
+        settled(page)
+        page.keyboard.press("b")
+        page.wait_for_function(
+            "() => document.querySelector('.st-key-tfb-patches .tfb-patches').dataset.page === '1'",
+            timeout=30_000,
+        )
+        page.wait_for_function(_READY, timeout=30_000)
+        settled(page)
+        assert [t["key"] for t in _tiles(page)] == keys
+        # Enter opens the focused object's record on the Records page
+        _keys(page, ["ArrowRight"])
+        opened = _tiles(page)[1]["record"]
+        page.keyboard.press("Enter")
+        # (the Records page is the app's first page: its address is the app's own)
+        records_page = re.compile(rf"/(records)?\?(.*&)?record={opened}(&|$)")
+        expect(page).to_have_url(records_page, timeout=30_000)
+        expect(page.get_by_role("heading", name="Patches")).to_have_count(0)
+        settled(page)
         no_errors(page)
     finally:
         page.close()
