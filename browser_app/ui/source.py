@@ -5,6 +5,7 @@ dataset folder and the split."""
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
 
 import codec
@@ -63,6 +64,17 @@ class Source:
     def remote(self) -> bool:
         """Whether any file of this source is a remote object."""
         return any(is_url(p) for p in self.paths)
+
+    def local_within(self, limit: int) -> bool:
+        """Whether every file of this source is on this machine and they hold at most
+        ``limit`` bytes together: small enough for a page to read them all at once, without
+        being asked."""
+        if self.remote:
+            return False
+        try:
+            return sum(os.path.getsize(p) for p in self.paths) <= limit
+        except OSError:
+            return False
 
     @property
     def link(self) -> str:

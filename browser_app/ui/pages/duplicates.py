@@ -37,6 +37,11 @@ def _sources(src: Source, other: str | None) -> list[Source] | None:
         return None
 
 
+AUTO_SEARCH_BYTES = 32 << 20
+"""Sources of at most this many bytes (all on this machine) are searched on opening the page;
+larger ones when asked."""
+
+
 def render() -> None:
     src = frame.start("Duplicates")
     if src is None:
@@ -84,7 +89,9 @@ def render() -> None:
     sources = _sources(src, other)
     if sources is None:
         return
-    if clicked or (result is None and state.duplicates_asked(setting)):
+    # A small local search runs at once (every picture is decoded: a few seconds at most).
+    small = all(s.local_within(AUTO_SEARCH_BYTES) for s in sources)
+    if clicked or (result is None and (small or state.duplicates_asked(setting))):
         state.ask_duplicates(setting)
         named = [
             (s.split or s.label, list(s.dataset.files), i > 0 and across)

@@ -10,7 +10,6 @@ clicking around the page does not read the datasets again.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -63,12 +62,7 @@ def candidates(src: Source) -> list[str]:
 
 
 def _small(src: Source) -> bool:
-    if src.remote:
-        return False
-    try:
-        return sum(os.path.getsize(p) for p in src.paths) <= services.AUTO_VERIFY_BYTES
-    except OSError:
-        return False
+    return src.local_within(services.AUTO_VERIFY_BYTES)
 
 
 def _classes(src: Source) -> dict[str, Any]:
