@@ -37,9 +37,9 @@ def _sources(src: Source, other: str | None) -> list[Source] | None:
         return None
 
 
+# Sources of at most this many bytes (all on this machine) are searched on opening the page
+# (a page script's bare strings would be drawn on it: a comment, not a docstring).
 AUTO_SEARCH_BYTES = 32 << 20
-"""Sources of at most this many bytes (all on this machine) are searched on opening the page;
-larger ones when asked."""
 
 
 def render() -> None:
