@@ -1,7 +1,9 @@
 """The patches view in Chromium: on records with planted mislabels, the first tiles, sorted by
 the likely-mistake score, are the planted ones, each crop a loaded picture; a click on a
-tile's flag marks its record in the review journal. A screenshot of the page is kept in
-``artifacts/``.
+tile's flag marks its record in the review journal; keys move the focus ring from object to
+object with nothing sent to the server, P marks the focused object's record in the journal,
+N / B turn the page and Enter opens the record on the Records page. Screenshots of the page
+are kept in ``artifacts/``.
 
 The page is reached as a person reaches it: the app on the records, the Patches page's
 address."""

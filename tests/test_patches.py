@@ -1,12 +1,17 @@
 """The patches view: its table (one row per object, chosen by side, class and outcome, sorted
 by the likely-mistake score: the planted mislabels first), its captions and crops, and the
-page through AppTest (the planted mislabels are the first tiles; a tile's mark lands on its
-record in the review journal; the predictions side sorts the planted missing objects first;
-a dataset without predictions says so)."""
+page through AppTest (the planted mislabels are the first tiles the grid element is sent, each
+an object with its crop; a record's mark shows on every tile of that record; the predictions
+side sorts the planted missing objects first; a dataset without predictions says so); the
+grid's actions (marks, page turns, opening) applied once each, and its moves and marks in
+its own JavaScript. Keys and marks in a browser: tests/test_e2e_patches.py."""
 
 from __future__ import annotations
 
 import io
+import json
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -269,3 +274,58 @@ def test_without_predictions_the_page_says_so(monkeypatch, tmp_path) -> None:
     at = _page(monkeypatch, tmp_path, "truth.tfrecord")
     assert any("No predictions in the first 3 records" in i.value for i in at.info)
     assert not _captions(at)
+
+
+_NODE = """
+import {{ movedTo, shownMark }} from {module};
+const cases = JSON.parse(process.argv[1]);
+console.log(JSON.stringify(cases.map(([kind, ...args]) =>
+  kind === "move" ? movedTo(...args) : shownMark(...args))));
+"""
+
+
+def test_the_elements_moves_stay_on_the_page_and_marks_are_the_records() -> None:
+    """The focus moves within the page (N and B turn it), from the first tile when it is
+    off the page; the mark a tile shows is its record's last one typed (pending), else the
+    saved one: two tiles of one record show the same."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed: the element's moves are tested in Chromium")
+    js = Path(patches.__file__).parent / "assets" / "patches.js"
+    cases = [
+        ["move", 24, 0, 1],
+        ["move", 24, 23, 1],  # the last tile stays focused
+        ["move", 24, 2, -6],  # a row up from the first row: the first tile
+        ["move", 24, 20, 6],
+        ["move", 24, -1, 5],  # the focus off the page: the first tile
+        ["move", 0, -1, 1],
+        ["mark", [{"kind": "mark", "record": 7, "status": "flagged"}], 7, "passed"],
+        ["mark", [{"kind": "mark", "record": 7, "status": None}], 7, "passed"],
+        ["mark", [{"kind": "mark", "record": 7, "status": "flagged"}], 8, "passed"],
+        ["mark", [], 7, None],
+    ]
+    out = subprocess.run(
+        [
+            node,
+            "--input-type=module",
+            "-e",
+            _NODE.format(module=json.dumps(js.as_uri())),
+            json.dumps(cases),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert json.loads(out.stdout) == [
+        1,
+        23,
+        0,
+        23,
+        0,
+        -1,
+        ["flagged", True],
+        ["", True],
+        ["passed", False],
+        ["", False],
+    ]
