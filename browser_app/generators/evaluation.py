@@ -425,15 +425,20 @@ def _png(mask: Any) -> bytes:
 
 
 def masked_dataset(
-    count: int = 24, *, seed: int = 0, width: int = 48, height: int = 36
+    count: int = 24,
+    *,
+    seed: int = 0,
+    width: int = 48,
+    height: int = 36,
+    float_masks: bool = True,
 ) -> MaskedDataset:
     """``count`` records whose ground truth has instance masks (``image/object/mask``, one
     0/1 PNG per object, as ``create_coco_tf_record.py --include_masks`` writes them; every
     fifth object a crowd) and whose predictions have masks too (``image/detection/mask``: one
     PNG per prediction, or in every third record the N·H·W floats a detector's
-    ``detection_masks`` come as): shifted copies of the objects, some of another class, some
-    spurious, scores in random order. Boxes are the masks' extents, normalised. The same
-    bytes for the same arguments."""
+    ``detection_masks`` come as; PNGs only without ``float_masks``): shifted copies of the
+    objects, some of another class, some spurious, scores in random order. Boxes are the
+    masks' extents, normalised. The same bytes for the same arguments."""
     import numpy as np
 
     rng = random.Random(f"masked:{seed}")
@@ -478,7 +483,7 @@ def masked_dataset(
         features["image/object/is_crowd"] = ("int64", [int(t[2]) for t in truth])
         features["image/object/mask"] = ("bytes", [_png(t[0]) for t in truth])
         out = with_detections(features, [(p[2], box(p[0]), p[1]) for p in preds])
-        if i % 3 == 2:
+        if float_masks and i % 3 == 2:
             stack = [v for p in preds for v in p[0].astype(np.float32).ravel().tolist()]
             out["image/detection/mask"] = ("float", stack)
         else:
