@@ -96,3 +96,23 @@ def test_registered_in_the_quality_section() -> None:
 
     spec = next(p for p in PAGES if p.url_path == "compare")
     assert spec.title == "Compare" and spec.section == "Quality"
+
+
+def test_the_file_beside_the_open_one_is_offered_first(monkeypatch, tmp_path) -> None:
+    """In a root holding many datasets (the sample), the Compare page opened on
+    versions/v1.tfrecord offers versions/v2.tfrecord, the file beside it, first — not the
+    first dataset of the root's listing."""
+    from browser_app.sample_data import write_sample
+
+    write_sample(tmp_path)
+    at = start_app(
+        monkeypatch,
+        tmp_path,
+        str(tmp_path / "versions" / "v1.tfrecord"),
+        timeout=60,
+        script=page_script("compare"),
+    )
+    no_crash(at)
+    box = next(s for s in at.selectbox if s.label.startswith("Compare"))
+    assert box.options[0] == "versions/v2.tfrecord", box.options[:3]
+    assert box.value == "versions/v2.tfrecord"

@@ -10,6 +10,7 @@ clicking around the page does not read the datasets again.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -41,10 +42,16 @@ SHOWN = 20  # record links written out per list
 LINKED = 300  # records a list's selection link holds at most (a link is a URL: kept short)
 
 
+def _folder_of(spec: str) -> str:
+    """The folder a spec's files lie in (a split's ``FOLDER:SPLIT`` is in FOLDER's parent)."""
+    path = spec if "://" in spec else spec.rsplit(":", 1)[0] if ":" in spec else spec
+    return posixpath.dirname(path.rstrip("/"))
+
+
 def candidates(src: Source) -> list[str]:
     """What the open source may be compared with: the other splits of its dataset folder
-    (``FOLDER:SPLIT``), then everything the root's listing offers, the source itself left
-    out."""
+    (``FOLDER:SPLIT``), then the files beside it, then everything else the root's listing
+    offers, the source itself left out."""
     out: list[str] = []
     folder = src.split_folder
     if folder is not None and src.split is not None:
@@ -55,10 +62,12 @@ def candidates(src: Source) -> list[str]:
         entries, _ = services.list_files(src.root, "", state.anon())
     except (OSError, RemoteError):
         entries = []
-    for e in entries:
-        if e.rel != src.spec and e.rel not in out:
-            out.append(e.rel)
-    return out
+    listed = [e.rel for e in entries if e.rel != src.spec and e.rel not in out]
+    # Files beside the open one first (two versions of a dataset usually lie side by side),
+    # then the rest in the listing's order.
+    here = _folder_of(src.spec)
+    beside = [r for r in listed if _folder_of(r) == here]
+    return out + beside + [r for r in listed if r not in beside]
 
 
 def _small(src: Source) -> bool:
