@@ -214,6 +214,13 @@ def test_the_command_takes_an_iou_type(
     err = capsys.readouterr().err
     assert "the predictions have no masks" in err, err
     assert main(["evaluate", str(tmp_path / "bare.tfrecord"), "--json"]) == 0
+    capsys.readouterr()
+    # the table says what was compared
+    assert main(["evaluate", *paths, "--iou-type", "segm", "--executor", "inline"]) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.endswith("IoU of the instance masks (segm)"), first
+    assert main(["evaluate", *paths, "--executor", "inline"]) == 0
+    assert "segm" not in capsys.readouterr().out
 
 
 def _objects(data: MaskedDataset) -> tuple[ev.Truth, ev.Predictions, list[int]]:

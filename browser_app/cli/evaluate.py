@@ -250,7 +250,8 @@ def format_evaluation(result: EvaluationResult) -> str:
     how = "any class (class-agnostic)" if result.agnostic else "class by class"
     lines = [
         f"{plural(recs['total'], 'record')}, {recs['evaluated']:,} evaluated; predictions"
-        f" matched {how}; TP/FP/FN at IoU {result.iou:g}",
+        f" matched {how}; TP/FP/FN at IoU {result.iou:g}"
+        + ("; IoU of the instance masks (segm)" if result.iou_type == "segm" else ""),
     ]
     head = ["class", "label", "AP", "AP50", "AP75", "AR@100", "GT", "TP", "FP", "FN"]
     rows = [head]
