@@ -17,10 +17,13 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from browser_app.errors import SpecError
+from codec.columns_index import ColumnsIndex, stored_column, stored_columns
 from codec.dataset import DAMAGED, INTACT, RECOVERED
-from codec.detection import class_caption, layouts, record_boxes
+from codec.detection import BBOX, class_caption, layouts, record_boxes
 from codec.example import decode
 from codec.kinds import FLOAT, INT64
 from codec.names import ClassNames
@@ -41,6 +44,8 @@ __all__ = [
     "class_label",
     "facet_counts",
     "feature_keys",
+    "index_facts",
+    "index_feature_keys",
     "is_class_feature",
     "parse_record_spec",
     "position",
@@ -431,6 +436,199 @@ def feature_keys(dataset: Any, name: str) -> np.ndarray:
                     v = float(feat.values[0])
                     out[base + info.index] = v if not math.isnan(v) else np.nan
         base += n
+    return out
+
+
+# -- the same from the stored columnar index (codec.columns_index) -------------------------
+
+
+def _flat(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
+    """A list column's values and, for each, the row it belongs to."""
+    arr = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    if not pa.types.is_list(arr.type):
+        present = np.asarray(arr.is_valid().to_numpy(zero_copy_only=False), bool)
+        return np.flatnonzero(present).astype(np.int64), arr.filter(pa.array(present))
+    rows = np.asarray(pc.list_parent_indices(arr).to_numpy(zero_copy_only=False), np.int64)
+    return rows, pc.list_flatten(arr)
+
+
+def _label_candidates(index: ColumnsIndex) -> dict[str, list[str]] | None:
+    """The whole-number features named as class labels that :func:`record_facts` may read,
+    each with the box prefixes (features ending ``bbox/xmin``) it lies under, longest first:
+    a record whose boxes under one of them take the feature (:func:`_taken`) does not count
+    it as a class. None when the index cannot say exactly: such a feature or one of those
+    boxes' lists is left out of it (too long, two types)."""
+    names = [c.feature for c in index.columns] + list(index.left_out)
+    suffix = "bbox/xmin"
+    prefixes = sorted({n[: -len(suffix)] for n in names if n.endswith(suffix)}, key=len)
+    out: dict[str, list[str]] = {}
+    if any(is_class_feature(name) for name in index.left_out):
+        return None
+    for c in index.columns:
+        name = c.feature
+        if not is_class_feature(name):
+            continue
+        under = [p for p in prefixes if name.startswith(p)][::-1]
+        if any(f"{p}bbox/{s}" in index.left_out for p in under for s in BBOX):
+            return None
+        if c.type == "int64":
+            out[name] = under
+    return out
+
+
+def _present(t: pa.Table, feature: str) -> np.ndarray:
+    col = stored_column(feature)
+    if col not in t.column_names:
+        return np.zeros(t.num_rows, bool)
+    return np.asarray(t.column(col).is_valid().to_numpy(zero_copy_only=False), bool)
+
+
+def _taken(t: pa.Table, feature: str, under: Sequence[str]) -> np.ndarray:
+    """Per row of a file's table, whether the record's box layouts take ``feature`` (a list
+    of theirs, so not a class label): as :func:`codec.detection.layouts` reads the feature
+    names of the record, from the presence of the box lists under each prefix in ``under``
+    (longest first): the longest holding ``bbox/xmin`` takes what is under it when it holds
+    all four, and a prefix's class label and text lists are its own whatever nests."""
+    taken = np.zeros(t.num_rows, bool)
+    decided = np.zeros(t.num_rows, bool)
+    for p in under:  # longest first
+        full = np.all([_present(t, f"{p}bbox/{s}") for s in BBOX], axis=0)
+        xmin = _present(t, f"{p}bbox/xmin")
+        taken |= ~decided & xmin & full
+        decided |= xmin
+        if feature in (f"{p}class/label", f"{p}class/text"):
+            taken |= full
+    return taken
+
+
+def _groups(records: np.ndarray, codes: np.ndarray) -> list[np.ndarray]:
+    """The sorted distinct records of each code (0..max)."""
+    if not records.size:
+        return []
+    order = np.lexsort((records, codes))
+    r, c = records[order], codes[order]
+    keep = np.ones(r.size, bool)
+    keep[1:] = (r[1:] != r[:-1]) | (c[1:] != c[:-1])
+    r, c = r[keep], c[keep]
+    cuts = np.flatnonzero(np.diff(c)) + 1
+    return np.split(r, cuts)
+
+
+def index_facts(index: ColumnsIndex, dataset: Any) -> RecordFacts | None:
+    """What :func:`record_facts` reads of ``dataset``, from its stored columnar ``index``
+    (status, size, boxes and classes per record: the same answer), reading only the first
+    record holding each box class (what names it). None when the index cannot answer exactly
+    (another number of records, a class label feature it leaves out or a layout may take):
+    the records are then read."""
+    labels = _label_candidates(index)
+    if labels is None or index.records != len(dataset) or not index.complete:
+        return None
+    boxes_of = {f"{p}bbox/{s}" for under in labels.values() for p in under for s in BBOX}
+    wanted = [
+        "status",
+        "bytes",
+        "boxes",
+        "classes",
+        *(stored_column(n) for n in sorted(set(labels) | boxes_of)),
+    ]
+    tables = stored_columns(index, wanted)
+    codes = {word: code for word, code in _STATUS_CODE.items()}
+    status, sizes, boxes = [], [], []
+    cap_rec: list[np.ndarray] = []
+    cap_val: list[pa.Array] = []
+    lab: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = {n: ([], []) for n in labels}
+    for f, t in zip(index.files, tables):
+        words = t.column("status").to_pylist()
+        status.append(np.fromiter((codes[w] for w in words), np.int8, len(words)))
+        sizes.append(np.asarray(t.column("bytes").to_numpy(), np.int64))
+        boxes.append(np.asarray(t.column("boxes").to_numpy(), np.int32))
+        rows, values = _flat(t.column("classes"))
+        cap_rec.append(rows + f.base)
+        cap_val.append(pc.fill_null(values.cast(pa.string()), NO_CLASS))
+        for name in labels:
+            col = stored_column(name)
+            if col not in t.column_names:
+                continue
+            rows, values = _flat(t.column(col))
+            ok = np.asarray(values.is_valid().to_numpy(zero_copy_only=False), bool)
+            ok &= ~_taken(t, name, labels[name])[rows]
+            vals = np.asarray(values.filter(pa.array(ok)).to_numpy(zero_copy_only=False))
+            lab[name][0].append(rows[ok] + f.base)
+            lab[name][1].append(vals.astype(np.int64))
+    holders: dict[str, np.ndarray] = {}
+    keys: dict[str, tuple[str, int | None]] = {}
+    if cap_val:
+        captions = pa.chunked_array(cap_val, pa.string()).combine_chunks().dictionary_encode()
+        rec = np.concatenate(cap_rec)
+        code = np.asarray(captions.indices.to_numpy(zero_copy_only=False), np.int64)
+        names = captions.dictionary.to_pylist()
+        for c, records in zip(np.unique(code).tolist(), _groups(rec, code)):
+            holders[names[c]] = records
+        keys.update(_box_class_keys(dataset, holders))
+    for name in labels:
+        if not lab[name][0]:
+            continue
+        rec = np.concatenate(lab[name][0])
+        vals = np.concatenate(lab[name][1])
+        distinct, code = np.unique(vals, return_inverse=True)
+        if distinct.size > MAX_CLASS_VALUES:
+            continue  # an identifier, not a class
+        for v, records in zip(distinct.tolist(), _groups(rec, code.astype(np.int64))):
+            key = _class_key(name, int(v))
+            if key in holders:  # a box caption that reads the same
+                return None
+            holders[key] = records
+            keys[key] = (name, int(v))
+    return RecordFacts(
+        np.concatenate(status) if status else np.zeros(0, np.int8),
+        np.concatenate(sizes) if sizes else np.zeros(0, np.int64),
+        np.concatenate(boxes) if boxes else np.zeros(0, np.int32),
+        {k: holders[k] for k in sorted(holders)},
+        {k: keys[k] for k in sorted(holders) if k in keys},
+    )
+
+
+def _box_class_keys(
+    dataset: Any, holders: Mapping[str, np.ndarray]
+) -> dict[str, tuple[str, int | None]]:
+    """What names each box class (its label feature and label), as :func:`record_facts` sets
+    it: from the first record holding it, read alone."""
+    firsts = sorted({int(r[0]) for r in holders.values() if r.size})
+    starts = np.cumsum([0, *(len(f) for f in dataset.files)])
+    keys: dict[str, tuple[str, int | None]] = {}
+    layouts_of: dict[tuple[str, ...], _Readers] = {}
+    for g in firsts:
+        k = int(np.searchsorted(starts, g, side="right")) - 1
+        f = dataset.files[k]
+        for info in f.records(g - int(starts[k]), g - int(starts[k]) + 1):
+            if info.data is not None:
+                seen: dict[str, tuple[str, int | None]] = {}
+                _classes(info.data, g, {}, seen, layouts_of, {})
+                for key, value in seen.items():
+                    if key in holders and key not in keys and int(holders[key][0]) == g:
+                        keys[key] = value
+    return keys
+
+
+def index_feature_keys(index: ColumnsIndex, name: str) -> np.ndarray | None:
+    """:func:`feature_keys` of ``name`` from the stored columnar ``index`` (the same keys),
+    or None when the index leaves the feature out (the records are then read)."""
+    if name in index.left_out:
+        return None
+    column = next((c for c in index.columns if c.feature == name), None)
+    out = np.full(index.records, np.nan)
+    if column is None or column.type not in ("int64", "float"):
+        return out  # no record holds a number of that name
+    col = stored_column(name)
+    for f, t in zip(index.files, stored_columns(index, [col])):
+        if col not in t.column_names:
+            continue
+        rows, values = _flat(t.column(col))
+        rows, first = np.unique(rows, return_index=True)
+        got = values.take(pa.array(first))
+        ok = np.asarray(got.is_valid().to_numpy(zero_copy_only=False), bool)
+        vals = np.asarray(got.cast(pa.float64()).fill_null(np.nan).to_numpy(), np.float64)
+        out[f.base + rows[ok]] = vals[ok]
     return out
 
 

@@ -52,6 +52,7 @@ __all__ = [
     "columns_index",
     "index_folder",
     "stored_column",
+    "stored_columns",
     "stored_index",
     "stored_path",
 ]
@@ -165,11 +166,14 @@ def stored_index(
     files: Sequence[TFRecordFile], cache_dir: Path | None = None
 ) -> ColumnsIndex | None:
     """The index of the open ``files`` when every file's table is stored; else None (nothing
-    is read)."""
-    paths = [stored_path(f, cache_dir) for f in files]
-    found = [_stored(p) for p in paths]
-    if any(got is None for got in found):
-        return None
+    is read; the first missing table ends the look)."""
+    paths: list[Path] = []
+    found: list[tuple[int, dict[str, dict[str, Any]]] | None] = []
+    for f in files:
+        paths.append(stored_path(f, cache_dir))
+        found.append(_stored(paths[-1]))
+        if found[-1] is None:
+            return None
     return _assemble(files, paths, found, [], 0)
 
 
@@ -266,3 +270,15 @@ def _columns(files: Sequence[IndexFile]) -> tuple[list[IndexColumn], dict[str, s
 def stored_column(feature: str) -> str:
     """A feature's column in a stored table."""
     return FEATURE_PREFIX + feature
+
+
+def stored_columns(index: ColumnsIndex, names: Sequence[str]) -> list[pa.Table]:
+    """Per file of ``index``, in order, the columns ``names`` of its stored table (facts by
+    their name, features as :func:`stored_column` names them): a column its table lacks (a
+    feature no record of that file holds) is left out of that file's table. Reads only
+    those columns."""
+    out: list[pa.Table] = []
+    for f in index.files:
+        have = set(pq.read_schema(f.parquet).names)
+        out.append(pq.read_table(f.parquet, columns=[n for n in names if n in have]))
+    return out

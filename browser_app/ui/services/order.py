@@ -21,6 +21,8 @@ from browser_app.selection import (
     Selection,
     between,
     feature_keys,
+    index_facts,
+    index_feature_keys,
     record_facts,
     resolve,
 )
@@ -29,7 +31,7 @@ from browser_app.ui.services.identity import Key
 from browser_app.ui.services.journals import shared_journal
 from browser_app.ui.services.names import NamesKey, beside, names_key
 from browser_app.view import SchemaResult
-from codec.columns_index import stored_index
+from codec.columns_index import ColumnsIndex, stored_index
 from codec.filters import run_filter
 from codec.jobs import EvaluateJob, tasks_of
 from codec.jobs.evaluate import Looked, label_map_of, look
@@ -46,6 +48,7 @@ __all__ = [
     "evaluation_fields",
     "evaluation_layouts",
     "facts",
+    "facts_indexed",
     "finding_records",
     "forget_matches",
     "marks",
@@ -53,6 +56,7 @@ __all__ = [
     "order",
     "page_records",
     "record_at",
+    "sort_indexed",
     "sql_records",
 ]
 
@@ -65,14 +69,83 @@ def _facts(key: Key, _ds: codec.TFRecordDataset) -> RecordFacts:
     return record_facts(_ds)
 
 
+class _NotIndexed(Exception):
+    """The stored columnar index cannot answer (not stored, or not exactly): raised, so a
+    cached function keeps nothing and asks again once the index is built."""
+
+
+def _stored(ds: codec.TFRecordDataset) -> ColumnsIndex:
+    """The stored columnar index of ``ds`` (never built here), or raises
+    :class:`_NotIndexed`."""
+    index = stored_index(ds.files) if ds.index_complete else None
+    if index is None:
+        raise _NotIndexed
+    return index
+
+
+@st.cache_resource(max_entries=8, show_spinner="Reading facets from the dataset's index…")
+def _indexed_facts(key: Key, _ds: codec.TFRecordDataset, _index: ColumnsIndex) -> RecordFacts:
+    got = index_facts(_index, _ds)
+    if got is None:
+        raise _NotIndexed
+    return got
+
+
+def _from_index(src: Source) -> RecordFacts | None:
+    try:
+        return _indexed_facts(src.key, src.dataset, _stored(src.dataset))
+    except _NotIndexed:
+        return None
+
+
 def facts(src: Source) -> RecordFacts:
-    """Status, size, boxes and classes of every record of ``src`` (one pass, shared)."""
-    return _facts(src.key, src.dataset)
+    """Status, size, boxes and classes of every record of ``src`` (one pass, shared): from
+    its columnar index when that is stored and answers exactly (the same facts, without
+    reading the records), else read from the records."""
+    got = _from_index(src)
+    return got if got is not None else _facts(src.key, src.dataset)
+
+
+def facts_indexed(src: Source) -> bool:
+    """Whether the facts of ``src`` come from its stored columnar index (facets are then
+    counted at once, whatever the dataset's size)."""
+    return _from_index(src) is not None
 
 
 @st.cache_resource(max_entries=16, show_spinner="Reading a sort key from every record…")
 def _sort_keys(key: Key, name: str, _ds: codec.TFRecordDataset) -> np.ndarray:
     return feature_keys(_ds, name)
+
+
+@st.cache_resource(max_entries=16, show_spinner="Reading a sort key from the dataset's index…")
+def _indexed_sort_keys(
+    key: Key, name: str, _ds: codec.TFRecordDataset, _index: ColumnsIndex
+) -> np.ndarray:
+    got = index_feature_keys(_index, name)
+    if got is None or len(got) != len(_ds):
+        raise _NotIndexed
+    return got
+
+
+def _index_sort(src: Source, name: str) -> np.ndarray | None:
+    try:
+        return _indexed_sort_keys(src.key, name, src.dataset, _stored(src.dataset))
+    except _NotIndexed:
+        return None
+
+
+def _feature_sort(src: Source, name: str) -> np.ndarray:
+    got = _index_sort(src, name)
+    return got if got is not None else _sort_keys(src.key, name, src.dataset)
+
+
+def sort_indexed(src: Source, sort: str) -> bool:
+    """Whether the selection's ``sort`` is answered from the stored columnar index of
+    ``src`` (file order, bytes and boxes with its facts, a feature from its column):
+    without reading the records."""
+    if sort.startswith("feature:"):
+        return _index_sort(src, sort.removeprefix("feature:")) is not None
+    return sort in ("", "bytes", "boxes") and facts_indexed(src)
 
 
 @st.cache_data(max_entries=16, show_spinner="Filtering every record…")
@@ -264,7 +337,7 @@ def order(src: Source, sel: Selection, schema: SchemaResult | None) -> np.ndarra
             base = []  # the sidebar says where the index is built
     keys = None
     if sel.sort.startswith("feature:"):
-        keys = _sort_keys(src.key, sel.sort.removeprefix("feature:"), src.dataset)
+        keys = _feature_sort(src, sel.sort.removeprefix("feature:"))
     elif sel.sort.startswith(EVAL_PREFIX):
         keys = _eval_keys(src, sel.sort.removeprefix(EVAL_PREFIX))
     return resolve(sel, facts(src), marks=marks(src), base_records=base, sort_keys=keys)

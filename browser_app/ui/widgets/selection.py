@@ -28,6 +28,8 @@ from browser_app.ui.services.order import (
     NoSqlIndex,
     evaluation_fields,
     evaluation_layouts,
+    facts_indexed,
+    sort_indexed,
     sql_records,
 )
 from browser_app.ui.source import Source
@@ -41,7 +43,8 @@ from codec.sql import SqlError
 
 __all__ = ["FACTS_AUTO_RECORDS", "sidebar_facets", "sidebar_selection"]
 
-# Facets are counted without asking up to this many records (one pass reads every record).
+# Facets are counted without asking up to this many records (one pass reads every record);
+# past it, at once too when the dataset's columnar index is stored (read, not the records).
 FACTS_AUTO_RECORDS = 50_000
 _CLASS_PILLS = 12  # classes shown as pills; the rest in a list
 
@@ -146,14 +149,15 @@ def _empty(src: Source) -> bool:
 
 def _linked(src: Source) -> None:
     """A selection that came with a link: applied at once for a local dataset of a usual
-    size (its facts are read at once anyway), else said with a button. A link alone never
+    size (its facts are read at once anyway) or one whose stored columnar index answers it
+    (:func:`_from_index`), else said with a button. A link alone never
     sets the server reading a large or remote dataset whole (for a filter, a sort, facets)."""
     linked = state.linked_selection()
     if linked is None:
         return
     ds = src.dataset
     small = ds.index_complete and ds.indexed <= FACTS_AUTO_RECORDS and not src.remote
-    if small:
+    if small or _from_index(src, linked):
         state.apply_linked_selection()
         return
     side = st.sidebar
@@ -177,6 +181,16 @@ def _linked(src: Source) -> None:
         on_click=state.drop_linked_selection,
         width="stretch",
     )
+
+
+def _from_index(src: Source, sel: Selection) -> bool:
+    """Whether ``sel`` is answered without reading the records: its facets and sort from
+    the stored columnar index of ``src``, its records by the review marks, the facts, a
+    stored schema's finding or a query over that index (a filter still reads every record;
+    an evaluation sort runs the evaluation)."""
+    if sel.base == "filter" or sel.sort.startswith(EVAL_PREFIX):
+        return False
+    return facts_indexed(src) and sort_indexed(src, sel.sort)
 
 
 def _sql_base(src: Source, sel: Selection) -> bool:
@@ -311,7 +325,8 @@ def sidebar_facets(src: Source | None) -> None:
     asked = state.facets_asked(src.spec)
     # Counted at once for a local dataset of a usual size; a remote one is read whole only
     # when asked (it is downloaded, block by block).
-    if (ds.indexed > FACTS_AUTO_RECORDS or src.remote) and not asked:
+    # Past that, or remote, at once as well when the stored columnar index answers.
+    if (ds.indexed > FACTS_AUTO_RECORDS or src.remote) and not asked and not facts_indexed(src):
         if side.button(
             "Count facets",
             key=state.widget_key("sel:count"),
