@@ -12,7 +12,14 @@ record read, its data CRC checked, the Parquet written), wall time, in this proc
 job's pool where asked. A query's time is :func:`codec.sql.query`'s whole call (a connection
 made, the view over the Parquet files, the query, the rows fetched), best of five. The
 schema job is :class:`codec.jobs.SchemaJob` on two processes over the same files; both
-answers must give the same count per label."""
+answers must give the same count per label.
+
+Facets and a feature sort as the app's sidebar makes them (the record facts, the sort keys of
+``score``, a class facet resolved and sorted, the facets counted) from the records
+(:func:`browser_app.selection.record_facts`) and from the stored index
+(:func:`browser_app.selection.index_facts`) on the first shards (at least 60,000 records, past
+the app's 50,000-record automatic limit), and from the index over every record; the two
+answers must be equal."""
 
 from __future__ import annotations
 
@@ -91,6 +98,37 @@ def _build(paths: list[Path], executor: str, cache: Path) -> tuple[float, object
             f.close()
 
 
+def _facets_and_sort(paths: list[Path], cache: Path, indexed: bool) -> tuple[float, object]:
+    """The sidebar's facets and a descending sort by ``score`` narrowed to one class: its
+    time (the files opened and their record index read beforehand) and its answer."""
+    import codec
+    from browser_app.selection import (
+        Selection,
+        facet_counts,
+        feature_keys,
+        index_facts,
+        index_feature_keys,
+        record_facts,
+        resolve,
+    )
+    from codec.columns_index import stored_index
+
+    sel = Selection(facets=(("class", "dog (4)"),), sort="feature:score", descending=True)
+    with codec.TFRecordDataset([str(p) for p in paths]) as ds:
+        len(ds)
+        t0 = time.perf_counter()
+        if indexed:
+            index = stored_index(ds.files, cache_dir=cache)
+            assert index is not None
+            facts, keys = index_facts(index, ds), index_feature_keys(index, "score")
+            assert facts is not None and keys is not None
+        else:
+            facts, keys = record_facts(ds), feature_keys(ds, "score")
+        order = resolve(sel, facts, marks={}, sort_keys=keys)
+        counts = facet_counts(order, facts, {})
+        return time.perf_counter() - t0, (order.tolist(), counts)
+
+
 def run(quick: bool) -> list[Row]:
     from codec.jobs import SchemaJob, plan
     from codec.jobs import run as run_job
@@ -142,4 +180,17 @@ def run(quick: bool) -> list[Row]:
             raise AssertionError(f"the schema job counts {bars}, SQL {by_sql}")
         best = min(r.value for r in rows if r.name.startswith("query: count by label"))
         rows.append(Row(GROUP, "count by label: schema job ÷ SQL over the index", took / best, "×"))
+        cache = Path(tmp) / "two"
+        per = -(-count // SHARDS)
+        some = paths[: max(1, -(-60_000 // per))]
+        part = f"{min(count, per * len(some)):,} records"
+        read, want = _facets_and_sort(some, cache, indexed=False)
+        fast = min(_facets_and_sort(some, cache, indexed=True)[0] for _ in range(3))
+        if _facets_and_sort(some, cache, indexed=True)[1] != want:
+            raise AssertionError("facets and sort from the index differ from those read")
+        rows.append(Row(GROUP, f"facets + feature sort, records read ({part})", read, "s"))
+        rows.append(Row(GROUP, f"facets + feature sort, from the index ({part})", fast, "s"))
+        rows.append(Row(GROUP, "facets + feature sort: records read ÷ index", read / fast, "×"))
+        whole = min(_facets_and_sort(paths, cache, indexed=True)[0] for _ in range(3))
+        rows.append(Row(GROUP, f"facets + feature sort, from the index ({what})", whole, "s"))
     return rows
