@@ -84,8 +84,9 @@ def _stored(ds: codec.TFRecordDataset) -> ColumnsIndex:
 
 
 @st.cache_resource(max_entries=8, show_spinner="Reading facets from the dataset's index…")
-def _indexed_facts(key: Key, _ds: codec.TFRecordDataset, _index: ColumnsIndex) -> RecordFacts:
-    got = index_facts(_index, _ds)
+def _indexed_facts(key: Key, _ds: codec.TFRecordDataset) -> RecordFacts:
+    # Looked for on a miss only: once kept, the facts stay true for these files' identity.
+    got = index_facts(_stored(_ds), _ds)
     if got is None:
         raise _NotIndexed
     return got
@@ -93,7 +94,7 @@ def _indexed_facts(key: Key, _ds: codec.TFRecordDataset, _index: ColumnsIndex) -
 
 def _from_index(src: Source) -> RecordFacts | None:
     try:
-        return _indexed_facts(src.key, src.dataset, _stored(src.dataset))
+        return _indexed_facts(src.key, src.dataset)
     except _NotIndexed:
         return None
 
@@ -118,10 +119,8 @@ def _sort_keys(key: Key, name: str, _ds: codec.TFRecordDataset) -> np.ndarray:
 
 
 @st.cache_resource(max_entries=16, show_spinner="Reading a sort key from the dataset's index…")
-def _indexed_sort_keys(
-    key: Key, name: str, _ds: codec.TFRecordDataset, _index: ColumnsIndex
-) -> np.ndarray:
-    got = index_feature_keys(_index, name)
+def _indexed_sort_keys(key: Key, name: str, _ds: codec.TFRecordDataset) -> np.ndarray:
+    got = index_feature_keys(_stored(_ds), name)
     if got is None or len(got) != len(_ds):
         raise _NotIndexed
     return got
@@ -129,7 +128,7 @@ def _indexed_sort_keys(
 
 def _index_sort(src: Source, name: str) -> np.ndarray | None:
     try:
-        return _indexed_sort_keys(src.key, name, src.dataset, _stored(src.dataset))
+        return _indexed_sort_keys(src.key, name, src.dataset)
     except _NotIndexed:
         return None
 
