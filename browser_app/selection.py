@@ -452,28 +452,78 @@ def _flat(column: pa.ChunkedArray | pa.Array) -> tuple[np.ndarray, pa.Array]:
     return rows, pc.list_flatten(arr)
 
 
-def _label_candidates(index: ColumnsIndex) -> dict[str, list[str]] | None:
+def _label_candidates(index: ColumnsIndex) -> tuple[dict[str, list[str]], str | None] | None:
     """The whole-number features named as class labels that :func:`record_facts` may read,
     each with the box prefixes (features ending ``bbox/xmin``) it lies under, longest first:
     a record whose boxes under one of them take the feature (:func:`_taken`) does not count
-    it as a class. None when the index cannot say exactly: such a feature or one of those
-    boxes' lists is left out of it (too long, two types)."""
+    it as a class. Second, a box prefix whose class label features are read from the records
+    instead, where the index cannot say (a label or box list too long for it): the only box
+    prefix of the dataset, every such feature under it, so a record with boxes has them
+    taken and only records without boxes are read. None when the index cannot say
+    otherwise."""
     names = [c.feature for c in index.columns] + list(index.left_out)
     suffix = "bbox/xmin"
     prefixes = sorted({n[: -len(suffix)] for n in names if n.endswith(suffix)}, key=len)
-    out: dict[str, list[str]] = {}
-    if any(is_class_feature(name) for name in index.left_out):
-        return None
-    for c in index.columns:
-        name = c.feature
-        if not is_class_feature(name):
-            continue
-        under = [p for p in prefixes if name.startswith(p)][::-1]
-        if any(f"{p}bbox/{s}" in index.left_out for p in under for s in BBOX):
+    classy = [n for n in names if is_class_feature(n)]
+
+    def under(name: str) -> list[str]:
+        return [p for p in prefixes if name.startswith(p)][::-1]
+
+    unknown = [
+        n
+        for n in classy
+        if n in index.left_out
+        or any(f"{p}bbox/{s}" in index.left_out for p in under(n) for s in BBOX)
+    ]
+    read: str | None = None
+    if unknown:
+        if len(prefixes) != 1 or prefixes[0].endswith("detection/"):
             return None
-        if c.type == "int64":
-            out[name] = under
-    return out
+        read = prefixes[0]
+        if any(not n.startswith(read) for n in unknown):
+            return None
+    out: dict[str, list[str]] = {}
+    for c in index.columns:
+        if (
+            c.feature in classy
+            and c.type == "int64"
+            and (read is None or not c.feature.startswith(read))
+        ):
+            out[c.feature] = under(c.feature)
+    return out, read
+
+
+def _read_labels(
+    dataset: Any, records: np.ndarray, prefix: str
+) -> tuple[dict[str, list[int]], dict[str, tuple[str, int | None]], dict[str, set[int]]]:
+    """The class label features under ``prefix`` of the given records, read from them as
+    :func:`record_facts` reads them (records without boxes: nothing takes them there)."""
+    holders: dict[str, list[int]] = {}
+    keys: dict[str, tuple[str, int | None]] = {}
+    counted: dict[str, set[int]] = {}
+    layouts_of: dict[tuple[str, ...], _Readers] = {}
+    starts = np.cumsum([0, *(len(f) for f in dataset.files)])
+    for g in records.tolist():
+        k = int(np.searchsorted(starts, g, side="right")) - 1
+        local = g - int(starts[k])
+        for info in dataset.files[k].records(local, local + 1):
+            if info.data is None:
+                continue
+            features = decode(info.data).features
+            names = tuple(features)
+            found = layouts_of.get(names)
+            if found is None:
+                found = layouts_of[names] = _readers(names)
+            for feature in found[1]:
+                f = features[feature]
+                if not feature.startswith(prefix) or f.type != INT64 or not f.values:
+                    continue
+                for v in dict.fromkeys(int(x) for x in f.values):
+                    counted.setdefault(feature, set()).add(v)
+                    key = _class_key(feature, v)
+                    holders.setdefault(key, []).append(g)
+                    keys.setdefault(key, (feature, v))
+    return holders, keys, counted
 
 
 def _present(t: pa.Table, feature: str) -> np.ndarray:
@@ -517,12 +567,15 @@ def _groups(records: np.ndarray, codes: np.ndarray) -> list[np.ndarray]:
 def index_facts(index: ColumnsIndex, dataset: Any) -> RecordFacts | None:
     """What :func:`record_facts` reads of ``dataset``, from its stored columnar ``index``
     (status, size, boxes and classes per record: the same answer), reading only the first
-    record holding each box class (what names it). None when the index cannot answer exactly
-    (another number of records, a class label feature it leaves out or a layout may take):
-    the records are then read."""
-    labels = _label_candidates(index)
-    if labels is None or index.records != len(dataset) or not index.complete:
+    record holding each box class (what names it), and, when the index leaves out the box or
+    class label lists of the dataset's one box layout (more than it keeps), the records
+    without boxes (:func:`_label_candidates`). None when the index cannot answer exactly
+    (another number of records, a class label feature it leaves out elsewhere): the records
+    are then read."""
+    plan = _label_candidates(index)
+    if plan is None or index.records != len(dataset) or not index.complete:
         return None
+    labels, read_under = plan
     boxes_of = {f"{p}bbox/{s}" for under in labels.values() for p in under for s in BBOX}
     wanted = [
         "status",
@@ -565,6 +618,20 @@ def index_facts(index: ColumnsIndex, dataset: Any) -> RecordFacts | None:
         for c, records in zip(np.unique(code).tolist(), _groups(rec, code)):
             holders[names[c]] = records
         keys.update(_box_class_keys(dataset, holders))
+    if read_under is not None:
+        every = np.concatenate(boxes) if boxes else np.zeros(0, np.int32)
+        state = np.concatenate(status) if status else np.zeros(0, np.int8)
+        got, got_keys, counted = _read_labels(
+            dataset, np.flatnonzero((every == 0) & (state != 2)), read_under
+        )
+        for key, holding in got.items():
+            feature = got_keys[key][0]
+            if len(counted[feature]) > MAX_CLASS_VALUES:
+                continue  # an identifier, not a class
+            if key in holders:
+                return None
+            holders[key] = np.unique(np.asarray(holding, np.int64))
+            keys[key] = got_keys[key]
     for name in labels:
         if not lab[name][0]:
             continue

@@ -31,6 +31,7 @@ from browser_app.selection import (
     resolve,
 )
 from codec.columns_index import ColumnsIndex, columns_index, stored_index
+from codec.detection import BBOX as BBOX_SIDES
 from codec.example import encode_example
 from codec.jobs.columns import MAX_LIST
 
@@ -234,3 +235,48 @@ def test_a_link_past_the_limit_applies_at_once_once_the_index_is_stored(
     assert any(o.startswith("cat (1)") for o in classes.options)
     caption = " ".join(c.value for c in at.sidebar.caption)
     assert f"{len(want):,} of 400 records selected" in caption
+
+
+def _crowded(i: int) -> bytes:
+    """:func:`_example`, but every 250th record holds more boxes than the index keeps."""
+    if i % 250 != 7:
+        return _example(i)
+    n = MAX_LIST + 1
+    f: dict[str, Any] = {"label": ("int64", [i % 7])}
+    for s in ("xmin", "ymin"):
+        f[f"image/object/bbox/{s}"] = ("float", [0.1] * n)
+    for s in ("xmax", "ymax"):
+        f[f"image/object/bbox/{s}"] = ("float", [0.5] * n)
+    f["image/object/class/label"] = ("int64", [k % 3 + 1 for k in range(n)])
+    return encode_example(f)
+
+
+def test_box_lists_too_long_for_the_index_read_the_records_without_boxes(
+    tmp_path: Path,
+) -> None:
+    """The box and class label lists of the one box layout left out of the index (a record
+    holds more boxes than it keeps): the class label features under it are read from the
+    records without boxes only, and the facts are still those read from every record. With
+    a second box layout the index cannot say, and None sends the app to the records."""
+    path = str(tmp_path / "crowded.tfrecord")
+    write(path, [_crowded(i) for i in range(3000)])
+    with codec.TFRecordDataset([path]) as ds:
+        index = columns_index(ds.files, executor="inline", cache_dir=tmp_path / "c")
+        assert "image/object/class/label" in index.left_out
+        assert "image/object/bbox/xmin" in index.left_out
+        read = record_facts(ds)
+        got = index_facts(index, ds)
+        assert got is not None
+        assert "image/object/class/label = 2" in read.classes  # labels without boxes
+        assert int(read.boxes.max()) == MAX_LIST + 1
+        assert list(got.classes) == list(read.classes)
+        for k, records in read.classes.items():
+            np.testing.assert_array_equal(got.classes[k], records, err_msg=k)
+        assert got.class_keys == read.class_keys
+        np.testing.assert_array_equal(got.boxes, read.boxes)
+    other = str(tmp_path / "two-layouts.tfrecord")
+    extra = encode_example({f"image/detection/bbox/{s}": ("float", [0.5]) for s in BBOX_SIDES})
+    write(other, [_crowded(i) for i in range(300)] + [extra])
+    with codec.TFRecordDataset([other]) as ds:
+        index = columns_index(ds.files, executor="inline", cache_dir=tmp_path / "c")
+        assert index_facts(index, ds) is None
