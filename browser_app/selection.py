@@ -564,14 +564,17 @@ def _groups(records: np.ndarray, codes: np.ndarray) -> list[np.ndarray]:
     return np.split(r, cuts)
 
 
-def index_facts(index: ColumnsIndex, dataset: Any) -> RecordFacts | None:
+def index_facts(
+    index: ColumnsIndex, dataset: Any, read_at_most: int = 50_000
+) -> RecordFacts | None:
     """What :func:`record_facts` reads of ``dataset``, from its stored columnar ``index``
     (status, size, boxes and classes per record: the same answer), reading only the first
     record holding each box class (what names it), and, when the index leaves out the box or
     class label lists of the dataset's one box layout (more than it keeps), the records
-    without boxes (:func:`_label_candidates`). None when the index cannot answer exactly
-    (another number of records, a class label feature it leaves out elsewhere): the records
-    are then read."""
+    without boxes (:func:`_label_candidates`; at most ``read_at_most`` of them, so the index
+    never means reading a large dataset). None when the index cannot answer so (another
+    number of records, a class label feature it leaves out elsewhere, more records to read):
+    the records are then read, as without the index."""
     plan = _label_candidates(index)
     if plan is None or index.records != len(dataset) or not index.complete:
         return None
@@ -621,9 +624,10 @@ def index_facts(index: ColumnsIndex, dataset: Any) -> RecordFacts | None:
     if read_under is not None:
         every = np.concatenate(boxes) if boxes else np.zeros(0, np.int32)
         state = np.concatenate(status) if status else np.zeros(0, np.int8)
-        got, got_keys, counted = _read_labels(
-            dataset, np.flatnonzero((every == 0) & (state != 2)), read_under
-        )
+        unboxed = np.flatnonzero((every == 0) & (state != 2))
+        if unboxed.size > read_at_most:
+            return None
+        got, got_keys, counted = _read_labels(dataset, unboxed, read_under)
         for key, holding in got.items():
             feature = got_keys[key][0]
             if len(counted[feature]) > MAX_CLASS_VALUES:

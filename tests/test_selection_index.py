@@ -274,6 +274,9 @@ def test_box_lists_too_long_for_the_index_read_the_records_without_boxes(
             np.testing.assert_array_equal(got.classes[k], records, err_msg=k)
         assert got.class_keys == read.class_keys
         np.testing.assert_array_equal(got.boxes, read.boxes)
+        unboxed = int(((read.boxes == 0) & (read.status != 2)).sum())
+        assert index_facts(index, ds, read_at_most=unboxed) is not None
+        assert index_facts(index, ds, read_at_most=unboxed - 1) is None  # no large read
     other = str(tmp_path / "two-layouts.tfrecord")
     extra = encode_example({f"image/detection/bbox/{s}": ("float", [0.5]) for s in BBOX_SIDES})
     write(other, [_crowded(i) for i in range(300)] + [extra])
