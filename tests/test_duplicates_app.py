@@ -110,3 +110,45 @@ def test_keep_one_copy_drops_the_others_and_undo(monkeypatch, planted: Planted) 
     with TFRecordDataset(paths) as ds, Journal(ds) as j:
         assert j.deleted_records() == []
         assert first not in j.marks()
+
+
+def test_an_embedding_feature_is_offered_and_compared_by_cosine(monkeypatch, tmp_path) -> None:
+    """Records holding an embedding (a float list of one length) offer it on the page; chosen,
+    the groups are those of its vectors' cosine distance (two records with nearly the same
+    vector), not of the pictures (all different)."""
+    import io
+
+    from PIL import Image
+
+    import codec
+    from browser_app.generators import photo
+    from codec.example import encode_example
+
+    img = Image.open(io.BytesIO(photo("coffee", 64).encoded)).convert("RGB")
+    recs = []
+    for i in range(6):
+        buf = io.BytesIO()
+        img.rotate(i * 30).save(buf, "PNG")
+        vec = [1.0, float(i)] + [0.0] * 8 if i != 4 else [1.0, 1.0001] + [0.0] * 8
+        recs.append(encode_example({"image": ("bytes", [buf.getvalue()]), "emb": ("float", vec)}))
+    codec.write_records(tmp_path / "emb.tfrecord", recs)
+    at = start_app(
+        monkeypatch,
+        tmp_path,
+        str(tmp_path / "emb.tfrecord"),
+        timeout=60,
+        script=page_script("duplicates"),
+    )
+    no_crash(at, unshown=None)
+    by = at.selectbox(key="tfb:w:dups:by")
+    assert by.options == [
+        "the pictures (pHash and dHash)",
+        "emb (an embedding of 10 numbers, cosine distance)",
+    ]
+    by.set_value("emb").run()
+    at.number_input(key="tfb:w:dups:cosine").set_value(0.001).run()
+    no_crash(at, unshown=None)
+    text = _text(at)
+    assert "1 group" in text
+    assert "record=1)" in text and "record=4)" in text
+    assert not [r for r in (0, 2, 3, 5) if f"record={r})" in text]

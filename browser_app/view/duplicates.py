@@ -4,7 +4,7 @@ relation and distance), and the command line's report. Plain data for the app's 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from browser_app.edits import DELETE_RECORD, PASSED, Journal
@@ -17,6 +17,7 @@ __all__ = [
     "GroupView",
     "MemberView",
     "duplicates_report",
+    "embedding_features",
     "group_views",
     "keep_copy",
     "member_state",
@@ -25,6 +26,35 @@ __all__ = [
     "summary_text",
     "undo_drops",
 ]
+
+MIN_EMBEDDING = 8  # a float list shorter than this is not offered as an embedding
+
+
+def embedding_features(payloads: Iterable[bytes | None]) -> dict[str, int]:
+    """The features the records ``payloads`` (the first of a dataset; None: damaged) hold as
+    embeddings, with their length: float lists of one length, at least
+    :data:`MIN_EMBEDDING`, in every record that has them. A record that does not decode
+    says nothing."""
+    from codec.errors import CodecError
+    from codec.example import decode
+
+    lengths: dict[str, set[int]] = {}
+    for data in payloads:
+        if data is None:
+            continue
+        try:
+            record = decode(data)
+        except CodecError:
+            continue
+        for name, feat in record.features.items():
+            if feat.type == "float":
+                lengths.setdefault(name, set()).add(len(feat.values))
+    return {
+        name: next(iter(n))
+        for name, n in sorted(lengths.items())
+        if len(n) == 1 and next(iter(n)) >= MIN_EMBEDDING
+    }
+
 
 _KIND_TEXT = {
     dup.IDENTICAL: "identical bytes",

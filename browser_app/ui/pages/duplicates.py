@@ -11,8 +11,13 @@ from browser_app.ui import frame, opening, state
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import duplicates as dup_widget
 from browser_app.ui.widgets import jobs
-from browser_app.view import md_text
-from browser_app.view.duplicates import group_views, search_text, summary_text
+from browser_app.view import first_payloads, md_text
+from browser_app.view.duplicates import (
+    embedding_features,
+    group_views,
+    search_text,
+    summary_text,
+)
 from codec import duplicates as dup
 from codec.jobs.duplicates import DuplicatesJob, DuplicatesResult, source_tasks
 
@@ -37,6 +42,9 @@ def _sources(src: Source, other: str | None) -> list[Source] | None:
         return None
 
 
+_PICTURES = ""  # "Compare by": the pictures, not an embedding feature
+_LOOK_AT = 50  # first records read for the features that hold embeddings
+
 # Sources of at most this many bytes (all on this machine) are searched on opening the page
 # (a page script's bare strings would be drawn on it: a comment, not a docstring).
 AUTO_SEARCH_BYTES = 32 << 20
@@ -52,6 +60,24 @@ def render() -> None:
         " little, mirrored)."
     )
     others = _others(src)
+    features = embedding_features(first_payloads(src.dataset, _LOOK_AT))
+    by = _PICTURES
+    if features:
+        by = str(
+            st.selectbox(
+                "Compare by",
+                [_PICTURES, *features],
+                format_func=lambda f: (
+                    "the pictures (pHash and dHash)"
+                    if f == _PICTURES
+                    else f"{f} (an embedding of {features[f]} numbers, cosine distance)"
+                ),
+                key=state.widget_key("dups:by"),
+                help="A feature holding an embedding (a float list of one length) is compared"
+                " by the cosine distance of its vectors instead of the pictures' hashes",
+            )
+        )
+    embedding = (by, features[by]) if by in features else None
     c = st.columns([2.2, 1.4, 1.2, 1], vertical_alignment="bottom")
     other = None
     across = False
@@ -68,22 +94,41 @@ def render() -> None:
             value=True,
             key=state.widget_key("dups:across"),
         )
-    threshold = int(
-        c[1].number_input(
-            "Threshold (bits)",
-            min_value=0,
-            max_value=dup.MAX_THRESHOLD,
-            value=dup.DEFAULT_THRESHOLD,
-            key=state.widget_key("dups:threshold"),
-            help="The most bits in which the pHash, and the dHash, of two near copies may"
-            " differ (0: equal hashes)",
+    cosine: float | None = None
+    if embedding is None:
+        threshold = int(
+            c[1].number_input(
+                "Threshold (bits)",
+                min_value=0,
+                max_value=dup.MAX_THRESHOLD,
+                value=dup.DEFAULT_THRESHOLD,
+                key=state.widget_key("dups:threshold"),
+                help="The most bits in which the pHash, and the dHash, of two near copies may"
+                " differ (0: equal hashes)",
+            )
         )
-    )
-    mirror = c[2].checkbox("Mirrored copies", value=True, key=state.widget_key("dups:mirror"))
+        mirror = bool(
+            c[2].checkbox("Mirrored copies", value=True, key=state.widget_key("dups:mirror"))
+        )
+    else:
+        threshold, mirror = dup.DEFAULT_THRESHOLD, False
+        cosine = float(
+            c[1].number_input(
+                "Cosine distance",
+                min_value=0.0,
+                max_value=2.0,
+                value=dup.DEFAULT_COSINE,
+                step=0.01,
+                format="%g",
+                key=state.widget_key("dups:cosine"),
+                help="The largest cosine distance (1 − cosine similarity) between the"
+                " embeddings of two copies",
+            )
+        )
     clicked = c[3].button(
         "Find duplicates", key=state.widget_key("dups:run"), icon=":material/content_copy:"
     )
-    setting = (src.tag, repr(src.key), other, across, threshold, mirror)
+    setting = (src.tag, repr(src.key), other, across, threshold, mirror, embedding, cosine)
     kept = state.duplicates_result(setting)
     result: DuplicatesResult | None = kept if isinstance(kept, DuplicatesResult) else None
     sources = _sources(src, other)
@@ -100,9 +145,15 @@ def render() -> None:
         sources_, tasks = source_tasks(named, executor=state.executor())
         try:
             result = jobs.run(
-                DuplicatesJob(sources_, threshold=threshold, mirror=mirror),
+                DuplicatesJob(
+                    sources_,
+                    threshold=threshold,
+                    mirror=mirror,
+                    embedding=embedding,
+                    cosine=cosine,
+                ),
                 tasks,
-                key=f"duplicates:{src.tag}:{other}:{across}:{threshold}:{mirror}",
+                key=f"duplicates:{src.tag}:{other}:{across}:{threshold}:{mirror}:{embedding}:{cosine}",
                 what="The duplicate search",
                 fresh=clicked,
             )
