@@ -152,3 +152,36 @@ def test_an_embedding_feature_is_offered_and_compared_by_cosine(monkeypatch, tmp
     assert "1 group" in text
     assert "record=1)" in text and "record=4)" in text
     assert not [r for r in (0, 2, 3, 5) if f"record={r})" in text]
+
+
+def test_another_dataset_under_the_root(monkeypatch, tmp_path) -> None:
+    """Besides the other splits, every other dataset under the root may be searched with the
+    open one: a picture of the train split copied into a file of its own is found in both."""
+
+    import codec
+
+    p = write_planted(tmp_path / "data", originals=12, copied=4, decoys=2, shards=1, seed=5)
+    with TFRecordDataset([str(f) for f in sorted(p.root.glob("planted-train.*"))]) as ds:
+        payload = next(iter(ds.files[0].records(0, 1))).data
+    outside = tmp_path / "data" / "outside.tfrecord"
+    codec.write_records(outside, [payload])
+    spec = os.path.relpath(p.splits["train"], tmp_path / "data")
+    at = start_app(
+        monkeypatch,
+        tmp_path / "data",
+        spec,
+        "--executor",
+        "inline",
+        timeout=60,
+        script=page_script("duplicates"),
+    )
+    no_crash(at, unshown=None)
+    box = at.selectbox(key="tfb:w:dups:other")
+    assert box.options[:2] == ["(this split only)", "test"]
+    assert "outside.tfrecord" in box.options
+    # the folder's own entries (the folder, its splits, its shard files) are not offered
+    assert not [o for o in box.options[2:] if o.startswith("planted/")]
+    box.set_value("outside.tfrecord").run()
+    no_crash(at, unshown=None)
+    text = _text(at)
+    assert "found in both sides" in text and "outside.tfrecord" in text

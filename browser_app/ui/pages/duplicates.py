@@ -9,8 +9,8 @@ import streamlit as st
 
 from browser_app.ui import frame, opening, state
 from browser_app.ui.source import Source
+from browser_app.ui.widgets import compare, jobs
 from browser_app.ui.widgets import duplicates as dup_widget
-from browser_app.ui.widgets import jobs
 from browser_app.view import first_payloads, md_text
 from browser_app.view.duplicates import (
     embedding_features,
@@ -26,17 +26,33 @@ _ALONE = "(this split only)"
 
 
 def _others(src: Source) -> list[str]:
+    """What the open source may be searched with: the other splits of its dataset folder
+    (by name), then the other datasets under the root (by spec, those beside it first; the
+    files and splits of its own folder left out)."""
     folder = src.split_folder
-    if folder is None or src.split is None:
-        return []
-    return [s.name for s in folder.splits if s.name != src.split and s.files]
+    splits = []
+    if folder is not None and src.split is not None:
+        splits = [s.name for s in folder.splits if s.name != src.split and s.files]
+    own = {src.split_spec(s) for s in splits}
+    home = (src.folder_spec or "").rstrip("/")
+    rest = [
+        spec
+        for spec in compare.candidates(src)
+        if spec not in own
+        and spec != home
+        and not (home and (spec.startswith(home + "/") or spec.startswith(home + ":")))
+    ]
+    return splits + rest
 
 
 def _sources(src: Source, other: str | None) -> list[Source] | None:
     if other is None:
         return [src]
+    folder = src.split_folder
+    names = {s.name for s in folder.splits} if folder is not None else set()
+    spec = src.split_spec(other) if other in names else other  # a split's name, or a spec
     try:
-        return [src, opening.open_source(src.split_spec(other))]
+        return [src, opening.open_source(spec)]
     except Exception as exc:
         st.error(f"{md_text(other)} cannot be opened: {md_text(str(exc))}")
         return None
@@ -83,14 +99,15 @@ def render() -> None:
     across = False
     if others:
         pick = c[0].selectbox(
-            f"Search {src.split} with",
+            f"Search {src.split or src.label} with",
             [_ALONE, *others],
             key=state.widget_key("dups:other"),
-            help="Another split of the dataset: a picture in both is a leak",
+            help="Another split of the dataset, or another dataset under the root: a picture"
+            " in both is a leak",
         )
         other = None if pick == _ALONE else str(pick)
         across = other is not None and c[0].checkbox(
-            "Only pictures in both splits",
+            "Only pictures in both",
             value=True,
             key=state.widget_key("dups:across"),
         )
