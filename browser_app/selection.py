@@ -144,7 +144,16 @@ BASES: dict[str, str] = {
 # Bases with an argument (the filter expression, the finding, the query), which a link must name.
 _ARG_BASES = ("filter", "finding", "sql")
 # Facet groups and how they read on screen.
-FACET_GROUPS: dict[str, str] = {"review": "Review", "status": "Integrity", "class": "Class"}
+FACET_GROUPS: dict[str, str] = {
+    "review": "Review",
+    "status": "Integrity",
+    "class": "Class",
+    "outcome": "Outcome",
+}
+# The outcome facet's values: records with a prediction matching no object, with an object
+# no prediction found, and with neither (every object found, no false prediction), as a
+# record's evaluation counts them (``fp``, ``fn`` of the evaluation's record fields).
+OUTCOME_FACETS = ("false positives", "missed objects", "all found")
 # Sorts over the whole dataset besides file order; ``feature:<name>`` sorts by a feature.
 SORTS: dict[str, str] = {"": "File order", "bytes": "Bytes", "boxes": "Number of boxes"}
 # Sorts by a record's evaluation (predictions beside ground truth), ``eval:<field>`` of
@@ -717,9 +726,31 @@ def _review_sets(marks: Mapping[int, str], total: int) -> dict[str, np.ndarray]:
     return out
 
 
+def outcome_records(value: str, outcomes: Mapping[str, np.ndarray] | None) -> np.ndarray:
+    """The records of the outcome facet ``value`` (:data:`OUTCOME_FACETS`) by the records'
+    evaluation ``outcomes`` (``fp`` and ``fn`` per record, NaN where a record was left out);
+    none while there is no evaluation."""
+    if outcomes is None or "fp" not in outcomes or "fn" not in outcomes:
+        return np.zeros(0, np.int64)
+    fp, fn = np.asarray(outcomes["fp"], float), np.asarray(outcomes["fn"], float)
+    if value == "false positives":
+        return np.flatnonzero(fp > 0)
+    if value == "missed objects":
+        return np.flatnonzero(fn > 0)
+    if value == "all found":
+        return np.flatnonzero((fp == 0) & (fn == 0))
+    return np.zeros(0, np.int64)
+
+
 def _facet_records(
-    group: str, value: str, facts: RecordFacts, review: dict[str, np.ndarray]
+    group: str,
+    value: str,
+    facts: RecordFacts,
+    review: dict[str, np.ndarray],
+    outcomes: Mapping[str, np.ndarray] | None = None,
 ) -> np.ndarray:
+    if group == "outcome":
+        return outcome_records(value, outcomes)
     if group == "review":
         return review.get(value, np.zeros(0, np.int64))
     if group == "status":
@@ -735,12 +766,14 @@ def resolve(
     marks: Mapping[int, str],
     base_records: Sequence[int] | None = None,
     sort_keys: np.ndarray | None = None,
+    outcomes: Mapping[str, np.ndarray] | None = None,
 ) -> np.ndarray:
     """The records ``sel`` shows, in its order (int64 global numbers). ``marks`` maps records
     to their review status; ``base_records`` are the filter's matches or the finding's records
     (for those bases), or the query's records in its order (``sql``: kept in that order, each
     once, where no sort asks for another); ``sort_keys`` the per-record keys of a
-    ``feature:`` or ``eval:`` sort (NaN last)."""
+    ``feature:`` or ``eval:`` sort (NaN last); ``outcomes`` the records' evaluation, for the
+    outcome facet (no record has an outcome without it)."""
     total = facts.total
     review = _review_sets(marks, total)
     if sel.base == "sql":
@@ -749,7 +782,7 @@ def resolve(
         _, first = np.unique(given, return_index=True)
         picked = given[np.sort(first)]  # each record once, where the query first gives it
         for group, value in sel.facets:
-            picked = picked[np.isin(picked, _facet_records(group, value, facts, review))]
+            picked = picked[np.isin(picked, _facet_records(group, value, facts, review, outcomes))]
     elif sel.base in ("filter", "finding"):
         picked = np.unique(np.asarray(list(base_records or ()), np.int64))
         picked = picked[(picked >= 0) & (picked < total)]
@@ -761,7 +794,9 @@ def resolve(
         picked = np.arange(total, dtype=np.int64)
     if sel.base != "sql":
         for group, value in sel.facets:
-            picked = np.intersect1d(picked, _facet_records(group, value, facts, review), True)
+            picked = np.intersect1d(
+                picked, _facet_records(group, value, facts, review, outcomes), True
+            )
     if sel.sort:
         keys = {"bytes": facts.nbytes, "boxes": facts.boxes}.get(sel.sort, sort_keys)
         if keys is not None and len(keys) == total:
@@ -806,10 +841,14 @@ def between(order: np.ndarray, record: int) -> tuple[int | None, int | None]:
 
 
 def facet_counts(
-    picked: np.ndarray, facts: RecordFacts, marks: Mapping[int, str]
+    picked: np.ndarray,
+    facts: RecordFacts,
+    marks: Mapping[int, str],
+    outcomes: Mapping[str, np.ndarray] | None = None,
 ) -> dict[str, list[tuple[str, int]]]:
     """How many of the ``picked`` records fall in each facet value, by group (values with no
-    record left out; classes by count, most first)."""
+    record left out; classes by count, most first); the outcome group when the records'
+    evaluation ``outcomes`` are known."""
     review = _review_sets(marks, facts.total)
     inside = np.sort(picked)
 
@@ -822,4 +861,6 @@ def facet_counts(
     out["status"] = [(name, int((st == code).sum())) for name, code in _STATUS_CODE.items()]
     classes = [(k, count(v)) for k, v in facts.classes.items()]
     out["class"] = sorted(classes, key=lambda kv: (-kv[1], kv[0]))
+    if outcomes is not None:
+        out["outcome"] = [(v, count(outcome_records(v, outcomes))) for v in OUTCOME_FACETS]
     return {g: [(v, n) for v, n in items if n] for g, items in out.items()}

@@ -113,3 +113,33 @@ def test_not_offered_without_predictions(monkeypatch: pytest.MonkeyPatch, plante
     infos = " ".join(i.value for i in linked.sidebar.info)
     assert "predictions beside the ground truth" in infos
     assert _table_records(linked) == list(range(6))  # file order
+
+
+def test_the_outcome_facet(monkeypatch: pytest.MonkeyPatch, planted: Any) -> None:
+    """ "Count outcomes" evaluates the records; the Outcome pills count the records with false
+    positives, with missed objects and with every object found as the evaluation job's own
+    figures do, and one narrows the records to those; a link carries it."""
+    root, _known = planted
+    fields = _fields(root)
+    fp, fn = fields["fp"], fields["fn"]
+    want = {
+        "false positives": [int(i) for i in np.flatnonzero(fp > 0)],
+        "missed objects": [int(i) for i in np.flatnonzero(fn > 0)],
+        "all found": [int(i) for i in np.flatnonzero((fp == 0) & (fn == 0))],
+    }
+    assert want["false positives"] and want["missed objects"]  # planted: every record has fps
+    at = _app(monkeypatch, root, "planted.tfrecord", record="0")
+    assert not [p for p in at.sidebar.get("button_group") if "Outcome" in str(p.proto)]
+    next(b for b in at.sidebar.button if b.label == "Count outcomes").click().run()
+    no_crash(at)
+    pills = at.sidebar.button_group(key="tfb:w:sel:facet:outcome")
+    shown = [o.content for o in pills.proto.options]
+    assert shown == [f"{v} · {len(want[v])}" for v in want if want[v]], shown
+    pills.set_value("missed objects").run()
+    no_crash(at)
+    assert _table_records(at)[:25] == want["missed objects"][:25]
+    facet = at.query_params.get("facet")
+    assert facet in ("outcome:missed objects", ["outcome:missed objects"]), facet
+    # the link alone: the evaluation runs for the facet, the same records
+    at2 = _app(monkeypatch, root, "planted.tfrecord", facet="outcome:missed objects")
+    assert _table_records(at2)[:25] == want["missed objects"][:25]

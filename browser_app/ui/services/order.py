@@ -45,6 +45,7 @@ __all__ = [
     "EVAL_LOOK_AT",
     "SQL_SECONDS",
     "NoSqlIndex",
+    "evaluated",
     "evaluation_fields",
     "evaluation_layouts",
     "facts",
@@ -288,6 +289,13 @@ def _eval_keys(src: Source, field: str) -> np.ndarray | None:
     return None if kept is None else kept[1].get(field)
 
 
+def evaluated(src: Source) -> dict[str, np.ndarray] | None:
+    """The records' evaluation fields of ``src`` when :func:`evaluation_fields` made them
+    (for its files as they are now), else None: the outcome facet counts from them."""
+    kept = _evaluations().get(src.key)
+    return None if kept is None else kept[1]
+
+
 def finding_records(
     src: Source, arg: str, schema: SchemaResult | None
 ) -> tuple[list[int], int] | None:
@@ -339,7 +347,10 @@ def order(src: Source, sel: Selection, schema: SchemaResult | None) -> np.ndarra
         keys = _feature_sort(src, sel.sort.removeprefix("feature:"))
     elif sel.sort.startswith(EVAL_PREFIX):
         keys = _eval_keys(src, sel.sort.removeprefix(EVAL_PREFIX))
-    return resolve(sel, facts(src), marks=marks(src), base_records=base, sort_keys=keys)
+    outcomes = evaluated(src) if any(g == "outcome" for g, _ in sel.facets) else None
+    return resolve(
+        sel, facts(src), marks=marks(src), base_records=base, sort_keys=keys, outcomes=outcomes
+    )
 
 
 def page_records(

@@ -26,6 +26,7 @@ from browser_app.selection import (
 from browser_app.ui import services, state
 from browser_app.ui.services.order import (
     NoSqlIndex,
+    evaluated,
     evaluation_fields,
     evaluation_layouts,
     facts_indexed,
@@ -106,24 +107,27 @@ def _clear() -> None:
 def _sort_choices(src: Source) -> list[str]:
     feats, _ = services.usual_types(src)
     numeric = sorted(n for n, t in feats.items() if t in (FLOAT, INT64))
-    evaluated = list(EVAL_SORTS) if evaluation_layouts(src) is not None else []
-    return [*SORTS, *evaluated, *(f"feature:{n}" for n in numeric)]
+    by_evaluation = list(EVAL_SORTS) if evaluation_layouts(src) is not None else []
+    return [*SORTS, *by_evaluation, *(f"feature:{n}" for n in numeric)]
 
 
 def _sort_label(key: str) -> str:
     return label_text(SORTS.get(key) or EVAL_SORTS.get(key) or key.removeprefix("feature:"))
 
 
-def _evaluation(src: Source, sel: Selection) -> None:
-    """For a sort by a record's evaluation: the evaluation job (with its likely mistakes)
-    run now, on the session's executor with its progress and Cancel, unless kept; said when
-    the dataset has nothing to evaluate or the job stopped (the records keep file order)."""
-    if not sel.sort.startswith(EVAL_PREFIX):
+def _evaluation(src: Source, sel: Selection, asked: bool = False) -> None:
+    """For a sort by a record's evaluation or the outcome facet (or when ``asked``: "Count
+    outcomes"): the evaluation job (with its likely mistakes) run now, on the session's
+    executor with its progress and Cancel, unless kept; said when the dataset has nothing to
+    evaluate or the job stopped (the records keep file order)."""
+    outcome = any(g == "outcome" for g, _ in sel.facets)
+    if not (asked or outcome or sel.sort.startswith(EVAL_PREFIX)):
         return
     if evaluation_layouts(src) is None:
         st.sidebar.info(
-            "This sort needs a model's predictions beside the ground truth in the records;"
-            " the first records have no such pair. The records keep their file order.",
+            f"This {'facet' if outcome else 'sort'} needs a model's predictions beside the"
+            " ground truth in the records; the first records have no such pair."
+            + ("" if outcome else " The records keep their file order."),
             icon=":material/info:",
         )
         return
@@ -340,7 +344,18 @@ def sidebar_facets(src: Source | None) -> None:
 
     facts = services.facts(src)
     picked = order if isinstance(order, np.ndarray) else np.arange(facts.total, dtype=np.int64)
-    counts = facet_counts(picked, facts, services.marks(src))
+    outcomes = evaluated(src)
+    can_evaluate = outcomes is None and evaluation_layouts(src) is not None
+    if can_evaluate and side.button(
+        "Count outcomes",
+        key=state.widget_key("sel:outcomes"),
+        help="Evaluates the predictions against the ground truth in every record (as the"
+        " evaluate command does, IoU 0.5): records with false positives, with missed"
+        " objects, or with every object found",
+    ):
+        _evaluation(src, sel, asked=True)
+        outcomes = evaluated(src)
+    counts = facet_counts(picked, facts, services.marks(src), outcomes)
     classes = names.for_source(src)
     active = dict(sel.facets)
     for group, title in FACET_GROUPS.items():
@@ -393,4 +408,11 @@ def _help(group: str) -> str:
         )
     if group == "status":
         return "Intact: both CRCs check; recovered: found past damage; damaged: a CRC fails."
+    if group == "outcome":
+        return (
+            "The predictions against the ground truth, as the evaluate command counts them"
+            " (IoU 0.5, class by class): a record with a prediction matching no object, with"
+            " an object no prediction found, or with every object found and no false"
+            " prediction."
+        )
     return "Review marks of this dataset (passed, flagged, or none yet)."
