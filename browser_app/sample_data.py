@@ -111,6 +111,7 @@ SAMPLE_FILES = (
     "text/vocab.txt",
     "tfds/planted/1.0.0/dataset_info.json",
     "tfds/planted/1.0.0/features.json",
+    "tfds/planted/1.0.0/label.labels.txt",
     "tfds/planted/1.0.0/planted-test.tfrecord-00000-of-00002",
     "tfds/planted/1.0.0/planted-test.tfrecord-00001-of-00002",
     "tfds/planted/1.0.0/planted-train.tfrecord-00000-of-00002",

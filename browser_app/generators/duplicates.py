@@ -44,6 +44,7 @@ from browser_app.generators.tfds import (
     text,
     write_features,
     write_info,
+    write_labels,
     write_shards,
 )
 from codec import example as ex
@@ -81,6 +82,12 @@ def _mosaic(ids: Sequence[int], width: int, height: int) -> Image.Image:
     for k, t in enumerate(ids):
         out.paste(tiles[t], ((k % 2) * (width // 2), (k // 2) * (height // 2)))
     return out
+
+
+def _label(ids: Sequence[int]) -> int:
+    """A picture's label: the photograph its first (top-left) tile is cut from, an index of
+    :data:`PHOTOS` (the names in ``label.labels.txt``)."""
+    return ids[0] // (_TILES // len(PHOTOS))
 
 
 def _ids(n: int) -> list[int]:
@@ -175,18 +182,18 @@ def write_planted(
         jpeg = _encode(_mosaic(ids, width, height))
         side = rng.randrange(2)
         home[n] = side
-        items[side].append((jpeg, f"original_{n:05d}.jpg", ids[0] % len(PHOTOS), n, "original"))
+        items[side].append((jpeg, f"original_{n:05d}.jpg", _label(ids), n, "original"))
         if n < copied:
             kind = kinds[n % len(kinds)]
             there = 1 - side if rng.random() < across else side
             ext = "png" if kind == "pixels" else "jpg"
             copy = _copy(kind, jpeg, rng)
-            items[there].append((copy, f"copy_{n:05d}.{ext}", ids[0] % len(PHOTOS), n, kind))
+            items[there].append((copy, f"copy_{n:05d}.{ext}", _label(ids), n, kind))
         elif n < copied + decoys:
             other = [ids[0], ids[1], (ids[2] + 50) % _TILES, (ids[3] + 75) % _TILES]
             decoy = _encode(_mosaic(other, width, height))
             there = rng.randrange(2)
-            items[there].append((decoy, f"decoy_{n:05d}.jpg", ids[0] % len(PHOTOS), n, "decoy"))
+            items[there].append((decoy, f"decoy_{n:05d}.jpg", _label(ids), n, "decoy"))
     for listed in items:
         rng.shuffle(listed)
     planted = Planted(Path(root), {})
@@ -239,6 +246,7 @@ def write_planted(
         "file_name": text(),
     }
     write_features(folder, features_dict(declared))
+    write_labels(folder, "label.labels.txt", list(PHOTOS))  # see _label
     write_info(
         folder,
         name="planted",

@@ -53,6 +53,7 @@ __all__ = [
     "write_features",
     "write_image_classification",
     "write_info",
+    "write_labels",
     "write_names_files",
     "write_shards",
     "write_tfx_splits",
@@ -126,7 +127,9 @@ def write_features(folder: Path, features: dict[str, Any]) -> None:
     (folder / "features.json").write_text(json.dumps(features, indent=4, sort_keys=True))
 
 
-def _write_labels(folder: Path, file_name: str, names: Sequence[str]) -> None:
+def write_labels(folder: Path, file_name: str, names: Sequence[str]) -> None:
+    """A ClassLabel's names file (``<feature>.labels.txt``), one name a line, as TFDS writes
+    it."""
     # ClassLabel._write_names_to_file
     (folder / file_name).write_text("\n".join(names) + "\n")
 
@@ -288,7 +291,7 @@ def write_image_classification(
         declared["embedding"] = tensor("float32", 8, encoding=embedding)
     write_features(folder, features_dict(declared))
     if names_file:
-        _write_labels(folder, "label.labels.txt", classes)
+        write_labels(folder, "label.labels.txt", classes)
     write_info(
         folder,
         name=name,
@@ -469,7 +472,7 @@ def write_detection(
         ("objects-label.labels.txt", VOC_LABELS),
         ("objects-pose.labels.txt", VOC_POSES),
     ):
-        _write_labels(folder, file_name, names)
+        write_labels(folder, file_name, names)
     write_info(
         folder,
         name=name,
@@ -551,7 +554,7 @@ def write_names_files(folder: str | os.PathLike[str]) -> dict[str, Path]:
         "label_map": out / "label_map.pbtxt",
         "csv": out / "classes.csv",
     }
-    _write_labels(out, "label.labels.txt", SHAPES)
+    write_labels(out, "label.labels.txt", SHAPES)
     paths["vocabulary_csv"].write_text(
         "Index,TrainVideoCount,KnowledgeGraphId,Name,WikiUrl,Vertical1,Vertical2,Vertical3,"
         "WikiDescription\n"
@@ -617,7 +620,7 @@ def plant(folder: str | os.PathLike[str], what: str) -> None:
         (f / f"{info['name']}-train.tfrecord-{n - 1:05d}-of-{n:05d}").unlink()
     elif what == "short_labels":
         names = (f / "label.labels.txt").read_text().split()
-        _write_labels(f, "label.labels.txt", names[: max(1, len(names) // 2)])
+        write_labels(f, "label.labels.txt", names[: max(1, len(names) // 2)])
     elif what == "wrong_shape":
         doc = json.loads(features_path.read_text())
         doc["featuresDict"]["features"]["image"]["image"]["shape"] = _shape(32, 32, 3)
