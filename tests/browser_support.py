@@ -261,6 +261,22 @@ def no_errors(page: Any) -> None:
     assert page.get_by_text("could not be shown").count() == 0
 
 
+def go_to_record(page: Any, record: int) -> None:
+    """Type ``record`` in the pager's "Go to record" box and press Enter. The box is named by
+    the record it shows, so while a run draws it anew the old one may stay on the page a
+    moment beside it: wait until there is one."""
+    from playwright.sync_api import expect
+
+    box = page.get_by_label("Go to record", exact=True)
+
+    def attempt() -> None:
+        expect(box).to_have_count(1, timeout=2_000)
+        box.fill(str(record))
+        box.press("Enter")
+
+    until(attempt, what='the one "Go to record" box')
+
+
 def shot(page: Any, name: str, *, target: Any = None, full_page: bool = False) -> None:
     """A screenshot into ``artifacts/`` once the app has settled: the page, or the element
     of the Locator ``target`` (found again if a rerun replaces it meanwhile)."""

@@ -15,6 +15,7 @@ import pytest
 from browser_support import (
     REPO,
     browser_fixture,
+    go_to_record,
     no_errors,
     serve,
     settled,
@@ -57,9 +58,7 @@ def test_browse_the_sample(server: str, browser) -> None:  # type: ignore[no-unt
     page.wait_for_url("**record=25**", timeout=10_000)
 
     # Jump to a record: its detail appears, with its picture rendered by the browser.
-    box = page.get_by_label("Go to record", exact=True)
-    box.fill("42")
-    box.press("Enter")
+    go_to_record(page, 42)
     expect(page.get_by_role("heading", name="Record 42")).to_be_visible(timeout=15_000)
     picture = page.locator(".st-key-tfb-pictures img").first
     expect(picture).to_be_visible(timeout=15_000)

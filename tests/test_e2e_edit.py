@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import browser_fixture, no_errors, open_cell_editor, serve, settled, shot
+from browser_support import (
+    browser_fixture,
+    go_to_record,
+    no_errors,
+    open_cell_editor,
+    serve,
+    settled,
+    shot,
+)
 
 import codec
 from browser_app.sample_data import write_sample
@@ -118,9 +126,7 @@ def test_edit_replace_delete_export_and_reopen(
     shot(page, "e2e-edit-picture.png")
 
     # Delete record 1.
-    box = page.get_by_label("Go to record", exact=True)
-    box.fill("1")
-    box.press("Enter")
+    go_to_record(page, 1)
     expect(page.get_by_text("Editing Record 1")).to_be_visible(timeout=30_000)
     page.get_by_role("button", name="Delete record").click()
     expect(page.get_by_text("Record 1 is deleted").first).to_be_visible(timeout=15_000)

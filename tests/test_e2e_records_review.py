@@ -21,6 +21,7 @@ from browser_support import (
     app_server,
     browser_fixture,
     click_cell,
+    go_to_record,
     no_errors,
     open_cell_editor,
     settled,
@@ -171,9 +172,7 @@ def test_go_to_record_scrolls_the_table_to_its_row(server: str, browser: Any) ->
     from playwright.sync_api import expect
 
     page = _open(browser, server, 0)
-    jump = page.get_by_label("Go to record", exact=True)
-    jump.fill("47")
-    jump.press("Enter")
+    go_to_record(page, 47)
     expect(page.get_by_role("heading", name="Record 47")).to_be_visible(timeout=15_000)
     table = _table(page)
     # Row 22 of the page (records 25–49): drawn only once scrolled into view.
