@@ -37,7 +37,7 @@ from ..locations import shown
 from ..recovered import first_recovered
 from ..schema.scan import feed_spans, file_kind, scan_range
 from ..schema.stats import BYTES_CODE, FLOAT_CODE, INT64_CODE, NONE_CODE
-from ..schema.walk import ColumnBuilder, Columns, KeyTable, walk_columns
+from ..schema.walk import ColumnBuilder, Columns, KeyTable, PayloadFeed, walk_columns
 from ..values import plural
 from ..wire import ranges
 from .plan import Task
@@ -130,7 +130,7 @@ class _Chunk:
         return (self.kind == FLOAT_CODE) | (self.kind == INT64_CODE)
 
 
-class _Reader:
+class _Reader(PayloadFeed):
     """What a task reads of its records, fed as :func:`codec.schema.scan.feed_spans` and
     ``scan_slow`` feed a schema builder (``_add_buffer``, ``add_payloads``, ``add_damaged``)."""
 
@@ -145,12 +145,6 @@ class _Reader:
 
     def add_damaged(self, number: int) -> None:
         self.damaged.append(int(number))
-
-    def add_payloads(self, payloads: Sequence[bytes], numbers: Sequence[int] | np.ndarray) -> None:
-        lens = np.fromiter(map(len, payloads), np.int64, len(payloads))
-        starts = np.cumsum(lens) - lens
-        buf = b"".join(payloads) + bytes(16)
-        self._add_buffer(np.frombuffer(buf, np.uint8), starts, starts + lens, numbers)
 
     def _add_buffer(
         self,

@@ -54,7 +54,7 @@ from ..locations import shown
 from ..mistakes import Mistakes
 from ..schema.scan import feed_spans, file_kind, scan_range
 from ..schema.stats import BYTES_CODE, FLOAT_CODE, INT64_CODE, NONE_CODE
-from ..schema.walk import ColumnBuilder, Columns, KeyTable, walk_columns
+from ..schema.walk import ColumnBuilder, Columns, KeyTable, PayloadFeed, walk_columns
 from .plan import Task
 from .run import Progress, run
 from .verify import failure_text
@@ -413,7 +413,7 @@ def _scalar(col: _Column, n: int) -> np.ndarray:
     return out
 
 
-class _Reader:
+class _Reader(PayloadFeed):
     """What a task reads of its records: the tables of one or both sides, built from payload
     batches as :func:`codec.schema.scan.feed_spans` and ``scan_slow`` hand them to a schema
     builder (this stands in for one: ``_add_buffer``, ``add_payloads``, ``add_damaged``)."""
@@ -439,12 +439,6 @@ class _Reader:
     # the schema builder's protocol, as feed_spans and scan_slow call it
     def add_damaged(self, number: int) -> None:
         self.damaged.append(int(number))
-
-    def add_payloads(self, payloads: Sequence[bytes], numbers: Sequence[int] | np.ndarray) -> None:
-        lens = np.fromiter(map(len, payloads), np.int64, len(payloads))
-        starts = np.cumsum(lens) - lens
-        buf = b"".join(payloads) + bytes(16)
-        self._add_buffer(np.frombuffer(buf, np.uint8), starts, starts + lens, numbers)
 
     def _add_buffer(
         self,

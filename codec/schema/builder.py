@@ -12,7 +12,7 @@ from ..kinds import EXAMPLE, RAW, SEQUENCE_EXAMPLE
 from .counters import RecordList, mix64, occurrence_keys
 from .detection import DetectionChecks
 from .stats import TYPE_NAMES, FeatureListStats, FeatureStats
-from .walk import ColumnBuilder, Columns, KeyTable, walk_columns
+from .walk import ColumnBuilder, Columns, KeyTable, PayloadFeed, walk_columns
 
 
 def record_keys(crcs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
@@ -24,7 +24,7 @@ def record_keys(crcs: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     return mix64(c | (n << np.uint64(32)))
 
 
-class SchemaBuilder:
+class SchemaBuilder(PayloadFeed):
     """Accumulates a :class:`Schema` from records fed in ascending record order.
 
     Feed decoded records with :meth:`add_record`, raw payloads with :meth:`add_payloads`
@@ -86,13 +86,6 @@ class SchemaBuilder:
         self._accumulate(cb.build())
         if lists:
             self._add_lists(lists)
-
-    def add_payloads(self, payloads: Sequence[bytes], numbers: Sequence[int] | np.ndarray) -> None:
-        """Intact payloads with their record numbers (ascending)."""
-        lens = np.fromiter(map(len, payloads), np.int64, len(payloads))
-        starts = np.cumsum(lens) - lens
-        buf = b"".join(payloads) + bytes(16)
-        self._add_buffer(np.frombuffer(buf, np.uint8), starts, starts + lens, numbers)
 
     def _add_buffer(
         self,

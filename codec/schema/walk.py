@@ -8,6 +8,7 @@ the same :class:`Columns`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -387,3 +388,27 @@ def _nothing(numbers: np.ndarray, keys: KeyTable) -> Columns:
 
 
 # --------------------------------------------------------------------------------------------
+
+
+class PayloadFeed:
+    """The feeding side of a builder, as :func:`codec.schema.scan.feed_spans` and the slow
+    scan call it: intact payloads (with their record numbers, ascending) are joined into one
+    buffer, padded for the vectorised walk, and handed to ``_add_buffer`` as spans, the form
+    a file's mapped bytes reach it in."""
+
+    def add_payloads(self, payloads: Sequence[bytes], numbers: Sequence[int] | np.ndarray) -> None:
+        """Intact payloads with their record numbers (ascending)."""
+        lens = np.fromiter(map(len, payloads), np.int64, len(payloads))
+        starts = np.cumsum(lens) - lens
+        buf = b"".join(payloads) + bytes(16)
+        self._add_buffer(np.frombuffer(buf, np.uint8), starts, starts + lens, numbers)
+
+    def _add_buffer(
+        self,
+        b: np.ndarray,
+        rs: np.ndarray,
+        re_: np.ndarray,
+        numbers: Sequence[int] | np.ndarray,
+        crcs: np.ndarray | None = None,
+    ) -> None:
+        raise NotImplementedError
