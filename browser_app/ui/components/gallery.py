@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from browser_app.ui.components import served
+from browser_app.ui.components.actions import count, read_numbered
 from browser_app.view import GalleryItem
 from codec.dataset import DAMAGED, RECOVERED
 
@@ -45,7 +46,6 @@ __all__ = [
 
 NAME = "tfrecord_browser.gallery"
 MARKS = ("passed", "flagged")
-MAX_ACTIONS = 1_000  # actions read from one trigger value (the rest wait for the next)
 
 BADGE_HELP = (
     "⚠ bad box: a box of this record has a coordinate out of range, not a number, or"
@@ -142,16 +142,12 @@ class Action:
     at: Literal["first", "last"] = "first"
 
 
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
 def _action(raw: object) -> Action | None:
     """An action from the element's JSON, or None when it is not one (never trusted: a
     message may be forged or come from an older version of the element)."""
     if not isinstance(raw, Mapping):
         return None
-    seq, kind, record = _int(raw.get("seq")), raw.get("kind"), _int(raw.get("record"))
+    seq, kind, record = count(raw.get("seq")), raw.get("kind"), count(raw.get("record"))
     if seq is None or seq == 0:
         return None
     if kind == "mark":
@@ -160,7 +156,7 @@ def _action(raw: object) -> Action | None:
             return None
         return Action(seq, "mark", record=record, status=status)
     if kind == "page":
-        start = _int(raw.get("start"))
+        start = count(raw.get("start"))
         at = raw.get("at")
         if start is None or at not in ("first", "last"):
             return None
@@ -171,27 +167,20 @@ def _action(raw: object) -> Action | None:
 
 
 def read_actions(value: object) -> tuple[str, tuple[Action, ...]] | None:
-    """The element's name and its actions, by number, from a trigger value ``act``; None
-    when the value is not one."""
-    if not isinstance(value, Mapping):
-        return None
-    client, raw = value.get("client"), value.get("actions")
-    if not isinstance(client, str) or not client or not isinstance(raw, list):
-        return None
-    found = (_action(r) for r in raw[:MAX_ACTIONS])
-    actions = sorted({a.seq: a for a in found if a is not None}.values(), key=lambda a: a.seq)
-    return client, tuple(actions)
+    """The element's name and its actions, by number, from a trigger value ``act``
+    (:func:`browser_app.ui.components.actions.read_numbered`); None when it is not one."""
+    return read_numbered(value, _action)
 
 
 def read_focus(value: object) -> int | None:
     """The record of a state value ``focus`` (``{"record": N, "n": told}``)."""
-    return _int(value.get("record")) if isinstance(value, Mapping) else None
+    return count(value.get("record")) if isinstance(value, Mapping) else None
 
 
 def read_ahead(value: object) -> int | None:
     """The page of a state value ``ahead``: the position of the first tile of the page the
     element has shown and wants the next page of."""
-    return _int(value)
+    return count(value)
 
 
 # -- what Python does with them ----------------------------------------------------------------

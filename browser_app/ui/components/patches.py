@@ -19,6 +19,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from browser_app.ui.components import served
+from browser_app.ui.components.actions import count, read_numbered
 
 __all__ = [
     "NAME",
@@ -36,7 +37,6 @@ __all__ = [
 
 NAME = "tfrecord_browser.patches"
 MARKS = ("passed", "flagged")
-MAX_ACTIONS = 1_000  # actions read from one trigger value (the rest wait for the next)
 MAX_KEY = 64  # a tile key is short: ``t:<record>:<index>``
 
 
@@ -100,15 +100,11 @@ class Action:
     step: int = 0
 
 
-def _int(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
-
-
 def _action(raw: object) -> Action | None:
     """An action from the element's JSON, or None when it is not one (never trusted)."""
     if not isinstance(raw, Mapping):
         return None
-    seq, kind, record = _int(raw.get("seq")), raw.get("kind"), _int(raw.get("record"))
+    seq, kind, record = count(raw.get("seq")), raw.get("kind"), count(raw.get("record"))
     if not seq:
         return None
     if kind == "mark":
@@ -125,15 +121,9 @@ def _action(raw: object) -> Action | None:
 
 
 def read_actions(value: object) -> tuple[str, tuple[Action, ...]] | None:
-    """The element's name and its actions, by number, from a trigger value ``act``."""
-    if not isinstance(value, Mapping):
-        return None
-    client, raw = value.get("client"), value.get("actions")
-    if not isinstance(client, str) or not client or not isinstance(raw, list):
-        return None
-    found = (_action(r) for r in raw[:MAX_ACTIONS])
-    actions = sorted({a.seq: a for a in found if a is not None}.values(), key=lambda a: a.seq)
-    return client, tuple(actions)
+    """The element's name and its actions, by number, from a trigger value ``act``
+    (:func:`browser_app.ui.components.actions.read_numbered`); None when it is not one."""
+    return read_numbered(value, _action)
 
 
 def read_focus(value: object) -> str | None:

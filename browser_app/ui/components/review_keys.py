@@ -32,12 +32,22 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from browser_app.ui.components import served
+from browser_app.ui.components.actions import MAX_ACTIONS, read_numbered
 
-__all__ = ["NAME", "Action", "Effects", "Memory", "data", "handle", "mount", "read_actions"]
+__all__ = [
+    "MAX_ACTIONS",
+    "NAME",
+    "Action",
+    "Effects",
+    "Memory",
+    "data",
+    "handle",
+    "mount",
+    "read_actions",
+]
 
 NAME = "tfrecord_browser.review_keys"
 MARKS = ("passed", "flagged")
-MAX_ACTIONS = 1_000  # actions read from one trigger value (the rest wait for the next)
 REST = 1.5  # seconds without a key before the rest of the page catches up (in the element)
 REST_WHOLE = 4.0  # the same, when catching up runs the whole app (a key then waits for it)
 
@@ -89,16 +99,9 @@ def _action(raw: object) -> Action | None:
 
 
 def read_actions(value: object) -> tuple[str, tuple[Action, ...]] | None:
-    """The element's name and its actions, by number, from a trigger value ``act``; None
-    when the value is not one."""
-    if not isinstance(value, Mapping):
-        return None
-    client, raw = value.get("client"), value.get("actions")
-    if not isinstance(client, str) or not 0 < len(client) <= 100 or not isinstance(raw, list):
-        return None
-    found = (_action(r) for r in raw[:MAX_ACTIONS])
-    actions = sorted({a.seq: a for a in found if a is not None}.values(), key=lambda a: a.seq)
-    return client, tuple(actions)
+    """The element's name and its actions, by number, from a trigger value ``act``
+    (:func:`browser_app.ui.components.actions.read_numbered`); None when it is not one."""
+    return read_numbered(value, _action)
 
 
 @dataclass(frozen=True)
