@@ -352,6 +352,12 @@ def test_media_summary_names_audio_and_frames(folder: Path) -> None:
     }
     clip = _records(folder / "clips.tfrecord")[0]
     assert vm.media_summary(clip) == {"frames": {"feature": "image/encoded", "count": 20}}
+    # Each frame's picture says which step of the feature list it is (the index within a
+    # step is 0 for every frame, so the step is what tells them apart).
+    listed = view.view_summary(clip)["pictures"]
+    assert [(p["feature"], p["index"], p.get("step")) for p in listed] == [
+        ("image/encoded", 0, n) for n in range(20)
+    ]
     json.dumps(vm.media_summary(wav))  # plain data
 
 

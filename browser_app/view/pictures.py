@@ -534,13 +534,23 @@ def record_pictures(
     return Pictures(pictures + extra, listed, start, len(window))
 
 
+def _listed(ref: im.ImageRef, role: str) -> dict[str, object]:
+    """A picture as :func:`view_summary` lists it."""
+    out: dict[str, object] = {"feature": ref.feature, "index": ref.index, "role": role}
+    if ref.step is not None:
+        out["step"] = ref.step
+    return out
+
+
 def view_summary(record: ex.Record, options: LayerOptions | None = None) -> dict[str, object]:
     """The record's view as plain data (``tfrecord-browser show --json``): ``picture``, its
     main picture (``feature``, ``index``, ``format``, ``width``, ``height``) or None;
     ``layers`` (:meth:`codec.layers.Layer.as_dict`, bottom to top); ``pictures``, every
-    picture's ``feature``, ``index`` and ``role`` in order. Layers are read, never drawn."""
+    picture's ``feature``, ``index`` and ``role`` in order (and ``step``, the frame of a
+    SequenceExample's feature list it is in, for a picture in one). Layers are read, never
+    drawn."""
     roles = rl.picture_roles(record)
-    pictures = [{"feature": r.feature, "index": r.index, "role": role} for r, role in roles]
+    pictures = [_listed(r, role) for r, role in roles]
     if not roles:
         return {"picture": None, "layers": [], "pictures": pictures}
     main = roles[0][0]
