@@ -14,11 +14,16 @@ cache folder (``TFRECORD_BROWSER_CACHE``), so nothing read before helps it.
   sampled and the block cache capped (``TFRECORD_BROWSER_REMOTE_CACHE_CAP``);
 - a gallery page of a 20,000-picture dataset, local and remote once its blocks are cached;
 - what people do today, downloading the object whole and opening it, against the first page;
-- memory while paging the remote object from end to end.
+- memory while paging the remote object from end to end;
+- the command line against a stock server (Python's own ``http.server``: HTTP/1.0, no
+  ranged answers) over the same link: ``dump --records 0`` and ``info`` of a 2 GiB object,
+  their time, the bytes the proxy sent, and those against the bytes the reader took (a
+  library's read-ahead on top of ours would show there), beside downloading it whole.
 
     python -m benchmarks --only remote            # 10 GB (about 10 minutes)
-    python -m benchmarks --only remote --quick    # 1 GB
+    python -m benchmarks --only remote --quick    # 1 GB (the stock server: 256 MiB)
     python -m benchmarks.bench_remote --sweep     # block sizes 1-16 MiB on 1 GB
+    python -m benchmarks.bench_remote --stock [--quick]   # the stock server part alone
 
 Nothing leaves 127.0.0.1. The synthetic object is computed on the fly (no disk); the
 download, the block caches and the 20,000-picture file (shared with the ``ui`` group) take
@@ -66,6 +71,10 @@ LINK_SHARE_TARGET = 0.80
 GALLERY_RATIO_TARGET = 2.0
 DOWNLOAD_RATIO_TARGET = 20.0
 PAGING_GROWTH_TARGET_MB = 100.0
+STOCK_SIZE, STOCK_QUICK_SIZE = 2 << 30, 256 << 20  # the object behind the stock server
+STOCK_DUMP_TARGET_S = 2.0
+STOCK_DUMP_BYTES_TARGET = 64 << 20
+STOCK_INFO_RATIO_TARGET = 1.05
 
 MiB = 1 << 20
 
@@ -361,7 +370,40 @@ def child_ceiling(url: str, size: int, connections: int, block: int) -> dict[str
     return {"seconds": seconds, "bytes": state["got"]}
 
 
+def child_cli(*argv: str) -> dict[str, Any]:
+    """``tfrecord-browser ARGV`` run in this process (its output kept, not printed), and
+    what every remote object it opened read (``RemoteObject.bytes_read`` and ``requests``
+    summed: the bytes the reader took, before any library's read-ahead)."""
+    import contextlib
+    import io
+
+    import codec.remote
+
+    t0 = time.perf_counter()
+    opened: list[Any] = []
+    init = codec.remote.RemoteObject.__init__
+
+    def counted(self: Any, *args: Any, **kwargs: Any) -> None:
+        init(self, *args, **kwargs)
+        opened.append(self)
+
+    codec.remote.RemoteObject.__init__ = counted  # type: ignore[method-assign]
+    from browser_app.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(list(argv))
+    return {
+        "code": code,
+        "seconds": time.perf_counter() - t0,
+        "stdout": out.getvalue(),
+        "reader_bytes": sum(o.bytes_read for o in opened),
+        "reader_requests": sum(o.requests for o in opened),
+    }
+
+
 CHILDREN: dict[str, Callable[..., dict[str, Any]]] = {
+    "cli": child_cli,
     "first_page": child_first_page,
     "jump": child_jump,
     "index": child_index,
@@ -407,8 +449,57 @@ class Link:
         self.server.stop()
 
 
+class StockLink:
+    """Python's own ``http.server`` (a process of its own: HTTP/1.0, every GET answered with
+    the whole file, ``Range`` or not) serving a generated object of ``size`` bytes from a
+    temporary folder, behind the latency/bandwidth proxy."""
+
+    def __init__(self, size: int) -> None:
+        import socket
+        import urllib.request
+
+        from tests.netservers import FaultProxy, SyntheticTFRecord
+
+        self.folder = tempfile.TemporaryDirectory(prefix="bench-remote-stock-")
+        self.object = SyntheticTFRecord(size, RECORD_PAYLOAD)
+        with open(Path(self.folder.name) / OBJECT, "wb") as f:
+            for a in range(0, self.object.size, 16 * MiB):
+                f.write(self.object.read(a, min(self.object.size, a + 16 * MiB)))
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        self.server = subprocess.Popen(
+            [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+            cwd=self.folder.name,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or self.server.poll() is not None:
+                    self.stop()
+                    raise RuntimeError("http.server did not start") from None
+                time.sleep(0.1)
+        self.proxy = FaultProxy(f"http://127.0.0.1:{port}", latency=LATENCY, bandwidth=BANDWIDTH)
+        self.proxy.start()
+
+    def url(self) -> str:
+        return self.proxy.url(OBJECT)
+
+    def stop(self) -> None:
+        with contextlib.suppress(AttributeError):
+            self.proxy.stop()
+        self.server.terminate()
+        self.server.wait(10)
+        self.folder.cleanup()
+
+
 def measure(
-    link: Link | None,
+    link: Link | StockLink | None,
     name: str,
     *args: Any,
     env: dict[str, str] | None = None,
@@ -427,6 +518,7 @@ def measure(
         )
         before = (0, 0, 0) if link is None else _counters(link)
         cpu0 = _cpu_seconds()  # this process: the proxy's and the server's threads
+        t0 = time.perf_counter()
         proc = subprocess.run(
             [sys.executable, "-m", "benchmarks.bench_remote", "--child", name, json.dumps(args)],
             cwd=REPO,
@@ -439,6 +531,7 @@ def measure(
             raise RuntimeError(f"{name} failed:\n{proc.stderr[-3000:]}")
         line = [x for x in proc.stdout.splitlines() if x.startswith("RESULT ")][-1]
         result: dict[str, Any] = json.loads(line[len("RESULT ") :])
+        result["process_seconds"] = time.perf_counter() - t0  # as a person waits for it
         if link is not None:
             time.sleep(0.2)  # the last chunks' counters
             after = _counters(link)
@@ -450,8 +543,11 @@ def measure(
     return result
 
 
-def _counters(link: Link) -> tuple[int, int, int]:
-    return link.proxy.bytes_forwarded, link.proxy.requests, link.server.bytes_sent
+def _counters(link: Link | StockLink) -> tuple[int, int, int]:
+    """Bytes and requests at the proxy, and bytes the server sent (a stock server counts
+    nothing: the proxy's bytes are all there is)."""
+    sent = link.server.bytes_sent if isinstance(link, Link) else link.proxy.bytes_forwarded
+    return link.proxy.bytes_forwarded, link.proxy.requests, sent
 
 
 def _median_of(runs: list[dict[str, Any]], key: str) -> float:
@@ -721,6 +817,85 @@ def paging(link: Link, rows: list[Row], stride: int) -> None:
     ]
 
 
+def stock(rows: list[Row], size: int) -> None:
+    """``dump --records 0`` and ``info`` against Python's ``http.server`` over the link, each
+    in a fresh process with an empty cache, beside downloading the object whole."""
+    link = StockLink(size)
+    try:
+        url, size = link.url(), link.object.size
+        label = f"{size / (1 << 30):.2f} GiB" if size >= 1 << 30 else f"{size / MiB:.0f} MiB"
+        dump = measure(link, "cli", "dump", url, "--records", "0", "--json")
+        info = measure(link, "cli", "info", url, "--json")
+        with tempfile.TemporaryDirectory(prefix="bench-remote-download-") as tmp:
+            whole = measure(link, "download", url, str(Path(tmp) / OBJECT))
+    finally:
+        link.stop()
+    assert dump["code"] == 0 and json.loads(dump["stdout"])["index"] == 0, dump
+    assert info["code"] == 0, info
+    records = json.loads(info["stdout"])["files"][0]["records"]
+    assert records == link.object.records, (records, link.object.records)
+    group = f"{GROUP} (stock)"
+    dump_s, dump_bytes = dump["process_seconds"], dump["proxy_bytes"]
+    info_ratio = info["proxy_bytes"] / size
+    rows += [
+        Row(
+            group,
+            f"dump --records 0 of {label} on http.server (no ranges), 50 ms, 100 MB/s:"
+            " the command's process",
+            dump_s,
+            "s",
+            f"<= {STOCK_DUMP_TARGET_S:.0f} s",
+            dump_s <= STOCK_DUMP_TARGET_S,
+        ),
+        Row(group, "  of which the command itself (after Python started)", dump["seconds"], "s"),
+        Row(
+            group,
+            "  sent by the proxy",
+            dump_bytes / MiB,
+            "MiB",
+            f"<= {STOCK_DUMP_BYTES_TARGET // MiB} MiB",
+            dump_bytes <= STOCK_DUMP_BYTES_TARGET,
+        ),
+        Row(
+            group,
+            "  taken by the reader (RemoteObject.bytes_read) / requests",
+            dump["reader_bytes"] / MiB,
+            "MiB",
+            f"{dump['reader_requests']} reads; {dump['proxy_requests']} requests at the proxy",
+        ),
+        Row(
+            group,
+            f"info of {label} (a full index): the command's process",
+            info["process_seconds"],
+            "s",
+        ),
+        Row(
+            group,
+            "  sent by the proxy / object size",
+            info_ratio,
+            "x",
+            f"<= {STOCK_INFO_RATIO_TARGET:.2f}x",
+            info_ratio <= STOCK_INFO_RATIO_TARGET,
+        ),
+        Row(
+            group,
+            "  sent by the proxy / taken by the reader (> 1: read by nobody)",
+            info["proxy_bytes"] / max(1, info["reader_bytes"]),
+            "x",
+            f"{info['proxy_bytes'] / MiB:,.0f} / {info['reader_bytes'] / MiB:,.0f} MiB,"
+            f" {info['proxy_requests']} requests",
+        ),
+        Row(
+            group,
+            f"download whole ({label}) through the same link, the reference",
+            whole["download"],
+            "s",
+            f"{whole['proxy_bytes'] / size:.3f}x the object",
+        ),
+        Row(group, "  info / download", info["process_seconds"] / whole["download"], "x"),
+    ]
+
+
 def _load_row(when: str) -> Row:
     """The machine's load (others' work shares its cores with the reader, the proxy and the
     server, and every figure above moves with it)."""
@@ -750,9 +925,10 @@ def run(quick: bool = False) -> list[Row]:
         gallery(link, rows, pictures, count)
         download(link, rows, first)
         paging(link, rows, stride=1)
-        rows.append(_load_row("after"))
     finally:
         link.stop()
+    stock(rows, STOCK_QUICK_SIZE if quick else STOCK_SIZE)
+    rows.append(_load_row("after"))
     return rows
 
 
@@ -813,12 +989,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.bench_remote")
     parser.add_argument("--quick", action="store_true", help="a 1 GB object")
     parser.add_argument("--sweep", action="store_true", help="block sizes 1-16 MiB on 1 GB")
+    parser.add_argument(
+        "--stock", action="store_true", help="only the stock http.server part (2 GiB; 256 MiB)"
+    )
     parser.add_argument("--child", nargs=2, metavar=("NAME", "ARGS"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         _child_main(*args.child)
         return 0
-    print(table(sweep() if args.sweep else run(args.quick)))
+    if args.stock:
+        rows = [_load_row("before")]
+        stock(rows, STOCK_QUICK_SIZE if args.quick else STOCK_SIZE)
+        rows.append(_load_row("after"))
+    else:
+        rows = sweep() if args.sweep else run(args.quick)
+    print(table(rows))
     return 0
 
 

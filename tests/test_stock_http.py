@@ -14,6 +14,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from cli_support import run_cli
@@ -78,3 +79,46 @@ def test_info_reads_the_object_about_once(stock, tmp_path: Path) -> None:
     # Once, and a few blocks: the start read again when the server turns out to send no
     # ranges, and what a refused ranged answer had sent before it was closed.
     assert proxy.bytes_forwarded <= size + (24 << 20), (proxy.bytes_forwarded, size)
+
+
+def test_s3_sends_the_bytes_the_reader_takes(
+    s3, s3_proxy: FaultProxy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Against moto's S3 (ranged reads): the bytes the server sends are the bytes our reader
+    asked for, block by block, with no library's read-ahead on top (each 4 MiB block once,
+    not as 8 MiB): after the first record, and after a full index (the object, once)."""
+    rng = random.Random(7)
+    path = tmp_path / "obj.tfrecord"
+    codec.write_records(path, (rng.randbytes(4000) for _ in range(8_000)))  # some 31 MiB
+    size = path.stat().st_size
+    s3.put("stock", "obj.tfrecord", path.read_bytes())
+    url = "s3://stock/obj.tfrecord"
+    monkeypatch.setenv("TFRECORD_BROWSER_CACHE", str(tmp_path / "cache"))
+    s3_proxy.reset_stats()
+    with codec.TFRecordFile(url) as f:
+        assert len(f.read(0)) == 4000
+        source = f._source
+        _settle(source)
+        first = source.bytes_read
+        assert first <= s3_proxy.bytes_forwarded <= first + (64 << 10), (
+            s3_proxy.bytes_forwarded,
+            first,
+        )
+        f.build_index()
+        assert len(f) == 8_000
+        _settle(source)
+        read = source.bytes_read
+        assert size <= read <= size + (64 << 10), (read, size)
+        assert read <= s3_proxy.bytes_forwarded <= read + (64 << 10), (
+            s3_proxy.bytes_forwarded,
+            read,
+        )
+
+
+def _settle(source: Any) -> None:
+    """Wait (with a deadline) until the blocks a remote source is still fetching ahead have
+    arrived, so its count and the proxy's are final."""
+    deadline = time.monotonic() + 60
+    while source._inflight:
+        assert time.monotonic() < deadline, "read-ahead never ended"
+        time.sleep(0.02)
