@@ -32,12 +32,11 @@ from ..dataset import DAMAGED, INTACT, RECOVERED
 from ..detection import BBOX, class_caption, layout_rank
 from ..framing import Problem
 from ..identity import FileIdentity
-from ..kinds import RAW
 from ..locations import shown
 from ..recovered import first_recovered
 from ..schema.scan import feed_spans, file_kind, scan_range
 from ..schema.stats import BYTES_CODE, FLOAT_CODE, INT64_CODE, NONE_CODE
-from ..schema.walk import ColumnBuilder, Columns, KeyTable, PayloadFeed, walk_columns
+from ..schema.walk import ColumnFeed, Columns
 from ..values import plural
 from ..wire import ranges
 from .plan import Task
@@ -130,46 +129,18 @@ class _Chunk:
         return (self.kind == FLOAT_CODE) | (self.kind == INT64_CODE)
 
 
-class _Reader(PayloadFeed):
+class _Reader(ColumnFeed):
     """What a task reads of its records, fed as :func:`codec.schema.scan.feed_spans` and
-    ``scan_slow`` feed a schema builder (``_add_buffer``, ``add_payloads``, ``add_damaged``)."""
+    ``scan_slow`` feed a schema builder (``_add_buffer``, ``add_payloads``, ``add_damaged``);
+    a record that is not an Example keeps its facts only."""
 
     def __init__(self) -> None:
-        self.keys = KeyTable()
-        self.damaged: list[int] = []
+        super().__init__()
         self.notes: dict[str, FeatureNote] = {}
         self.chunks: dict[str, list[_Chunk]] = {}
         self.box_rec: list[np.ndarray] = []
         self.box_count: list[np.ndarray] = []
         self.captions: list[list[str | None]] = []
-
-    def add_damaged(self, number: int) -> None:
-        self.damaged.append(int(number))
-
-    def _add_buffer(
-        self,
-        b: np.ndarray,
-        rs: np.ndarray,
-        re_: np.ndarray,
-        numbers: Sequence[int] | np.ndarray,
-        crcs: np.ndarray | None = None,
-    ) -> None:
-        numbers = np.asarray(numbers, np.int64)
-        cols, odd = walk_columns(b, rs, re_, numbers, self.keys)
-        self._take(cols)
-        if odd.size:
-            from ..example import decode
-
-            cb = ColumnBuilder()
-            for i in odd.tolist():
-                rec = decode(b[int(rs[i]) : int(re_[i])].tobytes())
-                if rec.kind == RAW:
-                    continue  # not an Example: its facts only
-                cb.records.append(int(numbers[i]))
-                for name, feat in rec.features.items():
-                    cb.add(int(numbers[i]), name, feat)
-            if cb.records:
-                self._take(cb.build())
 
     def _take(self, c: Columns) -> None:
         if not len(c.records) or not len(c.fid):

@@ -49,12 +49,11 @@ from .. import evaluate as ev
 from .. import mistakes
 from ..detection import BBOX, OBJECTS, PREDICTIONS, decide_normalized, layout_root, layouts
 from ..detection import coordinates as box_coordinates
-from ..kinds import RAW
 from ..locations import shown
 from ..mistakes import Mistakes
 from ..schema.scan import feed_spans, file_kind, scan_range
 from ..schema.stats import BYTES_CODE, FLOAT_CODE, INT64_CODE, NONE_CODE
-from ..schema.walk import ColumnBuilder, Columns, KeyTable, PayloadFeed, walk_columns
+from ..schema.walk import ColumnFeed, Columns
 from .plan import Task
 from .run import Progress, run
 from .verify import failure_text
@@ -413,7 +412,7 @@ def _scalar(col: _Column, n: int) -> np.ndarray:
     return out
 
 
-class _Reader(PayloadFeed):
+class _Reader(ColumnFeed):
     """What a task reads of its records: the tables of one or both sides, built from payload
     batches as :func:`codec.schema.scan.feed_spans` and ``scan_slow`` hand them to a schema
     builder (this stands in for one: ``_add_buffer``, ``add_payloads``, ``add_damaged``)."""
@@ -431,40 +430,12 @@ class _Reader(PayloadFeed):
         self.names = {v: k for k, v in (label_map or {}).items()}
         self.keyed = keyed
         self.sizes = sizes
-        self.keys = KeyTable()
-        self.damaged: list[int] = []
+        super().__init__()
         self.odd: list[int] = []  # not Examples
         self.batches: list[tuple[np.ndarray, list[SideTable]]] = []
 
-    # the schema builder's protocol, as feed_spans and scan_slow call it
-    def add_damaged(self, number: int) -> None:
-        self.damaged.append(int(number))
-
-    def _add_buffer(
-        self,
-        b: np.ndarray,
-        rs: np.ndarray,
-        re_: np.ndarray,
-        numbers: Sequence[int] | np.ndarray,
-        crcs: np.ndarray | None = None,
-    ) -> None:
-        numbers = np.asarray(numbers, np.int64)
-        cols, odd = walk_columns(b, rs, re_, numbers, self.keys)
-        self._take(cols)
-        if odd.size:
-            from ..example import decode
-
-            cb = ColumnBuilder()
-            for i in odd.tolist():
-                rec = decode(b[int(rs[i]) : int(re_[i])].tobytes())
-                if rec.kind == RAW:
-                    self.odd.append(int(numbers[i]))
-                    continue
-                cb.records.append(int(numbers[i]))
-                for name, feat in rec.features.items():
-                    cb.add(int(numbers[i]), name, feat)
-            if cb.records:
-                self._take(cb.build())
+    def _not_example(self, number: int) -> None:
+        self.odd.append(number)
 
     def _take(self, c: Columns) -> None:
         n = len(c.records)

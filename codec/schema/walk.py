@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ..kinds import RAW
 from ..wire import decode_varints, ranges, varints_at
 from .stats import BYTES_CODE, FLOAT_CODE, INT64_CODE, NONE_CODE, TYPE_CODE
 
@@ -412,3 +413,50 @@ class PayloadFeed:
         crcs: np.ndarray | None = None,
     ) -> None:
         raise NotImplementedError
+
+
+class ColumnFeed(PayloadFeed):
+    """A builder fed its batches as :class:`Columns`: ``_add_buffer`` walks a batch with
+    :func:`walk_columns` (the Examples the vectorised walk leaves, decoded one by one) and
+    hands the columns to ``_take``; a record that is not an Example goes to
+    ``_not_example``, a damaged one to ``damaged``."""
+
+    def __init__(self) -> None:
+        self.keys = KeyTable()
+        self.damaged: list[int] = []
+
+    def add_damaged(self, number: int) -> None:
+        self.damaged.append(int(number))
+
+    def _add_buffer(
+        self,
+        b: np.ndarray,
+        rs: np.ndarray,
+        re_: np.ndarray,
+        numbers: Sequence[int] | np.ndarray,
+        crcs: np.ndarray | None = None,
+    ) -> None:
+        numbers = np.asarray(numbers, np.int64)
+        cols, odd = walk_columns(b, rs, re_, numbers, self.keys)
+        self._take(cols)
+        if not odd.size:
+            return
+        from ..example import decode
+
+        cb = ColumnBuilder()
+        for i in odd.tolist():
+            rec = decode(b[int(rs[i]) : int(re_[i])].tobytes())
+            if rec.kind == RAW:
+                self._not_example(int(numbers[i]))
+                continue
+            cb.records.append(int(numbers[i]))
+            for name, feat in rec.features.items():
+                cb.add(int(numbers[i]), name, feat)
+        if cb.records:
+            self._take(cb.build())
+
+    def _take(self, c: Columns) -> None:
+        raise NotImplementedError
+
+    def _not_example(self, number: int) -> None:
+        """A record that is not an Example: nothing is taken of it unless a builder says."""
