@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.common import Row
+from benchmarks.common import Row, sharded_dataset
 
 DATA = Path(__file__).parent / "data"
 GROUP = "evaluate"
@@ -48,25 +48,7 @@ SHARDS = 4
 
 def _dataset(count: int) -> list[Path]:
     """``count`` records in :data:`SHARDS` files (made once)."""
-    folder = DATA / f"evaluate-{count}"
-    paths = [folder / f"part-{k}-of-{SHARDS}.tfrecord" for k in range(SHARDS)]
-    if all(p.exists() for p in paths):
-        return paths
-    from codec import TFRecordWriter
-    from codec.example import encode_example
-
-    folder.mkdir(parents=True, exist_ok=True)
-    rng = np.random.default_rng(2024)
-    per = -(-count // SHARDS)
-    n = 0
-    for k, path in enumerate(paths):
-        tmp = path.with_suffix(".part")
-        with TFRecordWriter(tmp) as w:
-            for _ in range(min(per, count - k * per)):
-                w.write(encode_example(_record(rng, n)))
-                n += 1
-        tmp.rename(path)
-    return paths
+    return sharded_dataset(DATA / f"evaluate-{count}", SHARDS, count, 2024, _record)
 
 
 def _record(rng: np.random.Generator, i: int) -> dict[str, tuple[str, list]]:

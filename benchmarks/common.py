@@ -6,6 +6,10 @@ import resource
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
 
 
 @dataclass
@@ -43,6 +47,36 @@ def best_of(fn: Callable[[], object], repeat: int = 3) -> float:
         fn()
         best = min(best, time.perf_counter() - t0)
     return best
+
+
+def sharded_dataset(
+    folder: Path,
+    shards: int,
+    count: int,
+    seed: int,
+    record: Callable[[np.random.Generator, int], dict[str, tuple[str, list[Any]]]],
+) -> list[Path]:
+    """``count`` Examples made by ``record(rng, n)`` in ``shards`` files
+    ``part-K-of-SHARDS.tfrecord`` under ``folder``, written once (each file under a temporary
+    name, renamed when whole) and reused while they are all there."""
+    paths = [folder / f"part-{k}-of-{shards}.tfrecord" for k in range(shards)]
+    if all(p.exists() for p in paths):
+        return paths
+    from codec import TFRecordWriter
+    from codec.example import encode_example
+
+    folder.mkdir(parents=True, exist_ok=True)
+    rng = np.random.default_rng(seed)
+    per = -(-count // shards)
+    n = 0
+    for k, path in enumerate(paths):
+        tmp = path.with_suffix(".part")
+        with TFRecordWriter(tmp) as w:
+            for _ in range(min(per, count - k * per)):
+                w.write(encode_example(record(rng, n)))
+                n += 1
+        tmp.rename(path)
+    return paths
 
 
 def peak_rss_mb() -> float:
