@@ -50,6 +50,7 @@ from codec import example as ex
 
 from .coco_writer import coco_features
 from .label_maps import COCO_CATEGORIES
+from .scene import WrittenRecord
 
 __all__ = [
     "CLASSES",
@@ -148,6 +149,13 @@ def _points(recall: Fraction) -> Fraction:
     return Fraction(sum(1 for i in range(101) if Fraction(i, 100) <= recall), 101)
 
 
+def _photo(seed: int, i: int, max_side: int) -> WrittenRecord:
+    """Record ``i`` before its objects: a COCO record's photograph, with no objects of its
+    own, its image id the record's place in the seed's series."""
+    n = seed * 100_003 + i
+    return coco_features(n, 0, False, False, max_side=max_side, class_label=True, image_id=n + 1)
+
+
 def known_dataset(
     scenario: str, count: int = 12, *, seed: int = 0, max_side: int = 160
 ) -> KnownDataset:
@@ -164,15 +172,7 @@ def known_dataset(
     records: list[bytes] = []
     nth = 0  # objects so far, over the records
     for i in range(count):
-        rec = coco_features(
-            seed * 100_003 + i,
-            0,
-            False,
-            False,
-            max_side=max_side,
-            class_label=True,
-            image_id=seed * 100_003 + i + 1,
-        )
+        rec = _photo(seed, i, max_side)
         features = dict(rec.features)
         cells = rng.sample(range(_COLUMNS * _ROWS), rng.randint(2, 6))
         objects = [(_cell(k, rng), rng.choice(CLASSES)) for k in cells[:-1]]
@@ -313,15 +313,7 @@ def planted_mistakes(count: int = 40, *, seed: int = 0, max_side: int = 160) -> 
     truth_class: dict[tuple[int, int], int] = {}
     nth = 0
     for i in range(count):
-        rec = coco_features(
-            seed * 100_003 + i,
-            0,
-            False,
-            False,
-            max_side=max_side,
-            class_label=True,
-            image_id=seed * 100_003 + i + 1,
-        )
+        rec = _photo(seed, i, max_side)
         features = dict(rec.features)
         cells = rng.sample(range(_COLUMNS * _ROWS), rng.randint(4, 7))
         objects: list[tuple[Box, int]] = []
