@@ -1,12 +1,11 @@
 """The patches view in Chromium: on records with planted mislabels, the first tiles, sorted by
-the likely-mistake score, are the planted ones, each crop a loaded picture; a click on a
-tile's flag marks its record in the review journal; keys move the focus ring from object to
-object with nothing sent to the server, P marks the focused object's record in the journal,
-N / B turn the page and Enter opens the record on the Records page. Screenshots of the page
-are kept in ``artifacts/``.
+the likely-mistake score, are the planted ones, each crop a loaded picture; a click on a tile's
+flag marks its record in the review journal; keys move the focus ring from object to object with
+nothing sent to the server (and on to the next or previous page past a page's edge), P marks the
+focused object's record in the journal, N / B turn the page and Enter opens the record on the
+Records page. Screenshots of the page are kept in ``artifacts/``.
 
-The page is reached as a person reaches it: the app on the records, the Patches page's
-address."""
+The page is reached as a person reaches it: the app on the records, the Patches page's address."""
 
 from __future__ import annotations
 
@@ -180,6 +179,28 @@ def test_keys_review_the_objects(browser, served, monkeypatch) -> None:
         page.wait_for_function(_READY, timeout=30_000)
         settled(page)
         assert [t["key"] for t in _tiles(page)] == keys
+        # → on the page's last tile goes on to the next page's first; ← on it comes back to
+        # this page's last (the page turns as with N and B)
+        _keys(page, ["ArrowDown"] * 3 + ["ArrowRight"] * (PER_ROW - 1))
+        assert _focus(page) == keys[-1]
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            "() => document.querySelector('.st-key-tfb-patches .tfb-patches').dataset.page === '2'",
+            timeout=30_000,
+        )
+        page.wait_for_function(_READY, timeout=30_000)
+        assert _focus(page) == second[0]
+        settled(page)
+        page.keyboard.press("ArrowLeft")
+        page.wait_for_function(
+            "() => document.querySelector('.st-key-tfb-patches .tfb-patches').dataset.page === '1'",
+            timeout=30_000,
+        )
+        page.wait_for_function(_READY, timeout=30_000)
+        assert _focus(page) == keys[-1]
+        settled(page)
+        _keys(page, ["ArrowUp"] * 3 + ["ArrowLeft"] * (PER_ROW - 1))
+        assert _focus(page) == keys[0]
         # Enter opens the focused object's record on the Records page
         _keys(page, ["ArrowRight"])
         opened = _tiles(page)[1]["record"]

@@ -277,17 +277,18 @@ def test_without_predictions_the_page_says_so(monkeypatch, tmp_path) -> None:
 
 
 _NODE = """
-import {{ movedTo, shownMark }} from {module};
+import {{ crossing, movedTo, shownMark }} from {module};
 const cases = JSON.parse(process.argv[1]);
-console.log(JSON.stringify(cases.map(([kind, ...args]) =>
-  kind === "move" ? movedTo(...args) : shownMark(...args))));
+const calls = {{ move: movedTo, cross: crossing, mark: shownMark }};
+console.log(JSON.stringify(cases.map(([kind, ...args]) => calls[kind](...args))));
 """
 
 
 def test_the_elements_moves_stay_on_the_page_and_marks_are_the_records() -> None:
-    """The focus moves within the page (N and B turn it), from the first tile when it is
-    off the page; the mark a tile shows is its record's last one typed (pending), else the
-    saved one: two tiles of one record show the same."""
+    """The focus moves within the page (N and B turn it), from the first tile when it is off the
+    page; a move of one tile past the page's last (first) tile turns to the next (previous) page
+    when there is one, a row move never does; the mark a tile shows is its record's last one
+    typed (pending), else the saved one: two tiles of one record show the same."""
     node = shutil.which("node")
     if node is None:
         pytest.skip("Node.js is not installed: the element's moves are tested in Chromium")
@@ -299,6 +300,12 @@ def test_the_elements_moves_stay_on_the_page_and_marks_are_the_records() -> None
         ["move", 24, 20, 6],
         ["move", 24, -1, 5],  # the focus off the page: the first tile
         ["move", 0, -1, 1],
+        ["cross", 24, 23, 1, 1, 3],  # past the last tile: the next page
+        ["cross", 24, 22, 1, 1, 3],
+        ["cross", 24, 23, 1, 3, 3],  # the last page's last tile: nowhere to go
+        ["cross", 24, 0, -1, 2, 3],  # before the first tile: the previous page
+        ["cross", 24, 0, -1, 1, 3],
+        ["cross", 24, -1, 1, 1, 3],  # the focus off the page: no turn
         ["mark", [{"kind": "mark", "record": 7, "status": "flagged"}], 7, "passed"],
         ["mark", [{"kind": "mark", "record": 7, "status": None}], 7, "passed"],
         ["mark", [{"kind": "mark", "record": 7, "status": "flagged"}], 8, "passed"],
@@ -324,6 +331,12 @@ def test_the_elements_moves_stay_on_the_page_and_marks_are_the_records() -> None
         23,
         0,
         -1,
+        1,
+        0,
+        0,
+        -1,
+        0,
+        0,
         ["flagged", True],
         ["", True],
         ["passed", False],

@@ -6,8 +6,10 @@
 // attribute value.
 //
 // The focus is a tile (an object); a mark is its record's, so every tile of that record shows
-// it. Moving the focus (arrows, J/K) happens here with no run of the script. Marks (P/F, the
-// tiles' buttons), opening (Enter/O, a click on a crop) and page turns (N/B) are actions:
+// it. Moving the focus (arrows, J/K) happens here with no run of the script; ←/→/J/K past the
+// page's last (first) tile turn to the next (previous) page and land on its first (last)
+// tile. Marks (P/F, the tiles' buttons), opening (Enter/O, a click on a crop) and page turns
+// (N/B) are actions:
 // numbered, queued, and the whole queue not yet acknowledged goes to Python as the trigger
 // value "act" once the app's run is over; Python writes the journal, then acknowledges the
 // number; until then a mark shows as pending. Actions not acknowledged are sent again.
@@ -58,6 +60,16 @@ export function movedTo(n, here, step) {
   return Math.max(0, Math.min(n - 1, at));
 }
 
+/** The page a move of one tile (`step` ±1) from position `here` among `n` tiles turns to:
+ * +1 past the last tile when a next page exists, -1 before the first when a previous one
+ * does, else 0 (the move stays on this page). */
+export function crossing(n, here, step, page, pages) {
+  if (n <= 0 || here < 0) return 0;
+  if (step > 0 && here + step > n - 1 && page < pages) return 1;
+  if (step < 0 && here + step < 0 && page > 1) return -1;
+  return 0;
+}
+
 /** The mark a record shows: the last one queued for it (pending) or the saved one. */
 export function shownMark(queue, record, saved) {
   for (let i = queue.length - 1; i >= 0; i--) {
@@ -82,6 +94,7 @@ class Grid {
     this.queue = [];
     this.buffer = []; // keys typed while a page is awaited
     this.awaiting = 0; // the number of a page turn not yet acknowledged
+    this.landLast = false; // the page awaited is entered at its last tile (a move back)
     this.data = null;
     this.focus = null;
     this.told = null;
@@ -169,7 +182,12 @@ class Grid {
     if (pageBefore !== data.page || !keys.includes(this.focus)) {
       this.focus = data.focus;
       this.told = data.focus;
+      // A move back past the first tile lands on the previous page's last one.
+      if (pageBefore !== data.page && this.landLast && keys.length) {
+        this.focus = keys[keys.length - 1];
+      }
     }
+    if (pageBefore !== data.page) this.landLast = false;
     this.rev += 1;
     this.appliedAt = performance.now();
     this.render();
@@ -292,7 +310,7 @@ class Grid {
 
   handle(name) {
     const [what, arg] = KEYS[name];
-    if (what === "move") this.move(arg);
+    if (what === "move") this.step(arg);
     else if (what === "row") this.move(arg * this.data.per_row);
     else if (what === "mark") {
       const t = this.tileOf(this.focus);
@@ -343,10 +361,20 @@ class Grid {
     if (to >= 0) this.setFocus(keys[to]);
   }
 
-  turn(dir) {
+  step(dir) {
+    // One tile on; past the page's edge, on to the next (or previous) page's first (or last).
+    const v = this.data;
+    const keys = v.tiles.map((t) => t.key);
+    const turn = crossing(keys.length, keys.indexOf(this.focus), dir, v.page, v.pages);
+    if (turn) this.turn(turn, turn < 0);
+    else this.move(dir);
+  }
+
+  turn(dir, landLast = false) {
     const v = this.data;
     const to = v.page + dir;
     if (to < 1 || to > v.pages) return;
+    this.landLast = landLast;
     this.awaiting = this.seq + 1; // keys typed until the page comes wait for it
     this.act({ kind: "page", step: dir });
   }
