@@ -20,10 +20,18 @@ Only the record view runs at each key; what the rest of the page shows of the re
 table's row and review column, the sidebar's counts) is asked for once the keys rest for
 :data:`REST` (the trigger value ``rest``, sent once per state Python says is behind).
 
+Where the server has the marks route (:mod:`browser_app.ui.routes`), a mark on a record the
+element knows (no move before it waits) is first posted there with the session's token
+(``mark`` in the data): the element says "saved" as soon as the route answers — the journal
+holds the line then — and only then hands the action to Python, which applies it as any
+other but does not write the mark again (``saved`` in :func:`handle`). A mark the route
+refused or could not take is Python's to write, as before.
+
 The host element (class ``tfb-review-keys``, ``data-testid="tfb-review-keys"``) says what is
 shown, for tests: ``data-record`` (the record Python drew), ``data-queue`` (actions not yet
 acknowledged), ``data-behind`` (what Python said the page has not drawn yet; "" when
-nothing) and ``data-rev`` (one more each time data from Python is applied)."""
+nothing), ``data-rev`` (one more each time data from Python is applied) and ``data-saved``
+(the last mark the route saved, ``RECORD:STATUS``; "" when none)."""
 
 from __future__ import annotations
 
@@ -40,6 +48,7 @@ __all__ = [
     "Action",
     "Effects",
     "Memory",
+    "Saved",
     "data",
     "handle",
     "mount",
@@ -124,6 +133,12 @@ class Effects:
     marks: list[tuple[Record, str]] = field(default_factory=list)
     record: Record | None = None
     applied: list[int] = field(default_factory=list)
+    saved: list[tuple[Record, str]] = field(default_factory=list)
+    """Marks the marks route wrote already: applied, not to be written again."""
+
+
+Saved = Callable[[str, int, Record, str], bool]
+"""``saved(client, seq, record, status)``: whether the marks route wrote that action."""
 
 
 def handle(
@@ -131,12 +146,14 @@ def handle(
     memory: Memory,
     current: Record,
     step: Callable[[Record, int], Record],
+    saved: Saved | None = None,
 ) -> tuple[Effects, Memory]:
     """The effects of a trigger value ``act`` when ``current`` is the current record, and
     the memory after them. ``step(record, n)`` is the record ``n`` records on from
     ``record`` in the order the person pages through (itself at either end). Actions already
     applied (a number at most the last one of the same element) are left out: an action sent
-    again is applied once."""
+    again is applied once. A mark ``saved`` says the marks route wrote (asked only for a
+    mark that named its record) goes to ``effects.saved``, not to ``effects.marks``."""
     effects = Effects()
     got = read_actions(value)
     if got is None:
@@ -151,7 +168,10 @@ def handle(
         if a.record is not None:
             here = a.record
         if a.kind == "mark" and a.status is not None:
-            effects.marks.append((here, a.status))
+            wrote = (
+                a.record is not None and saved is not None and saved(client, a.seq, here, a.status)
+            )
+            (effects.saved if wrote else effects.marks).append((here, a.status))
         elif a.kind == "move":
             here = step(here, a.step)
     if not effects.applied:
@@ -171,6 +191,7 @@ def data(
     behind: str = "",
     rest_waits: bool = False,
     rest_whole: bool = False,
+    mark: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """What the element is sent: the record shown (None: the keys do nothing), the source it
     belongs to (``scope``: actions waiting for one source are never sent for another),
@@ -181,7 +202,8 @@ def data(
     server sets itself, such as the pager's "Go to record"; else the key is sent at once,
     and its run takes the place of the one catching up). Catching up waits :data:`REST`
     without a key, or :data:`REST_WHOLE` when it runs the whole app (``rest_whole``): a key
-    typed during that run waits for all of it."""
+    typed during that run waits for all of it. ``mark``: where the marks route is and this
+    session's token for it (``{"url": ..., "token": ...}``); None where there is none."""
     return {
         "record": record,
         "scope": scope,
@@ -191,6 +213,8 @@ def data(
         "behind": behind,
         "rest_ms": round((REST_WHOLE if rest_whole else REST) * 1000),
         "rest_waits": rest_waits,
+        # Only where there is a route (the data stays as it was without one).
+        **({"mark": dict(mark)} if mark and can_mark else {}),
     }
 
 

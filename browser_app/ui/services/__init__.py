@@ -30,7 +30,13 @@ from browser_app.ui.services.executors import (
     release_executor,
     shared_executor,
 )
-from browser_app.ui.services.journals import forget_journals, open_journal, shared_journal
+from browser_app.ui.services.journals import (
+    forget_journals,
+    journal_usable,
+    open_journal,
+    shared_journal,
+    write_mark,
+)
 from browser_app.ui.services.landing import (
     Spans,
     landed_numbers,
@@ -84,6 +90,7 @@ __all__ = [
     "forget_source",
     "gallery_items",
     "job_executor",
+    "journal_usable",
     "keep_schema_result",
     "landed_numbers",
     "landed_page",
@@ -109,4 +116,5 @@ __all__ = [
     "usual_types",
     "verified",
     "verify",
+    "write_mark",
 ]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import streamlit as st
 
 import codec
-from browser_app.edits import Journal
+from browser_app.edits import Journal, RecordRef
 from browser_app.errors import JournalError
 from browser_app.ui.services.identity import Key, unchanged
 from browser_app.ui.services.summary import known_types
@@ -16,7 +16,7 @@ from browser_app.ui.services.summary import known_types
 if TYPE_CHECKING:
     from browser_app.ui.source import Source
 
-__all__ = ["forget_journals", "open_journal", "shared_journal"]
+__all__ = ["forget_journals", "journal_usable", "open_journal", "shared_journal", "write_mark"]
 
 
 def _alive(j: Journal) -> bool:
@@ -24,6 +24,22 @@ def _alive(j: Journal) -> bool:
     closed it), its files are unchanged and its own file reads (once a damaged line is met,
     it is opened again, which fails and offers to set it aside: no restart needed)."""
     return j.damaged is None and unchanged(j.source)
+
+
+def journal_usable(j: Journal) -> bool:
+    """Whether a journal handed out earlier may still be written to (what the cache asks
+    before it hands one out again)."""
+    return _alive(j)
+
+
+def write_mark(j: Journal, ref: RecordRef, status: str | None, comment: str | None = None) -> None:
+    """Save the review mark of ``ref`` (``comment`` None: keep the comment it has): the one
+    way a mark is written, from a widget's callback or from the marks route
+    (:mod:`browser_app.ui.routes`). Raises what :meth:`Journal.set_mark
+    <browser_app.edits.Journal.set_mark>` raises."""
+    old = j.marks().get(ref)
+    text = comment if comment is not None else (old.comment if old else "")
+    j.set_mark(ref, status, text)
 
 
 def _release(j: Journal) -> None:

@@ -17,6 +17,8 @@ checked for its type:
 - :mod:`.widgets` and :mod:`.editor`: what a widget, and the record editor, remember
   between runs;
 - :mod:`.jobs`: where this session's jobs run, and which were cancelled;
+- :mod:`.routes`: what this session hands to the app's own HTTP routes (its Streamlit
+  session, a source's mark token);
 - :mod:`.store`: a widget's own value (:func:`widget_key`, :func:`widget_value`) and the
   messages queued for the next run (:func:`flash`).
 """
@@ -63,6 +65,7 @@ from browser_app.ui.state.layers import (
     set_layer_opacity,
     set_layer_shown,
 )
+from browser_app.ui.state.routes import mark_token, streamlit_session
 from browser_app.ui.state.store import (
     FlashKind,
     flash,
@@ -241,6 +244,7 @@ __all__ = [
     "layer_opacity",
     "link_spec",
     "linked_selection",
+    "mark_token",
     "open_note",
     "overwrite_confirmed_for",
     "page_size",
@@ -311,6 +315,7 @@ __all__ = [
     "show_tensor_in_full",
     "sidebar_counts",
     "source_spec",
+    "streamlit_session",
     "table_columns",
     "table_generation",
     "table_shows",

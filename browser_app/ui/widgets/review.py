@@ -26,7 +26,7 @@ from browser_app.edits.review import (
 )
 from browser_app.errors import AppError
 from browser_app.export.csv import neutralized, runs_as_formula
-from browser_app.ui import services, state
+from browser_app.ui import routes, services, state
 from browser_app.ui.components import review_keys as keys
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import names, parts, schema
@@ -64,9 +64,7 @@ def _set(src: Source, ref: RecordRef, status: str | None, comment: str | None) -
         state.flash("Review marks cannot be saved: the pending edits cannot be opened.", "error")
         return False
     try:
-        old = j.marks().get(ref)
-        text = comment if comment is not None else (old.comment if old else "")
-        j.set_mark(ref, status, text)
+        services.write_mark(j, ref, status, comment)
     except (AppError, CodecError) as exc:
         state.flash(f"The mark was not saved: {exc}", "error")
         return False
@@ -156,15 +154,34 @@ def apply_keys(src: Source, value: object) -> None:
         there = after if n > 0 else before
         return at if there is None else there
 
-    effects, memory = keys.handle(value, _keys_memory(src), state.record(), step)
+    token = state.mark_token(src.tag) if routes.served() else None
+
+    def by_route(client: str, seq: int, record: keys.Record, status: str) -> bool:
+        return token is not None and routes.saved_by_route(token, client, seq, record, status)
+
+    effects, memory = keys.handle(value, _keys_memory(src), state.record(), step, by_route)
     if not effects.applied:
         return
     state.set_widget_value(_keys_memory_name(src), memory)
+    if effects.saved:
+        state.bump_edit_revision()  # the route wrote them: the page shows them from now on
     saved = [_set(src, record, status, None) for record, status in effects.marks]
     if isinstance(effects.record, int):
         parts.moved(src, effects.record)
     if not all(saved):
         st.rerun()  # the whole page: it says why
+
+
+def _mark_route(src: Source, j: Journal) -> dict[str, str] | None:
+    """Where the keys element may post a mark and the token it shows (granted now for this
+    session, this source's journal and its records known), or None where the server has no
+    marks route (:mod:`browser_app.ui.routes`)."""
+    session = state.streamlit_session()
+    if not routes.served() or session is None:
+        return None
+    token = state.mark_token(src.tag)
+    routes.grant(token, session, j, src.dataset.indexed)
+    return {"url": routes.MARK_PATH, "token": token}
 
 
 def progress_line(j: Journal) -> str:
@@ -260,6 +277,7 @@ def render_marks(src: Source, ref: RecordRef) -> None:
                 behind=parts.behind(src),
                 rest_waits=parts.rest_waits(src),
                 rest_whole=parts.rest_runs_app(src),
+                mark=_mark_route(src, j),
             ),
             on_act=lambda: _on_keys(src),
             on_rest=lambda: _on_rest(src),

@@ -20,10 +20,17 @@
 // for again at the next rest), unless Python says the run waits (data.rest_waits: it draws
 // widgets the server sets itself, whose old values a message sent meanwhile would carry).
 //
+// Where the server has the marks route (data.mark: its URL and this session's token), a mark
+// on a record the element knows (no move waits before it) is posted there first: the route
+// writes it into the journal and answers, and the element says "saved" at once; only then
+// does the action go to Python (the page follows on that run; Python sees the route wrote it
+// and does not write it again). A mark the route refused, or that could not reach it, goes
+// to Python as before. Nothing else is ever posted; the token is never put in the page.
+//
 // The host element (class tfb-review-keys) says what is shown, for tests: data-record (the
 // record Python drew), data-queue (actions not yet acknowledged), data-behind (what Python
 // said the page has not drawn yet), data-rev (one more each time data from Python is
-// applied).
+// applied), data-saved (the last mark the route saved, "RECORD:STATUS").
 
 const KEYS = {
   p: ["mark", "passed"],
@@ -32,6 +39,8 @@ const KEYS = {
   k: ["move", -1],
 };
 const RESEND_MS = 1500;
+const POST_MS = 10000; // a mark the route has not answered by then goes to Python
+const LABELS = { passed: "\u2713 passed", flagged: "\u2691 flagged" };
 const BUSY_WAIT_MS = 3000; // how long a message waits for the app's run to end, at most
 const CATCH_UP_MS = 2000; // a run under way this soon after a rest was sent is that one
 
@@ -87,6 +96,26 @@ export function actionOf(key, record, queue, can, seq) {
   return a;
 }
 
+/** The action as Python reads it (what the element keeps beside it stays here). */
+export function wire(a) {
+  const out = { seq: a.seq, kind: a.kind, record: a.record };
+  if (a.kind === "mark") out.status = a.status;
+  else out.step = a.step;
+  return out;
+}
+
+/** Whether the mark `a` can go to the marks route: a mark on a record it names by number. */
+export function routable(a, route) {
+  return (
+    !!route &&
+    typeof route.url === "string" &&
+    typeof route.token === "string" &&
+    a.kind === "mark" &&
+    Number.isInteger(a.record) &&
+    a.record >= 0
+  );
+}
+
 function newClient() {
   return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 10)}`;
 }
@@ -112,6 +141,8 @@ class Keys {
     this.restTimer = 0;
     this.restWaits = false;
     this.catchingUp = 0; // when a rest was sent whose run a key need not wait for
+    this.route = null; // the marks route: { url, token }
+    this.saved = ""; // the last mark the route saved, "RECORD:STATUS"
     this.buildHelp();
     this.onKey = (e) => this.key(e);
     this.listening = false;
@@ -141,6 +172,7 @@ class Keys {
     this.scope = before.scope;
     this.queue = before.queue;
     this.restSent = before.restSent;
+    this.saved = before.saved;
   }
 
   buildHelp() {
@@ -175,6 +207,9 @@ class Keys {
     this.behind = typeof data.behind === "string" ? data.behind : "";
     if (typeof data.rest_ms === "number") this.restMs = data.rest_ms;
     this.restWaits = !!data.rest_waits;
+    const route = data.mark;
+    this.route =
+      route && typeof route.url === "string" && typeof route.token === "string" ? route : null;
     this.catchingUp = 0;
     this.rev += 1;
     this.render();
@@ -210,8 +245,46 @@ class Keys {
     clearTimeout(this.restTimer);
     this.seq = a.seq;
     this.queue.push(a);
+    if (routable(a, this.route)) this.post(a);
     this.send();
     this.render();
+  }
+
+  /** Post the mark `a` to the marks route; once it answers, the queue goes to Python. */
+  post(a) {
+    a.posting = true;
+    const route = this.route;
+    const abort = new AbortController();
+    const timer = setTimeout(() => abort.abort(), POST_MS);
+    const body = {
+      token: route.token,
+      client: this.client,
+      seq: a.seq,
+      record: a.record,
+      status: a.status,
+    };
+    fetch(route.url, {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(body),
+      credentials: "same-origin",
+      cache: "no-store",
+      signal: abort.signal,
+    })
+      .then((r) => (r.ok ? r.json() : null))
+      .catch(() => null)
+      .then((got) => {
+        clearTimeout(timer);
+        a.posting = false;
+        // The element whose queue holds the action now (the page may have drawn a new one).
+        const owner = active && active.queue.includes(a) ? active : this;
+        if (got && got.saved === true && got.record === a.record && got.status === a.status) {
+          a.saved = true;
+          owner.saved = `${a.record}:${a.status}`;
+        }
+        owner.send();
+        owner.render();
+      });
   }
 
   /** Send what waits: at once when the app is idle, else once its run is over and a frame
@@ -242,8 +315,10 @@ class Keys {
     if (this.sendTimer) return; // a message waits already: it will carry the whole queue
     this.whenIdle(() => {
       this.sendTimer = 0;
+      // A mark on its way to the route: the queue goes once it has answered.
+      if (this.queue.some((a) => a.posting)) return;
       if (this.setTriggerValue && this.queue.length && this.listening) {
-        this.setTriggerValue("act", { client: this.client, actions: this.queue });
+        this.setTriggerValue("act", { client: this.client, actions: this.queue.map(wire) });
       }
     });
   }
@@ -254,7 +329,15 @@ class Keys {
     r.dataset.queue = String(this.queue.length);
     r.dataset.behind = this.behind;
     r.dataset.rev = String(this.rev);
-    this.stateEl.textContent = this.queue.length ? "saving\u2026" : "";
+    r.dataset.saved = this.saved;
+    let text = "";
+    if (this.queue.length) {
+      // Saved when every action waiting is a mark the route saved (the page follows).
+      const last = this.queue[this.queue.length - 1];
+      const done = this.queue.every((a) => a.saved);
+      text = done ? `Record ${last.record} ${LABELS[last.status]} \u00b7 saved` : "saving\u2026";
+    }
+    this.stateEl.textContent = text;
   }
 }
 

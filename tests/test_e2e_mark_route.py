@@ -1,0 +1,170 @@
+"""End to end, a review mark saved through the marks route (``POST /tfb/mark``,
+:mod:`browser_app.ui.routes`) in the real server: P in the record view shows "saved" as soon
+as the journal holds the line — before any run of the script that key starts has finished —
+and the page then follows (the review bar, the table's review column) without the mark
+being written twice.
+
+Uses Debian's chromium (``/usr/bin/chromium``): skipped locally without it, FAILS in CI.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_support import app_server, browser_fixture, no_errors, settled, shot, until
+
+from browser_app.edits import journal_path
+from browser_app.sample_data import write_sample
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+WIDE = {"width": 1440, "height": 900}
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    r = tmp_path_factory.mktemp("route") / "root"
+    write_sample(r)
+    return r
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Iterator[tuple[str, Path]]:
+    base = tmp_path_factory.mktemp("server")
+    with app_server(base, [str(root / "detection.tfrecord"), "--root", str(root)]) as url:
+        yield url, base / "cache"
+
+
+browser = browser_fixture()
+
+# In the page before Streamlit's code: every run of the script that finishes (the app root's
+# script state back at notRunning after running), counted, with the state now.
+_RUNS = """
+(() => {
+  const t = (window.__runs = { done: 0, state: "", running: false });
+  const step = (s) => {
+    if (s === t.state) return;
+    if (s === "running" || s === "rerunRequested") t.running = true;
+    if (s === "notRunning" && t.running) { t.running = false; t.done += 1; }
+    t.state = s;
+  };
+  new MutationObserver((mutations) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    for (const m of mutations) if (m.target === app) step(m.oldValue || "");
+    step(app ? app.getAttribute("data-test-script-state") : "");
+  }).observe(document, {
+    subtree: true, attributes: true, attributeOldValue: true, childList: true,
+    attributeFilter: ["data-test-script-state"],
+  });
+})();
+"""
+
+
+def _marks_written(root: Path, cache: Path) -> list[tuple[int, str | None]]:
+    path = journal_path([str(root / "detection.tfrecord")], cache)
+    if not path.exists():
+        return []
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+    return [(obj["target"], obj["status"]) for obj in lines if obj.get("type") == "mark"]
+
+
+def _open(browser: Any, url: str, record: int) -> Any:
+    from playwright.sync_api import expect
+
+    page = browser.new_page(viewport=WIDE)
+    page.add_init_script(_RUNS)
+    page.goto(f"{url}/?file=detection.tfrecord&record={record}")
+    keys = page.get_by_test_id("tfb-review-keys")
+    expect(keys).to_have_attribute("data-record", str(record), timeout=30_000)
+    settled(page)
+    page.get_by_role("heading", name="Records", exact=True).click()  # keys go to the page
+    return page
+
+
+def test_p_shows_saved_once_the_journal_has_the_line_before_a_run_ends(
+    served: tuple[str, Path], root: Path, browser: Any
+) -> None:
+    from playwright.sync_api import expect
+
+    url, cache = served
+    page = _open(browser, url, 12)
+    keys = page.get_by_test_id("tfb-review-keys")
+    before = _marks_written(root, cache)
+    runs = page.evaluate("() => window.__runs.done")
+    page.keyboard.press("p")
+    # As soon as the element says saved (polled in the page, every animation frame): how
+    # many runs had finished then, and the journal read at that moment.
+    page.wait_for_function(
+        "() => document.querySelector('[data-testid=\"tfb-review-keys\"]')"
+        ".dataset.saved === '12:passed'",
+        polling="raf",
+        timeout=15_000,
+    )
+    finished = page.evaluate("() => window.__runs.done")
+    assert _marks_written(root, cache)[len(before) :] == [(12, "passed")]
+    assert finished == runs, "the element said saved only after a run of the script ended"
+    expect(keys.locator(".tfb-keys-state")).to_contain_text("saved")
+    # The page follows on the run the action starts: the review bar, the table's column.
+    expect(page.get_by_text("Review · ✓ Passed").first).to_be_visible(timeout=15_000)
+    expect(keys).to_have_attribute("data-queue", "0", timeout=15_000)
+    settled(page)
+    table = page.locator(".st-key-tfb-records-table [data-testid='stDataFrame']").first
+    expect(table.get_by_test_id("glide-cell-3-12")).to_have_text("✓ passed", timeout=15_000)
+    # One line: Python did not write the mark again.
+    assert _marks_written(root, cache)[len(before) :] == [(12, "passed")]
+    no_errors(page)
+    shot(page, "e2e-mark-route.png")
+    page.close()
+
+
+def test_marks_and_moves_typed_fast_each_write_one_line(
+    served: tuple[str, Path], root: Path, browser: Any
+) -> None:
+    """Keys typed faster than the page is drawn: the marks whose record the element knows go
+    by the route, the ones after a move not yet drawn go to Python; one line each, in the
+    order typed, on the record meant."""
+    from playwright.sync_api import expect
+
+    url, cache = served
+    page = _open(browser, url, 30)
+    keys = page.get_by_test_id("tfb-review-keys")
+    before = _marks_written(root, cache)
+    page.keyboard.type("pfjpjfkp")
+    expect(keys).to_have_attribute("data-record", "31", timeout=60_000)
+    expect(keys).to_have_attribute("data-queue", "0", timeout=60_000)
+    settled(page)
+
+    def lines() -> None:
+        assert _marks_written(root, cache)[len(before) :] == [
+            (30, "passed"),
+            (30, "flagged"),
+            (31, "passed"),
+            (32, "flagged"),
+            (31, "passed"),
+        ]
+
+    until(lines, timeout=15, what="one journal line per mark key")
+    expect(page.get_by_role("heading", name="Record 31")).to_be_visible()
+    no_errors(page)
+    page.close()
+
+
+def test_the_route_refuses_a_request_without_the_sessions_token(served: tuple[str, Path]) -> None:
+    import urllib.error
+    import urllib.request
+
+    url, _cache = served
+    body = json.dumps(
+        {"token": "guess", "client": "c", "seq": 1, "record": 1, "status": "passed"}
+    ).encode()
+    req = urllib.request.Request(
+        url + "/tfb/mark", data=body, headers={"Content-Type": "application/json"}
+    )
+    with pytest.raises(urllib.error.HTTPError) as err:
+        urllib.request.urlopen(req, timeout=10)
+    assert err.value.code == 403
+    assert "token" in json.loads(err.value.read())["error"]
