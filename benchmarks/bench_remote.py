@@ -907,7 +907,7 @@ def _gallery_data(quick: bool) -> tuple[Path, int]:
     from benchmarks.bench_ui import make_data
 
     data = make_data(quick)
-    return data.root / data.jpegs, data.jpeg_count
+    return data.root / data.photos, data.photo_count
 
 
 def run(quick: bool = False) -> list[Row]:
