@@ -85,7 +85,9 @@ __all__ = [
     "VOID_COLOR",
     "Layer",
     "LayerOptions",
+    "LayerRefs",
     "LegendItem",
+    "browser_overlay",
     "draw_layers",
     "record_layers",
 ]
@@ -610,24 +612,33 @@ def _pool() -> ThreadPoolExecutor | None:
         return _POOL[1]
 
 
+def _mask_header(data: bytes, photo: tuple[int, int]) -> str | None:
+    """Why an encoded mask cannot be laid over a ``photo`` (width, height) picture, from its
+    header alone; None when it can."""
+    from codec.images import MAX_DECODE_PIXELS
+
+    header = image_size(data)
+    if header is None:
+        return "is not a picture"
+    if not fits((header[1], header[2]), photo):
+        return f"is {header[1]}×{header[2]}, not the picture's {photo[0]}×{photo[1]}"
+    if header[1] * header[2] > MAX_DECODE_PIXELS:
+        return f"of {header[1]:,}×{header[2]:,} pixels: too large to decode here"
+    return None
+
+
 def _png_cuts(
     datas: Sequence[bytes], photo: tuple[int, int]
 ) -> list[tuple[_Cut | None, str | None]]:
     """Each object's PNG mask (> 0 inside) kept small, or why it cannot be laid over the photo
     (None and None: an empty mask). Masks decoded before are taken from the cache; three or
     more new ones are decoded in threads."""
-    from codec.images import MAX_DECODE_PIXELS
-
     out: list[tuple[_Cut | None, str | None]] = [(None, None)] * len(datas)
     todo: list[int] = []
     for i, data in enumerate(datas):
-        header = image_size(data)
-        if header is None:
-            out[i] = (None, "is not a picture")
-        elif not fits((header[1], header[2]), photo):
-            out[i] = (None, f"is {header[1]}×{header[2]}, not the picture's {photo[0]}×{photo[1]}")
-        elif header[1] * header[2] > MAX_DECODE_PIXELS:
-            out[i] = (None, f"of {header[1]:,}×{header[2]:,} pixels: too large to decode here")
+        why = _mask_header(data, photo)
+        if why is not None:
+            out[i] = (None, why)
         else:
             found = _DECODED.get(("mask", data))
             if found is None:
@@ -921,6 +932,251 @@ def _keypoints_layer(
     )
 
 
+# --------------------------------------------------------------------------------------------
+# Masks and class maps left for a front end to draw
+
+
+@dataclass
+class LayerRefs:
+    """The masks and class maps of a record as their stored PNGs, for a front end that draws
+    them itself (the gallery's tiles: :func:`browser_overlay`), collected by
+    :func:`record_layers` (``refs=``) instead of decoding them. ``class_maps``: each map's
+    PNG, how its values are read (:func:`codec.png.browser_values`) and the values hidden;
+    ``masks``: groups of masks (a group is blended as one, as :func:`draw_layers` blends one
+    layer), each mask's PNG, how its values are read and its class colour, in object order.
+    ``drawable`` is false when something cannot be drawn by a front end exactly (N·H·W float
+    masks, a 16-bit or colour-managed PNG, pictures that are not stored PNGs): ``why`` says
+    what, and the picture is then drawn here (:func:`draw_layers`).
+
+    A mask that cannot be laid over the picture (its header's size) is left out, as
+    :func:`draw_layers` leaves it out."""
+
+    class_maps: list[tuple[bytes, str, frozenset[int]]] = field(default_factory=list)
+    masks: list[list[tuple[bytes, str, str]]] = field(default_factory=list)
+    drawable: bool = True
+    why: str = ""
+
+    def refuse(self, why: str) -> None:
+        if self.drawable:
+            self.drawable, self.why = False, why
+
+
+def _mask_refs(
+    features: Mapping[str, Any],
+    layout: Layout,
+    keys: Sequence[ClassKey],
+    width: int,
+    height: int,
+    options: LayerOptions,
+    refs: LayerRefs,
+) -> Layer | None:
+    """The masks layer of :func:`_masks_layer`, its PNGs collected in ``refs`` undecoded."""
+    from codec.png import browser_values
+
+    name = layout.prefix + "mask"
+    feat = features.get(name)
+    if feat is None or feat.type not in (BYTES, FLOAT) or not feat.values:
+        return None
+    if feat.type == FLOAT:
+        refs.refuse(f"{name} holds N·H·W numbers")
+        return _masks_layer(features, layout, keys, width, height, options)
+    count = len(feat.values)
+    object_keys = [keys[i] if i < len(keys) else (None, None) for i in range(count)]
+    legend = _legend(object_keys, options.hidden)
+    group: list[tuple[bytes, str, str]] = []
+    if options.masks:
+        for i, key in enumerate(object_keys):
+            data = bytes(feat.values[i])
+            if key in options.hidden or _mask_header(data, (width, height)) is not None:
+                continue
+            kind = browser_values(data, exact=False)
+            if kind is None:
+                refs.refuse(f"mask {i} is not a PNG a browser reads as stored")
+                return None
+            group.append((data, kind, class_color(key)))
+        refs.masks.append(group)
+    shown = sum(1 for k in object_keys if k not in options.hidden)
+    return Layer(
+        MASKS, name, len(group) if options.masks else shown, legend=legend, size=(width, height)
+    )
+
+
+def _lone_mask_ref(
+    ref: ImageRef, width: int, height: int, options: LayerOptions, refs: LayerRefs
+) -> Layer:
+    """The layer of :func:`_lone_mask_layer`, its PNG collected in ``refs`` undecoded."""
+    from codec.png import browser_values
+
+    key: ClassKey = (ref.feature, None)
+    legend = _legend([key], options.hidden)
+    if not options.masks:
+        return Layer(MASKS, ref.feature, 1, legend=legend, size=(width, height))
+    if ref.source != "encoded":
+        refs.refuse(f"{ref.feature} is not a stored picture")
+        return _lone_mask_layer(ref, width, height, options)
+    if key in options.hidden:
+        return Layer(MASKS, ref.feature, 0, legend=legend, size=(width, height))
+    if _mask_header(ref.data, (width, height)) is not None:
+        return _lone_mask_layer(ref, width, height, options)  # its problem, nothing decoded
+    kind = browser_values(ref.data, exact=False)
+    if kind is None:
+        refs.refuse(f"{ref.feature} is not a PNG a browser reads as stored")
+        return Layer(MASKS, ref.feature, 0, legend=legend, size=(width, height))
+    refs.masks.append([(ref.data, kind, class_color(key))])
+    return Layer(MASKS, ref.feature, 1, legend=legend, size=(width, height))
+
+
+def _class_map_ref(
+    ref: ImageRef, width: int, height: int, options: LayerOptions, refs: LayerRefs
+) -> Layer:
+    """The layer of :func:`_class_map_layer` (its count and legend not known: nothing is
+    decoded), its PNG collected in ``refs``; one whose header's size cannot be laid over the
+    picture is not drawn, as there."""
+    from codec.images import MAX_DECODE_PIXELS
+    from codec.png import browser_values
+
+    size = picture_facts(ref).size
+    if size is not None and not fits(size, (width, height)):
+        return _class_map_layer(ref, width, height, options)  # its problem, nothing decoded
+    kind = browser_values(ref.data, exact=True) if ref.source == "encoded" else None
+    if size is None or kind is None or size[0] * size[1] > MAX_DECODE_PIXELS:
+        refs.refuse(f"{ref.feature} is not a PNG of class values a browser reads as stored")
+        return Layer(CLASS_MAP_LAYER, ref.feature, 0, size=(width, height))
+    names = options.label_map or {}
+    hidden = frozenset(
+        v
+        for name, v in options.hidden
+        if isinstance(v, int) and 0 < v < 256 and name == ("void" if v == VOID else names.get(v))
+    )
+    refs.class_maps.append((ref.data, kind, hidden))
+    return Layer(CLASS_MAP_LAYER, ref.feature, 0, size=(width, height))
+
+
+def _xy(v: float) -> float:
+    return round(float(v), 2)
+
+
+def browser_overlay(
+    layers: Sequence[Layer],
+    refs: LayerRefs,
+    options: LayerOptions,
+    scale: tuple[float, float],
+    size: tuple[int, int],
+    *,
+    captions: bool = True,
+) -> tuple[dict[str, Any], list[bytes]]:
+    """What a front end needs to draw ``layers`` (read with ``refs``: :func:`record_layers`)
+    over a ``size`` rendering of the main picture at ``scale`` (output pixels per picture
+    pixel) exactly as :func:`draw_layers` draws them there, as plain data in the output's
+    pixels, and the PNGs it refers to (``"src"``: an index into that list).
+
+    ``{"w", "h", "line", "font", "opacity", "class_maps": [{"src", "kind", "hidden"}], "masks":
+    [[[src, kind, colour], …] per layer], "predictions": [[x0, y0, x1, y1, colour, caption,
+    band, ink], …], "dash", "boxes": [[x0, y0, x1, y1, colour, dashed, caption, band, ink],
+    …], "keypoints": [{"r", "skeleton", "objects": [[colour, [x, y, visible, …]], …]}]}``:
+    rectangles are drawn as Pillow draws them (corners truncated to whole pixels, outlines
+    ``line`` pixels wide inside them, a ground-truth box over a dark edge one pixel out and
+    ``line`` + 2 wide); a caption is its text (already cut to fit, in a ``font`` of that
+    many pixels, None: no captions) in ``ink`` on its
+    ``band`` (left, top, right, bottom, exclusive), None without one; predictions dashed by
+    diagonal stripes ``dash`` pixels wide; keypoints (None where not drawn) as dots of radius
+    ``r``, hollow when not ``visible``, joined by the ``skeleton``'s pairs. Only the layers
+    switched on in ``options`` are there."""
+    from codec.images import box_color, caption_place, caption_size
+
+    w, h = size
+    sx, sy = scale
+    width = max(1, round(min(size) / 100))
+    font = caption_size(w, h) if captions else None
+    out: dict[str, Any] = {
+        "w": w,
+        "h": h,
+        "line": width,
+        "font": font,
+        "opacity": options.opacity,
+    }
+    blobs: list[bytes] = []
+    where: dict[bytes, int] = {}
+
+    def blob(data: bytes) -> int:
+        at = where.get(data)
+        if at is None:
+            at = where[data] = len(blobs)
+            blobs.append(data)
+        return at
+
+    if options.class_map and refs.class_maps:
+        out["class_maps"] = [
+            {"src": blob(data), "kind": kind, "hidden": sorted(hidden)}
+            for data, kind, hidden in refs.class_maps
+        ]
+    if options.masks and any(refs.masks):
+        out["masks"] = [
+            [[blob(data), kind, color] for data, kind, color in group]
+            for group in refs.masks
+            if group
+        ]
+    wanted = [x for x in layers if x.shapes is not None and options.shows(x.kind)]
+    for layer in wanted:
+        if layer.kind == PREDICTIONS and layer.shapes:
+            preds = out.setdefault("predictions", [])
+            out["dash"] = max(4, width * 4)
+            captioned = font is not None and min(size) >= PREDICTION_CAPTION_SIDE
+            for p in layer.shapes:
+                b = p.box.moved(scale, (0.0, 0.0))
+                x0, x1 = sorted((b.xmin, b.xmax))
+                y0, y1 = sorted((b.ymin, b.ymax))
+                if x1 < 0 or y1 < 0 or x0 > w or y0 > h:
+                    continue
+                color = class_color(b.key)
+                text = band = paint = None
+                if captioned and font is not None and p.caption:
+                    art = caption_art(font, p.caption, w - 4)
+                    band = list(_below((x0, y0, x1, y1), (art.size[0] + 4, art.size[1] + 2), size))
+                    text, paint = art.text, ink(color)
+                preds.append([_xy(x0), _xy(y0), _xy(x1), _xy(y1), color, text, band, paint])
+        elif layer.kind == BOXES and layer.shapes:
+            boxes = out.setdefault("boxes", [])
+            for box in layer.shapes:
+                if not box.drawable:
+                    continue
+                b = box.moved(scale, (0.0, 0.0))
+                x0, x1 = sorted((b.xmin, b.xmax))
+                y0, y1 = sorted((b.ymin, b.ymax))
+                color = box_color(b)
+                caption = ("! " if b.problems else "") + b.caption
+                text = band = paint = None
+                if font and caption.strip():
+                    art = caption_art(font, caption, w - 4)
+                    place = caption_place(
+                        (x0, y0, x1, y1), (art.size[0] + 4, art.size[1] + 2), size
+                    )
+                    text, band, paint = art.text, list(place), ink(color)
+                boxes.append(
+                    [_xy(x0), _xy(y0), _xy(x1), _xy(y1), color, bool(b.problems), text, band, paint]
+                )
+        elif layer.kind == KEYPOINTS:
+            kp: _Keypoints = layer.shapes
+            xs, ys = np.round(kp.xs * sx, 2), np.round(kp.ys * sy, 2)
+            shown = np.isfinite(xs) & np.isfinite(ys)
+            objects = []
+            for i in np.flatnonzero(shown.any(axis=1)).tolist():
+                triples = np.stack([xs[i], ys[i], kp.visible[i]], axis=1).tolist()
+                flat: list[Any] = []
+                for (x, y, v), there in zip(triples, shown[i].tolist()):
+                    flat += [x, y, bool(v)] if there else [None, None, False]
+                objects.append([kp.colors[i], flat])
+            if objects:
+                out.setdefault("keypoints", []).append(
+                    {
+                        "r": max(2.0, width + 1.0),
+                        "skeleton": [list(pair) for pair in kp.skeleton],
+                        "objects": objects,
+                    }
+                )
+    return out, blobs
+
+
 def record_layers(
     record: Record,
     main: ImageRef,
@@ -928,6 +1184,8 @@ def record_layers(
     height: int,
     options: LayerOptions | None = None,
     roles: Sequence[tuple[ImageRef, str]] | None = None,
+    *,
+    refs: LayerRefs | None = None,
 ) -> list[Layer]:
     """The layers of ``record`` over its main picture ``main`` (a ``width`` × ``height``
     picture), bottom to top: class maps, masks, predictions, boxes, keypoints (see the
@@ -935,7 +1193,11 @@ def record_layers(
     pixels of one switched off are not read (its ``shapes`` is None). A picture of a
     SequenceExample's steps has no layers. ``roles`` is :func:`codec.roles.picture_roles`
     when the caller has it. Never raises for odd values: what cannot be drawn is named in
-    the layer's ``problems``."""
+    the layer's ``problems``.
+
+    With ``refs``, no mask or class map is decoded: their PNGs are collected in ``refs``
+    for a front end to draw (:class:`LayerRefs`, :func:`browser_overlay`), and their layers
+    carry no shapes."""
     options = options or LayerOptions()
     if main.step is not None or width <= 0 or height <= 0:
         return []
@@ -953,7 +1215,10 @@ def record_layers(
         layer, boxes = _boxes_layer(features, truth, width, height, options)
         out[BOXES].append(layer)
         keys = [b.key for b in boxes]
-        masks = _masks_layer(features, truth, keys, width, height, options)
+        if refs is None:
+            masks = _masks_layer(features, truth, keys, width, height, options)
+        else:
+            masks = _mask_refs(features, truth, keys, width, height, options, refs)
         if masks is not None:
             out[MASKS].append(masks)
         points = _keypoints_layer(features, truth, keys, width, height, options)
@@ -970,12 +1235,16 @@ def record_layers(
         ):
             continue
         if role == CLASS_MAP:
-            if options.class_map:
+            if options.class_map and refs is not None:
+                out[CLASS_MAP_LAYER].append(_class_map_ref(ref, width, height, options, refs))
+            elif options.class_map:
                 out[CLASS_MAP_LAYER].append(_class_map_layer(ref, width, height, options))
             else:
                 out[CLASS_MAP_LAYER].append(
                     Layer(CLASS_MAP_LAYER, ref.feature, 0, size=(width, height))
                 )
+        elif role == MASK and ref.feature not in layout_masks and refs is not None:
+            out[MASKS].append(_lone_mask_ref(ref, width, height, options, refs))
         elif role == MASK and ref.feature not in layout_masks:
             out[MASKS].append(_lone_mask_layer(ref, width, height, options))
     return [layer for kind in _DRAW_ORDER for layer in out[kind]]

@@ -12,6 +12,11 @@ undoes the PNG filters on that band only: None, Sub and Up with numpy, Average a
 :func:`values` reads a whole class map the same way when its rows need no Average or Paeth
 (a palette PNG has none).
 
+:func:`browser_values` says, from the chunks alone (nothing inflated), whether a browser that
+decodes the PNG without colour management (``createImageBitmap(..., {colorSpaceConversion:
+'none', premultiplyAlpha: 'none'})``) gets back the values Pillow reads, and how they are read
+from its red, green and blue: so a front end may draw a mask or a class map itself.
+
 Both answer only for what they read exactly as Pillow does: a well-formed (every chunk's CRC
 and the zlib stream's checksum checked), non-interlaced PNG of 8-bit grey or palette indexes
 (Pillow's modes ``L`` and ``P``: the values are the stored bytes). For anything else —
@@ -32,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image
 
-__all__ = ["Part", "nonzero_part", "values"]
+__all__ = ["GREY", "PALETTE", "RGB", "Part", "browser_values", "nonzero_part", "values"]
 
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _NONE, _SUB, _UP, _PAETH = 0, 1, 2, 4
@@ -307,3 +312,70 @@ def _trimmed(values: np.ndarray, origin: tuple[int, int], size: tuple[int, int])
     y0, y1, x0, x1 = int(rows[0]), int(rows[-1]) + 1, int(cols[0]), int(cols[-1]) + 1
     part = np.ascontiguousarray(values[y0:y1, x0:x1])
     return Part(part, (origin[0] + x0, origin[1] + y0), size)
+
+
+GREY = "grey"  # a value is the decoded pixel's red (grey of 8 bits, or fewer for masks)
+RGB = "rgb"  # a mask's pixel is inside when any of red, green and blue is not 0
+PALETTE = "palette"  # a value is the index of the pixel's colour in PLTE (every entry distinct)
+
+# Chunks that make a browser's decoded colours differ from the stored values (gamma, colour
+# profiles) or its canvas lose them (transparency is premultiplied in a canvas).
+_CHANGES_COLOURS = frozenset({b"gAMA", b"iCCP", b"cHRM", b"tRNS", b"sBIT"})
+
+
+def browser_values(data: bytes, *, exact: bool = True) -> str | None:
+    """How a browser's decoding of this PNG gives back its values as Pillow reads them:
+    :data:`GREY` (the red of each pixel), :data:`PALETTE` (the index of its colour in the
+    PLTE, whose entries are all distinct) or :data:`RGB` (a pixel is not 0 when any of its
+    red, green and blue is not; only when not ``exact``); None when it does not (another
+    depth or colour type, transparency, gamma or a colour profile, a damaged chunk). With
+    ``exact`` (a class map's values) grey must be of 8 bits; without (a mask, where only
+    "not 0" matters) grey of 1, 2 or 4 bits, which a browser scales to 8, will do. Reads the
+    chunks' headers and checks every CRC; inflates nothing."""
+    if not data.startswith(_SIGNATURE):
+        return None
+    pos, end = 8, len(data)
+    kind: str | None = None
+    palette: bytes | None = None
+    ended = False
+    while pos + 12 <= end:
+        length, name = struct.unpack_from(">I4s", data, pos)
+        body = pos + 8
+        if body + length + 4 > end:
+            return None
+        (crc,) = struct.unpack_from(">I", data, body + length)
+        if zlib.crc32(data[pos + 4 : body + length]) != crc:
+            return None
+        if pos == 8:
+            if name != b"IHDR" or length != 13:
+                return None
+            width, height, depth, colour, method, filtering, interlace = struct.unpack_from(
+                ">IIBBBBB", data, body
+            )
+            if width == 0 or height == 0 or method or filtering or interlace > 1:
+                return None
+            if colour == 0 and (depth == 8 or (not exact and depth in (1, 2, 4))):
+                kind = GREY
+            elif colour == 3 and depth in (1, 2, 4, 8):
+                kind = PALETTE
+            elif colour == 2 and depth == 8 and not exact:
+                kind = RGB
+            else:
+                return None
+        elif name in _CHANGES_COLOURS:
+            return None
+        elif name == b"PLTE":
+            palette = data[body : body + length]
+        elif name == b"IEND":
+            ended = True
+            break
+        pos = body + length + 4
+    if not ended:
+        return None  # not all there: Pillow's to judge
+    if kind == PALETTE:
+        if palette is None or len(palette) % 3:
+            return None
+        entries = {palette[i : i + 3] for i in range(0, len(palette), 3)}
+        if len(entries) * 3 != len(palette):
+            return None  # two indexes of one colour: the browser's pixels cannot tell them apart
+    return kind

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import codec
 from browser_app.edits.model import ADDED, DELETED, EDITED, EditedSlot
@@ -37,7 +37,10 @@ class GalleryItem:
     """One tile: ``index`` is the record to open (``None`` for an added record, whose anchor's
     tile opens it), ``data`` the thumbnail in ``mime`` or ``None`` with ``error`` saying why;
     ``status`` is the slot's (``intact``, ``recovered`` or ``damaged``); ``bad_boxes`` how
-    many of its boxes have a problem (drawn dashed; the record view says what)."""
+    many of its boxes have a problem (drawn dashed; the record view says what).
+    ``overlay``: the layers the browser draws over ``data`` itself (None: drawn in it, or
+    none), referring to the PNGs of ``blobs`` by position
+    (:func:`codec.layers.browser_overlay`)."""
 
     index: int | None
     caption: str
@@ -46,6 +49,8 @@ class GalleryItem:
     error: str | None = None
     status: str = INTACT
     bad_boxes: int = 0
+    overlay: dict[str, object] | None = field(default=None, hash=False)
+    blobs: tuple[bytes, ...] = ()
 
     @property
     def badges(self) -> list[str]:
@@ -107,6 +112,7 @@ def _tile(
     options: LayerOptions | None = None,
     names: Names | None = None,
     hints: MediaHints | None = None,
+    in_browser: bool = False,
 ) -> GalleryItem:
     s = e.slot
     index = None if e.edit == ADDED else s.index
@@ -129,13 +135,22 @@ def _tile(
         return GalleryItem(index, caption, data, mime, None, status)
     try:
         t = thumbnail(
-            rec, size, boxes, captions=True, normalized=normalized, hidden=hidden, options=options
+            rec,
+            size,
+            boxes,
+            captions=True,
+            normalized=normalized,
+            hidden=hidden,
+            options=options,
+            in_browser=in_browser,
         )
     except codec.ImageError as exc:
         return GalleryItem(index, caption, None, "", f"Cannot show: {exc}", status)
     if t is None:
         return _sound_tile(e, rec, label, size, index, status, hints)
-    return GalleryItem(index, caption, t.data, t.mime, None, status, t.bad_boxes)
+    return GalleryItem(
+        index, caption, t.data, t.mime, None, status, t.bad_boxes, t.overlay, t.blobs
+    )
 
 
 def _sound_tile(
@@ -174,6 +189,7 @@ def gallery_items(
     options: LayerOptions | None = None,
     names: Names | None = None,
     hints: MediaHints | None = None,
+    in_browser: bool = True,
 ) -> list[GalleryItem]:
     """One tile per record of the page (skipped regions have none): the record's main
     picture with its layers as ``options`` say (boxes with their class text when asked, read
@@ -182,12 +198,17 @@ def gallery_items(
     (``#3 · cat · ✎``, ``#4 · dog · deleted``, ``new n1 · cat``), or the problem. The boxes of
     ``hidden`` classes are not drawn; labels are named by ``names`` (:func:`record_label`);
     clips and audio are also known by the dataset's metadata (``hints``, a TFDS ``Video`` or
-    ``Audio`` feature whatever its name). Tiles are drawn on several threads, in page order."""
+    ``Audio`` feature whatever its name). Tiles are drawn on several threads, in page order.
+
+    ``in_browser`` (the app's gallery): a tile is the photograph's own thumbnail and its
+    layers are drawn by the browser (``GalleryItem.overlay``; masks and class maps sent as
+    their stored PNGs, never decoded here), except where a browser cannot draw them exactly
+    (N·H·W float masks, 16-bit maps…: drawn here, :func:`browser_app.view.pictures.thumbnail`)."""
     edited = [e for e in (as_edited_slot(item) for item in items) if e.slot.index is not None]
     off = frozenset(hidden)
 
     def tile(e: EditedSlot) -> GalleryItem:
-        return _tile(e, size, boxes, normalized, off, options, names, hints)
+        return _tile(e, size, boxes, normalized, off, options, names, hints, in_browser)
 
     if len(edited) < 4 or _TILE_THREADS == 1:
         return [tile(e) for e in edited]

@@ -608,7 +608,9 @@ class Thumb:
     """A small picture of a record: ``data`` in ``mime``, the full picture's size, how many
     of the boxes drawn on it have a problem, and the ``layers`` read for it (their counts:
     a tile's predictions below the threshold are not drawn, ``Layer.below`` says how
-    many)."""
+    many). ``overlay`` (None: the layers, if any, are drawn in ``data``) is what a browser
+    draws over ``data`` itself (:func:`codec.layers.browser_overlay`, in ``data``'s pixels),
+    ``blobs`` the PNGs it refers to by position."""
 
     data: bytes
     mime: str
@@ -616,6 +618,8 @@ class Thumb:
     height: int
     bad_boxes: int = 0
     layers: tuple[Layer, ...] = ()
+    overlay: dict[str, object] | None = dataclasses.field(default=None, hash=False)
+    blobs: tuple[bytes, ...] = ()
 
 
 def thumbnail(
@@ -626,6 +630,7 @@ def thumbnail(
     normalized: bool | None = None,
     hidden: Iterable[ClassKey] = (),
     options: LayerOptions | None = None,
+    in_browser: bool = False,
 ) -> Thumb | None:
     """A small picture of the record's main picture (:func:`codec.roles.main_picture`),
     with its layers drawn when ``boxes`` (as ``options`` say: class map, masks, boxes,
@@ -633,7 +638,13 @@ def thumbnail(
     classes ``hidden`` left out); captions only when asked and when the tile has room. None
     when the record has no picture. ``normalized`` is the dataset's decision
     (:func:`boxes_normalized`). Raises :class:`codec.ImageError` when it cannot be
-    decoded."""
+    decoded.
+
+    ``in_browser``: the layers are left for the browser to draw (``Thumb.overlay``, its
+    masks and class maps as their stored PNGs, never decoded here) over the picture alone,
+    which is then the very thumbnail of the photograph without layers; a record whose layers
+    a browser cannot draw exactly (:class:`codec.layers.LayerRefs`) is drawn here as
+    without ``in_browser``."""
     roles = rl.picture_roles(record)
     if not roles:
         return None
@@ -643,10 +654,21 @@ def thumbnail(
     how = layer_options(options, boxes, normalized, None, hidden)
     bad = 0
     layers: list[Layer] = []
+    overlay: dict[str, object] | None = None
+    blobs: list[bytes] = []
     if how is not None and ref.step is None:
-        layers = lay.record_layers(record, ref, fw, fh, how, roles)
-        if _drawn(layers, how):
-            scale = (img.width / fw, img.height / fh)
+        refs = lay.LayerRefs() if in_browser else None
+        layers = lay.record_layers(record, ref, fw, fh, how, roles, refs=refs)
+        if refs is not None and not refs.drawable:
+            refs = None  # drawn here: the layers read again, masks and class maps decoded
+            layers = lay.record_layers(record, ref, fw, fh, how, roles)
+        scale = (img.width / fw, img.height / fh)
+        if refs is not None:
+            if _drawn(layers, how) or any(refs.masks) or refs.class_maps:
+                overlay, blobs = lay.browser_overlay(
+                    layers, refs, how, scale, img.size, captions=captions
+                )
+        elif _drawn(layers, how):
             img = lay.draw_layers(img, layers, how, scale, captions=captions)
         bad = sum(x.bad for x in layers if x.kind == lay.BOXES and how.boxes)
     out = io.BytesIO()
@@ -658,7 +680,7 @@ def thumbnail(
             img = img.convert("RGB")
         img.save(out, format="JPEG", quality=85)
         mime = "image/jpeg"
-    return Thumb(out.getvalue(), mime, fw, fh, bad, tuple(layers))
+    return Thumb(out.getvalue(), mime, fw, fh, bad, tuple(layers), overlay, tuple(blobs))
 
 
 # -- the full view: zoom and pan -----------------------------------------------------------

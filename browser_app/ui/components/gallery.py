@@ -28,6 +28,7 @@ from typing import Any, Literal
 from browser_app.ui.components import served
 from browser_app.ui.components.actions import count, read_numbered
 from browser_app.view import GalleryItem
+from codec import layers as L
 from codec.dataset import DAMAGED, RECOVERED
 
 __all__ = [
@@ -60,9 +61,16 @@ BADGE_HELP = (
 
 def tile(item: GalleryItem, url: str | None, mark: str | None) -> dict[str, Any]:
     """One tile as the element gets it: its record (None: a tile that opens nothing), its
-    caption, the URL of its picture or why there is none, its badges, its saved mark. What
-    a tile has not (no problem, no badge, no mark) is left out: a page is sent on every run."""
+    caption, the URL of its picture or why there is none, its badges, its saved mark, and
+    the layers the element draws over the picture (``layers``: ``GalleryItem.overlay`` with
+    ``urls``, those of the PNGs it refers to, which ``url`` carries when it is a
+    :class:`~browser_app.ui.services.tiles.TileUrl`). What a tile has not (no problem, no
+    badge, no mark, no layers) is left out: a page is sent on every run."""
     out: dict[str, Any] = {"record": item.index, "caption": item.caption, "src": url}
+    if url is not None and item.overlay is not None:
+        blob_urls = list(getattr(url, "blob_urls", ()))
+        if len(blob_urls) == len(item.blobs):
+            out["layers"] = {**item.overlay, "urls": blob_urls}
     if url is None:
         out["why"] = item.error or ("damaged" if item.status == DAMAGED else "no picture")
     if item.status == DAMAGED:
@@ -118,8 +126,18 @@ def page_data(
         "next": nxt,
         "can_mark": can_mark,
         "badge_help": BADGE_HELP,
+        "palette": PALETTE_HEX if _class_maps(tiles, next_tiles) else None,
         "ack": None if ack is None else {"client": ack[0], "seq": ack[1]},
     }
+
+
+PALETTE_HEX = L.PALETTE.tobytes().hex()
+"""The class map colours (:data:`codec.layers.PALETTE`, value by value, RGB), for the element
+to colour class maps as the server does."""
+
+
+def _class_maps(*pages: Sequence[Mapping[str, Any]]) -> bool:
+    return any("class_maps" in (t.get("layers") or {}) for tiles in pages for t in tiles)
 
 
 # -- what the element sends back ---------------------------------------------------------------

@@ -17,16 +17,38 @@ from streamlit import runtime
 
 from browser_app.view import GalleryItem
 
-__all__ = ["picture_urls", "tile_urls"]
+__all__ = ["TileUrl", "picture_urls", "tile_urls"]
 
 _PLACE = "tfb-gallery-tiles"
+
+
+class TileUrl(str):
+    """A tile picture's URL that also carries the URLs of the PNGs its layers refer to
+    (``GalleryItem.blobs``, in order: the masks and class maps the browser draws over it)."""
+
+    blob_urls: tuple[str, ...]
+
+    def __new__(cls, url: str, blob_urls: Sequence[str] = ()) -> TileUrl:
+        out = super().__new__(cls, url)
+        out.blob_urls = tuple(blob_urls)
+        return out
 
 
 def tile_urls(items: Sequence[GalleryItem], slot: str) -> list[str | None]:
     """The URL of each tile's picture (None for a tile without one), registered for this
     session under ``slot`` (``page``, ``next``…) and the tile's position; all None outside a
-    running app (no media file manager)."""
-    return picture_urls([(item.data, item.mime) for item in items], f"{_PLACE}.{slot}")
+    running app (no media file manager). A tile whose layers the browser draws has the URLs
+    of their PNGs (registered under the tile's place and their position) on its
+    :class:`TileUrl`."""
+    place = f"{_PLACE}.{slot}"
+    urls = picture_urls([(item.data, item.mime) for item in items], place)
+    out: list[str | None] = []
+    for i, (item, url) in enumerate(zip(items, urls)):
+        if url is not None and item.blobs:
+            blobs = picture_urls([(b, "image/png") for b in item.blobs], f"{place}.{i}")
+            url = TileUrl(url, [u for u in blobs if u is not None])
+        out.append(url)
+    return out
 
 
 def picture_urls(pictures: Sequence[tuple[bytes | None, str]], place: str) -> list[str | None]:

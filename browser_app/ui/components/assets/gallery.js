@@ -18,8 +18,9 @@
 // The host element (class tfb-gallery) says what is shown, for tests and benchmarks:
 // data-focus (the focused record), data-page (the position of the page's first tile),
 // data-rev (one more each time data from Python is applied); each tile (class tfb-tile) has
-// data-record (absent for a tile without record), data-mark (passed, flagged or "") and
-// data-pending="1" while a mark typed is not yet confirmed.
+// data-record (absent for a tile without record), data-mark (passed, flagged or ""),
+// data-pending="1" while a mark typed is not yet confirmed, and data-layers ("drawing",
+// "drawn" or "failed") when its layers are drawn here over its picture (see below).
 
 const MARK_ICONS = { passed: "\u2713", flagged: "\u2691" };
 // Actions not acknowledged this long after they were sent are sent again (then twice as
@@ -97,6 +98,374 @@ function records(tiles) {
   return tiles.map((t) => (t.record === null || t.record === undefined ? null : t.record));
 }
 
+// -- layers drawn over a tile's picture ---------------------------------------------------------
+//
+// A tile whose record has layers (Python's codec.layers.browser_overlay) gets a canvas over its
+// picture, the size of the picture's pixels, on which they are drawn as the server draws them
+// (codec.layers.draw_layers): class maps and instance masks from their stored PNGs (fetched
+// from the app's own media URLs, decoded without colour management, sampled at the tile's size
+// by nearest neighbour, tinted and outlined pixel by pixel), predictions dashed, boxes with
+// their captions (text from the data drawn with fillText, never as HTML), keypoints. The
+// sampled values of a PNG are kept per URL and size (the next page's are read ahead). The
+// tile says how far it is: data-layers="drawing", "drawn" or "failed" (a PNG that could not
+// be read: the rest is drawn).
+
+const SAMPLE_SHIFT = 1 / 256;
+const VALUES_KEPT = 2500; // sampled PNGs kept (a page of 100 tiles with 11 PNGs each: 1,100)
+const valuesKept = new Map(); // `${url} ${kind} ${w}x${h}` -> Promise of a Part (or null)
+let scratch = null;
+
+function canvas2d(w, h) {
+  const c = document.createElement("canvas");
+  c.width = w;
+  c.height = h;
+  return c;
+}
+
+function scratchContext(w, h) {
+  if (!scratch) scratch = canvas2d(w, h);
+  if (scratch.width !== w) scratch.width = w;
+  if (scratch.height !== h) scratch.height = h;
+  const ctx = scratch.getContext("2d", { willReadFrequently: true });
+  ctx.imageSmoothingEnabled = false;
+  ctx.clearRect(0, 0, w, h);
+  return ctx;
+}
+
+/** The colours of a PNG's PLTE chunk, (r << 16 | g << 8 | b) -> index; null without one. */
+export function paletteOf(bytes) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let pos = 8;
+  while (pos + 8 <= bytes.length) {
+    const length = view.getUint32(pos);
+    const name = String.fromCharCode(...bytes.subarray(pos + 4, pos + 8));
+    if (name === "PLTE") {
+      const out = new Map();
+      for (let i = 0; i + 2 < length; i += 3) {
+        const at = pos + 8 + i;
+        out.set((bytes[at] << 16) | (bytes[at + 1] << 8) | bytes[at + 2], i / 3);
+      }
+      return out;
+    }
+    if (name === "IDAT" || name === "IEND") return null;
+    pos += 12 + length;
+  }
+  return null;
+}
+
+/** A PNG's values at w × h (nearest neighbour, as the server samples them), as the part that
+ * holds those other than 0: {x, y, cw, ch, values}; null when every value is 0. */
+async function readValues(url, kind, w, h) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`${response.status} for ${url}`);
+  const blob = await response.blob();
+  const palette = kind === "palette" ? paletteOf(new Uint8Array(await blob.arrayBuffer())) : null;
+  const bitmap = await createImageBitmap(blob, {
+    colorSpaceConversion: "none",
+    premultiplyAlpha: "none",
+  });
+  const ctx = scratchContext(w, h);
+  // Nearest neighbour as the server samples: the value under each pixel's centre. Chromium
+  // takes the lower of two source pixels when a centre falls on their border (as it does
+  // at every pixel when a side shrinks by a whole factor); a shift of a 256th of a pixel
+  // makes it take the one the server takes.
+  ctx.drawImage(bitmap, -SAMPLE_SHIFT, -SAMPLE_SHIFT, w, h);
+  bitmap.close();
+  const px = ctx.getImageData(0, 0, w, h).data;
+  const all = new Uint8Array(w * h);
+  let x0 = w;
+  let y0 = h;
+  let x1 = -1;
+  let y1 = -1;
+  for (let p = 0, y = 0; y < h; y++) {
+    for (let x = 0; x < w; x++, p++) {
+      const q = p * 4;
+      let v;
+      if (kind === "grey") v = px[q];
+      else if (kind === "rgb") v = px[q] | px[q + 1] | px[q + 2] ? 1 : 0;
+      else v = palette ? palette.get((px[q] << 16) | (px[q + 1] << 8) | px[q + 2]) || 0 : 0;
+      if (!v) continue;
+      all[p] = v;
+      if (x < x0) x0 = x;
+      if (x > x1) x1 = x;
+      if (y < y0) y0 = y;
+      if (y > y1) y1 = y;
+    }
+  }
+  if (x1 < 0) return null;
+  const cw = x1 - x0 + 1;
+  const ch = y1 - y0 + 1;
+  const values = new Uint8Array(cw * ch);
+  for (let y = 0; y < ch; y++) values.set(all.subarray((y0 + y) * w + x0, (y0 + y) * w + x1 + 1), y * cw);
+  return { x: x0, y: y0, cw, ch, values };
+}
+
+function sampled(url, kind, w, h) {
+  const key = `${url} ${kind} ${w}x${h}`;
+  let got = valuesKept.get(key);
+  if (got) {
+    valuesKept.delete(key); // most recently used last
+    valuesKept.set(key, got);
+    return got;
+  }
+  got = readValues(url, kind, w, h);
+  got.catch(() => valuesKept.delete(key)); // tried again next time
+  valuesKept.set(key, got);
+  while (valuesKept.size > VALUES_KEPT) valuesKept.delete(valuesKept.keys().next().value);
+  return got;
+}
+
+/** Python's round (halves to even), as the server rounds an opacity to a byte. */
+export function pyRound(x) {
+  const r = Math.round(x);
+  return Math.abs(x - Math.trunc(x)) === 0.5 && r % 2 !== 0 ? r - 1 : r;
+}
+
+function rgbOf(hex) {
+  return [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+}
+
+/** Instance masks blended as one layer (codec.layers._draw_masks): larger objects first, an
+ * object's pixels tinted at the opacity, its outline (pixels next to another object's or to
+ * none) opaque. */
+export function maskPixels(parts, colors, w, h, opacity) {
+  const counts = parts.map((p) => (p ? p.values.reduce((n, v) => n + (v ? 1 : 0), 0) : 0));
+  const order = parts.map((_, i) => i).filter((i) => parts[i]);
+  order.sort((a, b) => counts[b] - counts[a] || a - b);
+  const index = new Uint16Array(w * h);
+  order.forEach((k, rank) => {
+    const { x, y, cw, ch, values } = parts[k];
+    for (let r = 0; r < ch; r++) {
+      for (let c = 0; c < cw; c++) if (values[r * cw + c]) index[(y + r) * w + x + c] = rank + 1;
+    }
+  });
+  const a = pyRound(opacity * 255);
+  const out = new ImageData(w, h);
+  const d = out.data;
+  const rgb = order.map((k) => rgbOf(colors[k]));
+  for (let y = 0, p = 0; y < h; y++) {
+    for (let x = 0; x < w; x++, p++) {
+      const i = index[p];
+      if (!i) continue;
+      const edge =
+        x === 0 || x === w - 1 || y === 0 || y === h - 1 ||
+        index[p - 1] !== i || index[p + 1] !== i || index[p - w] !== i || index[p + w] !== i;
+      const [cr, cg, cb] = rgb[i - 1];
+      d[p * 4] = cr;
+      d[p * 4 + 1] = cg;
+      d[p * 4 + 2] = cb;
+      d[p * 4 + 3] = edge ? 255 : a;
+    }
+  }
+  return out;
+}
+
+/** A class map blended over the picture (codec.layers._draw_class_map): 0 clear, each value
+ * in the palette's colour at the opacity, 255 ("void") at least 60 % and hatched with white
+ * in diagonal stripes three pixels wide, hidden values clear. */
+export function classMapPixels(part, palette, hidden, w, h, opacity) {
+  const a = pyRound(opacity * 255);
+  const alphaOf = new Uint8Array(256).fill(a);
+  alphaOf[0] = 0;
+  alphaOf[255] = Math.max(a, 153);
+  for (const v of hidden) alphaOf[v] = 0;
+  const out = new ImageData(w, h);
+  if (!part) return out;
+  const d = out.data;
+  const { x, y, cw, ch, values } = part;
+  for (let r = 0; r < ch; r++) {
+    for (let c = 0; c < cw; c++) {
+      const v = values[r * cw + c];
+      const al = alphaOf[v];
+      if (!al) continue;
+      const row = y + r;
+      const col = x + c;
+      const q = (row * w + col) * 4;
+      const white = v === 255 && Math.floor((row + col) / 3) % 2 === 0;
+      d[q] = white ? 255 : palette[v * 3];
+      d[q + 1] = white ? 255 : palette[v * 3 + 1];
+      d[q + 2] = white ? 255 : palette[v * 3 + 2];
+      d[q + 3] = al;
+    }
+  }
+  return out;
+}
+
+/** A rectangle's outline `width` pixels wide inside it, as Pillow draws one (corners
+ * truncated to whole pixels). */
+function outline(ctx, x0, y0, x1, y1, width, color) {
+  [x0, y0, x1, y1] = [x0, y0, x1, y1].map(Math.trunc);
+  if (x1 < x0 || y1 < y0) return;
+  ctx.fillStyle = color;
+  const w = x1 - x0 + 1;
+  const h = y1 - y0 + 1;
+  ctx.fillRect(x0, y0, w, Math.min(width, h));
+  ctx.fillRect(x0, Math.max(y0, y1 - width + 1), w, Math.min(width, h));
+  ctx.fillRect(x0, y0, Math.min(width, w), h);
+  ctx.fillRect(Math.max(x0, x1 - width + 1), y0, Math.min(width, w), h);
+}
+
+function caption(ctx, font, text, band, color, paint, edged) {
+  if (!text || !band || !font) return;
+  const [l, t, r, b] = band;
+  ctx.fillStyle = color;
+  ctx.fillRect(l, t, r - l, b - t);
+  if (edged) outline(ctx, l, t, r - 1, b - 1, 1, "#000000");
+  ctx.fillStyle = paint;
+  ctx.font = `${font}px sans-serif`;
+  ctx.textBaseline = "top";
+  ctx.fillText(text, l + 2, t, r - l - 2);
+}
+
+/** Dashes as Pillow's lines make them (codec.images._dashed_rectangle). */
+function dashedOutline(ctx, x0, y0, x1, y1, width, color) {
+  const dash = Math.max(3, width * 3);
+  ctx.fillStyle = color;
+  const sides = [
+    [x0, y0, x1, y0],
+    [x1, y0, x1, y1],
+    [x0, y1, x1, y1],
+    [x0, y0, x0, y1],
+  ];
+  const off = Math.floor((width - 1) / 2);
+  for (const [ax, ay, bx, by] of sides) {
+    const length = Math.max(Math.abs(bx - ax), Math.abs(by - ay));
+    const steps = Math.max(1, Math.floor(length / (2 * dash)));
+    for (let k = 0; k <= steps; k++) {
+      const t0 = length ? Math.min(1, (2 * k * dash) / length) : 0;
+      const t1 = length ? Math.min(1, ((2 * k + 1) * dash) / length) : 0;
+      const px = [ax + (bx - ax) * t0, ax + (bx - ax) * t1].map(Math.trunc);
+      const py = [ay + (by - ay) * t0, ay + (by - ay) * t1].map(Math.trunc);
+      const lx = Math.min(...px);
+      const ly = Math.min(...py);
+      if (ay === by) ctx.fillRect(lx, ly - off, Math.abs(px[1] - px[0]) + 1, width);
+      else ctx.fillRect(lx - off, ly, width, Math.abs(py[1] - py[0]) + 1);
+    }
+  }
+}
+
+function composite(ctx, pixels) {
+  const layer = canvas2d(pixels.width, pixels.height);
+  layer.getContext("2d").putImageData(pixels, 0, 0);
+  ctx.drawImage(layer, 0, 0);
+}
+
+function drawPredictions(ctx, L) {
+  const { w, h, line } = L;
+  const layer = canvas2d(w, h);
+  const lc = layer.getContext("2d", { willReadFrequently: true });
+  for (const [x0, y0, x1, y1] of L.predictions) outline(lc, x0 - 1, y0 - 1, x1 + 1, y1 + 1, line + 2, "#000000");
+  for (const [x0, y0, x1, y1, color] of L.predictions) outline(lc, x0, y0, x1, y1, line, color);
+  const px = lc.getImageData(0, 0, w, h);
+  const dash = L.dash || 4;
+  for (let y = 0, p = 3; y < h; y++) {
+    for (let x = 0; x < w; x++, p += 4) if (Math.floor((x + y) / dash) % 2 !== 0) px.data[p] = 0;
+  }
+  lc.putImageData(px, 0, 0);
+  ctx.drawImage(layer, 0, 0);
+  for (const [, , , , color, text, band, paint] of L.predictions) {
+    caption(ctx, L.font, text, band, color, paint, true);
+  }
+}
+
+function drawBoxes(ctx, L) {
+  const width = L.line;
+  for (const [x0, y0, x1, y1, color, dashed, text, band, paint] of L.boxes) {
+    if (dashed) dashedOutline(ctx, x0, y0, x1, y1, width, color);
+    else {
+      outline(ctx, x0 - 1, y0 - 1, x1 + 1, y1 + 1, width + 2, "#000000");
+      outline(ctx, x0, y0, x1, y1, width, color);
+    }
+    caption(ctx, L.font, text, band, color, paint, false);
+  }
+}
+
+function drawKeypoints(ctx, L) {
+  const width = L.line;
+  for (const group of L.keypoints) {
+    const r = group.r;
+    for (const [color, flat] of group.objects) {
+      const at = (j) => (flat[j * 3] === null ? null : [flat[j * 3] + 0.5, flat[j * 3 + 1] + 0.5]);
+      ctx.lineCap = "butt";
+      for (const [a, b] of group.skeleton) {
+        const p = at(a);
+        const q = at(b);
+        if (!p || !q) continue;
+        for (const [stroke, lw] of [["#000000", width + 2], [color, width]]) {
+          ctx.strokeStyle = stroke;
+          ctx.lineWidth = lw;
+          ctx.beginPath();
+          ctx.moveTo(p[0], p[1]);
+          ctx.lineTo(q[0], q[1]);
+          ctx.stroke();
+        }
+      }
+      for (let j = 0; j * 3 < flat.length; j++) {
+        const p = at(j);
+        if (!p) continue;
+        ctx.beginPath();
+        ctx.arc(p[0], p[1], r + 0.5, 0, 2 * Math.PI);
+        if (flat[j * 3 + 2]) {
+          ctx.fillStyle = color;
+          ctx.fill();
+          ctx.strokeStyle = "#000000";
+          ctx.lineWidth = 1;
+          ctx.stroke();
+        } else {
+          ctx.strokeStyle = color;
+          ctx.lineWidth = Math.max(1, width);
+          ctx.stroke();
+        }
+      }
+    }
+  }
+}
+
+/** The PNGs a tile's layers read, sampled at its size (started, not awaited: ahead). */
+function readAhead(L) {
+  const { w, h, urls } = L;
+  const maps = (L.class_maps || []).map((m) => sampled(urls[m.src], m.kind, w, h));
+  const masks = (L.masks || []).map((g) => g.map(([src, kind]) => sampled(urls[src], kind, w, h)));
+  return { maps, masks };
+}
+
+/** Draw a tile's layers on `canvas`; `current()` says whether they are still wanted. Returns
+ * whether every PNG could be read. */
+export async function drawLayers(canvas, L, palette, current) {
+  const { w, h } = L;
+  const reads = readAhead(L);
+  let complete = true;
+  const settle = (p) =>
+    p.catch(() => {
+      complete = false;
+      return null;
+    });
+  const maps = await Promise.all(reads.maps.map(settle));
+  const masks = await Promise.all(reads.masks.map((g) => Promise.all(g.map(settle))));
+  if (!current()) return complete;
+  canvas.width = w;
+  canvas.height = h;
+  const ctx = canvas.getContext("2d");
+  ctx.clearRect(0, 0, w, h);
+  (L.class_maps || []).forEach((m, i) => {
+    composite(ctx, classMapPixels(maps[i], palette, m.hidden || [], w, h, L.opacity));
+  });
+  (L.masks || []).forEach((group, i) => {
+    const colors = group.map((m) => m[2]);
+    if (masks[i].some(Boolean)) composite(ctx, maskPixels(masks[i], colors, w, h, L.opacity));
+  });
+  if (L.predictions) drawPredictions(ctx, L);
+  if (L.boxes) drawBoxes(ctx, L);
+  if (L.keypoints) drawKeypoints(ctx, L);
+  return complete;
+}
+
+function paletteBytes(hex) {
+  const out = new Uint8Array(768);
+  if (hex) for (let i = 0; i < 768; i++) out[i] = parseInt(hex.slice(i * 2, i * 2 + 2), 16);
+  return out;
+}
+
 class Grid {
   // One per gallery (Python's "grid" name), for the life of the page: when Streamlit draws
   // the element afresh (a new host element), the same grid attaches to it and keeps its
@@ -120,6 +489,8 @@ class Grid {
     this.rev = 0;
     this.prefetched = [];
     this.prefetchedKey = "";
+    this.palette = paletteBytes("");
+    this.paletteHex = "";
     this.resendTimer = 0;
     this.resendMs = RESEND_MS;
     this.parent = null;
@@ -199,6 +570,10 @@ class Grid {
 
   apply(data) {
     this.data = data;
+    if (data.palette && data.palette !== this.paletteHex) {
+      this.paletteHex = data.palette;
+      this.palette = paletteBytes(data.palette);
+    }
     const ack = data.ack;
     if (ack && ack.client === this.client) {
       this.queue = this.queue.filter((a) => a.seq > ack.seq);
@@ -258,6 +633,7 @@ class Grid {
 
   prefetch() {
     const next = this.view && this.view.next;
+    for (const t of next ? next.tiles : []) if (t.src && t.layers) readAhead(t.layers);
     const urls = next ? next.tiles.map((t) => t.src).filter(Boolean) : [];
     const key = urls.join(" ");
     if (key === this.prefetchedKey) return; // the same pictures: fetched already
@@ -333,6 +709,7 @@ class Grid {
       why.hidden = false;
       why.textContent = t.why || "no picture";
     }
+    this.fillLayers(tile, pic, t.src ? t.layers : null);
     const badges = tile.querySelector(".tfb-badges");
     badges.textContent = "";
     for (const b of t.badges || []) el("span", "tfb-badge", badges).textContent = b;
@@ -343,6 +720,38 @@ class Grid {
     tile.title = t.caption || "";
     const canMark = this.view.can_mark && t.record !== null && t.record !== undefined;
     tile.querySelector(".tfb-marks").hidden = !canMark;
+  }
+
+  /** The canvas of a tile's layers, drawn afresh when they (or the picture) changed. */
+  fillLayers(tile, pic, L) {
+    let cv = pic.querySelector("canvas.tfb-layers");
+    if (!L) {
+      if (cv) cv.remove();
+      delete tile.dataset.layers;
+      return;
+    }
+    const key = JSON.stringify(L);
+    if (cv && cv.dataset.key === key) return; // drawn already, or being drawn
+    if (!cv) {
+      cv = document.createElement("canvas");
+      cv.className = "tfb-layers";
+      const img = pic.querySelector("img");
+      if (img) img.after(cv);
+      else pic.prepend(cv);
+    }
+    cv.dataset.key = key;
+    cv.hidden = true; // never the previous tile's layers over this picture
+    tile.dataset.layers = "drawing";
+    const current = () => cv.dataset.key === key && cv.isConnected;
+    drawLayers(cv, L, this.palette, current)
+      .then((complete) => {
+        if (!current()) return;
+        cv.hidden = false;
+        tile.dataset.layers = complete ? "drawn" : "failed";
+      })
+      .catch(() => {
+        if (current()) tile.dataset.layers = "failed";
+      });
   }
 
   decorate() {
