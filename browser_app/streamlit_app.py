@@ -4,7 +4,8 @@
 It is two things. Imported as a module (``streamlit run`` finds the ``st.App`` assigned to
 ``app`` below and has uvicorn import this file), it is the server: Streamlit's routes and
 the app's own (:mod:`browser_app.ui.routes`: ``POST /tfb/mark``, a review mark saved without
-a run of the script). Executed as ``__main__`` (Streamlit runs it so at every run of a
+a run of the script), and what it does once at start-up (:mod:`browser_app.ui.server`).
+Executed as ``__main__`` (Streamlit runs it so at every run of a
 session, as does an ``AppTest``), it is the app itself, :func:`browser_app.ui.app.main`.
 """
 
@@ -25,5 +26,6 @@ else:
     from streamlit import App
 
     from browser_app.ui.routes import app_routes
+    from browser_app.ui.server import lifespan
 
-    app = App(Path(__file__).resolve(), routes=app_routes())
+    app = App(Path(__file__).resolve(), routes=app_routes(), lifespan=lifespan)
