@@ -79,6 +79,19 @@ def _src(page: Any, selector: str) -> list[str]:
     return list(page.locator(selector).evaluate_all("els => els.map(e => e.getAttribute('src'))"))
 
 
+_LOOKS = """() => [...document.querySelectorAll('.st-key-tfb-gallery .tfb-tile')].map(t => {
+  const img = t.querySelector('img'), cv = t.querySelector('canvas.tfb-layers');
+  if (t.dataset.layers === 'drawing') return null;
+  return (img ? img.getAttribute('src') : '') + '|' + (cv && !cv.hidden ? cv.dataset.key : '');
+})"""
+
+
+def _looks(page: Any) -> list[str | None]:
+    """What each gallery tile shows: its picture and the layers the browser drew over it
+    (None while they are being drawn)."""
+    return list(page.evaluate(_LOOKS))
+
+
 def _move(page: Any, slider: Any, key: str, value: str) -> None:
     """Press ``key`` on ``slider`` (a Locator) once the app is idle, and wait until the
     slider shows ``value`` and the run it started is over."""
@@ -229,6 +242,12 @@ def test_coco_masks_and_keypoints_and_a_class_map_over_the_photo(server: str, br
     page.close()
 
 
+def _drawn(page: Any) -> list[str]:
+    looks = _looks(page)
+    assert looks and None not in looks, looks
+    return [x for x in looks if x is not None]
+
+
 def test_gallery_layers_popover_threshold_redraws_the_tiles(
     server: str, browser: Any, root: Path
 ) -> None:
@@ -249,14 +268,14 @@ def test_gallery_layers_popover_threshold_redraws_the_tiles(
     no_errors(page)
     grid = page.locator(".st-key-tfb-gallery")
     shot(page, "layers-gallery.png", target=grid)
-    before = _src(page, TILES)
+    before = until(lambda: _drawn(page), what="every tile's layers drawn")
     page.get_by_role("button", name="Layer settings", exact=True).click()
     slider = page.get_by_role("slider", name="Score threshold")
     expect(slider).to_be_visible()
     _move(page, slider, "End", "1.00")
 
     def redrawn() -> None:
-        after = _src(page, TILES)
+        after = _drawn(page)
         assert len(after) == N_PREDICTED
         assert [n for n in range(N_PREDICTED) if after[n] != before[n]] == losing
 
@@ -266,6 +285,6 @@ def test_gallery_layers_popover_threshold_redraws_the_tiles(
     shot(page, "layers-gallery-popover.png")
     page.keyboard.press("Escape")  # the popover closes: the tiles in full view
     expect(slider).to_have_count(0)
-    assert _src(page, TILES) != before
+    assert until(lambda: _drawn(page), what="the layers drawn") != before
     shot(page, "layers-gallery-threshold-1.png", target=grid)
     page.close()
