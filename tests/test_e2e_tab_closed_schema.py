@@ -9,6 +9,7 @@ measures the CPU used after the close."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import time
@@ -16,7 +17,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from browser_support import browser_fixture, serve, servers_of, settled, until
+from browser_support import (
+    ARTIFACTS,
+    browser_fixture,
+    serve,
+    servers_of,
+    settled,
+    shot,
+    until,
+)
 from test_e2e_jobs import _children, _workers
 
 from codec.example import encode_example
@@ -26,8 +35,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 SHARDS = 8
 PER_SHARD = 32_000  # 256,000 records: more than the page infers by itself on opening
-FEATURES = 64  # one number each: the schema's work per record grows with them (the job
-# takes some 12 s on 2 idle processes; 8 shards of 12 MB)
+FEATURES = 64  # one number each: the schema's work per record grows with them (8 shards of
+# 28 MiB; the job's CPU is some 14 s: 25 s on 2 processes at a load of 8)
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +78,6 @@ def _ticks(pid: int) -> int:
 
 
 def test_a_closed_tabs_schema_job_stops_using_the_cpu(server, browser) -> None:  # type: ignore[no-untyped-def]
-    import os
-
     from playwright.sync_api import expect
 
     hz = os.sysconf("SC_CLK_TCK")
@@ -89,6 +96,8 @@ def test_a_closed_tabs_schema_job_stops_using_the_cpu(server, browser) -> None: 
         assert len(_workers(pid)) == 2, f"the job runs on {_workers(pid)}"
 
     until(running, timeout=60, what="the schema job's workers running")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "tab-closed-schema-running.png"))  # not settled: running
     done = re.search(r"(\d+) of 8 tasks", bar.text_content() or "")
     assert done is not None and int(done.group(1)) <= 4, "the job ends too soon to test"
     closed = time.monotonic()
@@ -123,6 +132,7 @@ def test_a_closed_tabs_schema_job_stops_using_the_cpu(server, browser) -> None: 
     settled(page)
     assert kept.count() == 0, "the closed tab's job went on: its schema was kept"
     expect(button).to_have_count(1)
+    shot(page, "tab-closed-schema-next-tab.png")
     assert not _workers(pid)
     context.close()
     print(f"workers gone {gone_after:.1f} s, CPU at rest {idle_after:.1f} s after the close")
