@@ -7,6 +7,11 @@ acts once, in the order typed, however fast); the comment is saved when Enter is
 mark or a move runs again only the parts of the Records page it changes
 (:mod:`.parts`). :func:`render_report` offers every mark as CSV or JSON
 (:mod:`browser_app.edits.review` makes them).
+
+Where the server has the marks route (:mod:`browser_app.ui.routes`), an element posts P/F
+there first and says saved as soon as the journal holds the line (:func:`mark_route` grants
+the session's token); its action still reaches Python, which does not write the mark again
+(:func:`route_saved`).
 """
 
 from __future__ import annotations
@@ -36,8 +41,10 @@ from codec.errors import CodecError
 __all__ = [
     "apply_keys",
     "comment_popover",
+    "mark_route",
     "render_marks",
     "render_report",
+    "route_saved",
     "set_mark",
     "tile_mark",
 ]
@@ -154,12 +161,7 @@ def apply_keys(src: Source, value: object) -> None:
         there = after if n > 0 else before
         return at if there is None else there
 
-    token = state.mark_token(src.tag) if routes.served() else None
-
-    def by_route(client: str, seq: int, record: keys.Record, status: str) -> bool:
-        return token is not None and routes.saved_by_route(token, client, seq, record, status)
-
-    effects, memory = keys.handle(value, _keys_memory(src), state.record(), step, by_route)
+    effects, memory = keys.handle(value, _keys_memory(src), state.record(), step, route_saved(src))
     if not effects.applied:
         return
     state.set_widget_value(_keys_memory_name(src), memory)
@@ -172,16 +174,32 @@ def apply_keys(src: Source, value: object) -> None:
         st.rerun()  # the whole page: it says why
 
 
-def _mark_route(src: Source, j: Journal) -> dict[str, str] | None:
-    """Where the keys element may post a mark and the token it shows (granted now for this
-    session, this source's journal and its records known), or None where the server has no
-    marks route (:mod:`browser_app.ui.routes`)."""
+def mark_route(src: Source, j: Journal) -> dict[str, str] | None:
+    """Where an element may post a mark of ``src`` and the token it shows (granted now for
+    this session, this source's journal ``j`` and its records known), or None where the
+    server has no marks route (:mod:`browser_app.ui.routes`). An element sent it hands its
+    actions to Python afterwards all the same; :func:`route_saved` says which marks the
+    route wrote."""
     session = state.streamlit_session()
     if not routes.served() or session is None:
         return None
     token = state.mark_token(src.tag)
     routes.grant(token, session, j, src.dataset.indexed)
     return {"url": routes.MARK_PATH, "token": token}
+
+
+def route_saved(src: Source) -> keys.Saved | None:
+    """``saved(client, seq, record, status)``: whether the marks route wrote that action of
+    an element of ``src`` (then Python applies it without writing it again; the caller bumps
+    the edit revision so the page shows it); None where there is no route."""
+    if not routes.served():
+        return None
+    token = state.mark_token(src.tag)
+
+    def saved(client: str, seq: int, record: keys.Record, status: str) -> bool:
+        return routes.saved_by_route(token, client, seq, record, status)
+
+    return saved
 
 
 def progress_line(j: Journal) -> str:
@@ -277,7 +295,7 @@ def render_marks(src: Source, ref: RecordRef) -> None:
                 behind=parts.behind(src),
                 rest_waits=parts.rest_waits(src),
                 rest_whole=parts.rest_runs_app(src),
-                mark=_mark_route(src, j),
+                mark=mark_route(src, j),
             ),
             on_act=lambda: _on_keys(src),
             on_rest=lambda: _on_rest(src),
