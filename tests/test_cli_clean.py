@@ -4,7 +4,6 @@ and files that are not an export's stay; a folder that is not there is an error.
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import sys
@@ -13,8 +12,7 @@ from pathlib import Path
 import pytest
 from test_export_killed import RUN_AWAY, RUN_DEAD, RUN_GONE, RUN_LIVE, _marker
 
-from browser_app.cli import clean
-from browser_app.cli.main import run
+from browser_app.cli.main import main
 from browser_app.errors import EXIT_OK, EXIT_USAGE
 from browser_app.export import remote
 from browser_app.export.tempfiles import MARK, RunLock
@@ -35,11 +33,8 @@ os._exit(9)
 
 
 def _clean(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    """``tfrecord-browser clean ARGV`` through the command line's parser and dispatch."""
-    parser = argparse.ArgumentParser(prog="tfrecord-browser")
-    clean.register(parser.add_subparsers())
-    args = parser.parse_args(["clean", *argv])
-    code = run(args.handler, args)
+    """``tfrecord-browser clean ARGV`` as the command line runs it."""
+    code = main(["clean", *argv])
     out, err = capsys.readouterr()
     return code, out, err
 

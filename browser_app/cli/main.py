@@ -50,6 +50,7 @@ COMMANDS = {
     "duplicates": "duplicates",
     "diff": "diff",
     "sql": "sql",
+    "clean": "clean",
 }
 _GLOBAL_VALUES = ("--max-inflate",)  # the options before a command that take a value
 
