@@ -227,7 +227,9 @@ def app_server(root: Path, paths: list[str] | None = None, code: Path = REPO) ->
 # Installed in every page before Streamlit's code:
 # - the time stamp of the first user input since the last reset (``input``);
 # - a count of script runs that have finished (the app root's script state going back to
-#   notRunning: ``done``), with the state now (``state``);
+#   notRunning: ``done``), with the state now (``state``), and of the messages the server
+#   sent (``msgs``: a fast run's messages may come in one burst, drawn at once, its state
+#   never shown as running);
 # - ``gallery()``: the gallery element's root, in the page or in a shadow root under it;
 # - ``watchStart(conditions)``: from the next input on, on every animation frame, the first
 #   time each condition holds (``[name, JS expression, needs a finished run]``), in ``watch``.
@@ -235,7 +237,18 @@ _PROBE = """
 (() => {
   const t = (window.__tfb = {
     input: 0, done: 0, running: false, state: "", startDone: 0, watch: null, g: null,
+    msgs: 0, startMsgs: 0,
   });
+  // Messages from the server, counted: a run whose messages all come in one burst may be
+  // drawn in one go, its script state never shown as running (see settled below).
+  const Socket = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Socket(...args);
+    ws.addEventListener("message", () => { t.msgs += 1; });
+    return ws;
+  };
+  window.WebSocket.prototype = Socket.prototype;
+  Object.assign(window.WebSocket, Socket);
   const mark = (e) => {
     if (t.input) return;
     const now = performance.now();
@@ -285,13 +298,18 @@ _PROBE = """
     return r.width > 0 && r.height > 0 && r.bottom > 0 && r.top < innerHeight
       && r.right > 0 && r.left < innerWidth;
   };
-  t.settled = () => t.done > t.startDone && t.state === "notRunning"
+  // A run that began after the input has finished: one seen going from running back to
+  // notRunning, or, for a run whose messages came in one burst and were drawn at once (its
+  // state never shown as running: the script-started message comes before any of its
+  // elements, so a page showing them and notRunning has drawn its end too), messages received
+  // since the input with the state at notRunning.
+  t.settled = () => (t.done > t.startDone || t.msgs > t.startMsgs) && t.state === "notRunning"
     && !document.querySelector('[data-testid="stMain"] [data-stale="true"]');
   t.watchStart = (conditions) => {
     const checks = conditions.map(([name, expr, run]) =>
       [name, new Function("return (" + expr + ");"), run]);
     const res = {};
-    t.watch = res; t.error = ""; t.input = 0; t.startDone = t.done;
+    t.watch = res; t.error = ""; t.input = 0; t.startDone = t.done; t.startMsgs = t.msgs;
     const tick = () => {
       if (t.watch !== res) return;
       if (t.input) {
