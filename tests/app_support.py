@@ -76,6 +76,13 @@ def gallery_tiles(at: AppTest) -> list[dict[str, Any]]:
     return list(gallery_data(at)["tiles"])
 
 
+def tile_layers(tile: dict[str, Any]) -> str:
+    """The layers a gallery tile has the browser draw over its picture, as comparable text
+    (without the URLs they are fetched by): "" for a tile whose picture holds them all."""
+    layers = {k: v for k, v in (tile.get("layers") or {}).items() if k != "urls"}
+    return json.dumps(layers, sort_keys=True) if layers else ""
+
+
 def go_to_record(at: AppTest) -> Any:
     """The pager's "Go to record" box (its key names the record it shows)."""
     return next(w for w in at.number_input if w.label == "Go to record")

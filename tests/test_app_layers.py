@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from app_support import gallery_tiles, no_crash, start_app
+from app_support import gallery_tiles, no_crash, start_app, tile_layers
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 from test_app_edit import media
@@ -352,9 +352,11 @@ def _tile_pictures(at: AppTest, media: dict) -> list[bytes]:
     return [media[t["src"]][0] for t in tiles]
 
 
-def _tiles(at: AppTest, media: dict) -> list[bytes]:
-    """The pixels of the gallery's tiles, in order."""
-    return [_pixels(data) for data in _tile_pictures(at, media)]
+def _tiles(at: AppTest, media: dict) -> list[tuple[bytes, str]]:
+    """What the gallery's tiles show, in order: the pixels of each picture and the layers
+    the browser draws over it."""
+    pictures = [_pixels(data) for data in _tile_pictures(at, media)]
+    return list(zip(pictures, [tile_layers(t) for t in gallery_tiles(at)]))
 
 
 def test_the_gallery_popover_threshold_redraws_the_tiles(monkeypatch, root, media) -> None:

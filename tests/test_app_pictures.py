@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from app_support import gallery_tiles, start_app
+from app_support import gallery_tiles, start_app, tile_layers
 from PIL import Image
 from streamlit.testing.v1 import AppTest
 from test_app_edit import button, harness, journal_for, media, no_crash, png, root, texts
@@ -110,9 +110,16 @@ def test_legend_lists_each_class_and_its_switch_hides_it_here_and_in_the_gallery
     assert [t["record"] for t in tiles] == [0, 1, 2, 3]
     for n, tile in enumerate(tiles):
         want = V.thumbnail(
-            _record(boxes_root, n), 160, captions=True, normalized=True, hidden=hidden
+            _record(boxes_root, n),
+            160,
+            captions=True,
+            normalized=True,
+            hidden=hidden,
+            in_browser=True,
         )
         assert want is not None and _shown(media[tile["src"]][0]) == _shown(want.data)
+        assert tile_layers(tile) == tile_layers({"layers": want.overlay})
+    assert any(tile_layers(t) for t in tiles)  # the boxes left are drawn over the pictures
     # Back on the record, "Show all" brings the cats back.
     at.switch_page("ui/pages/records.py").run()
     button(at, "Show all").click().run()
