@@ -37,8 +37,9 @@ echo "== pytest"
 # One test worker per core (TFRECORD_BROWSER_TEST_WORKERS=1 runs them in this process); a
 # test file stays on one worker, so its module-wide servers and browsers start once.
 workers="${TFRECORD_BROWSER_TEST_WORKERS:-auto}"
+# The slowest tests are listed at the end, to keep the suite's time in view.
 if [ "$workers" = "1" ]; then
-  python3 -m pytest "$@"
+  python3 -m pytest --durations=15 "$@"
 else
-  python3 -m pytest -n "$workers" --dist loadfile "$@"
+  python3 -m pytest -n "$workers" --dist loadfile --durations=15 "$@"
 fi
