@@ -51,6 +51,7 @@ __all__ = [
     "facts",
     "facts_indexed",
     "finding_records",
+    "forget_index_looks",
     "forget_matches",
     "marks",
     "neighbours",
@@ -93,7 +94,28 @@ def _indexed_facts(key: Key, _ds: codec.TFRecordDataset) -> RecordFacts:
     return got
 
 
+INDEX_LOOK_S = 5.0
+"""How long the answer "this dataset's columnar index is (not) stored" is kept."""
+
+
+@st.cache_resource(max_entries=16, ttl=INDEX_LOOK_S, show_spinner=False)
+def _index_stored(key: Key, _ds: codec.TFRecordDataset) -> bool:
+    # The readers below raise on a dataset without a stored index, so they keep nothing and
+    # are asked again at every run; asked, a cached reader that shows a spinner starts a
+    # timer thread and sends the page a message, every time (tens of ms on a loaded
+    # machine, in every run that draws the sidebar). So whether the index is there is asked
+    # here first, kept a few seconds (a look costs a stat of the first file's table).
+    return _ds.index_complete and stored_index(_ds.files) is not None
+
+
+def forget_index_looks() -> None:
+    """Look for stored columnar indexes again at once (one was just built)."""
+    _index_stored.clear()
+
+
 def _from_index(src: Source) -> RecordFacts | None:
+    if not _index_stored(src.key, src.dataset):
+        return None
     try:
         return _indexed_facts(src.key, src.dataset)
     except _NotIndexed:
@@ -128,6 +150,8 @@ def _indexed_sort_keys(key: Key, name: str, _ds: codec.TFRecordDataset) -> np.nd
 
 
 def _index_sort(src: Source, name: str) -> np.ndarray | None:
+    if not _index_stored(src.key, src.dataset):
+        return None
     try:
         return _indexed_sort_keys(src.key, name, src.dataset)
     except _NotIndexed:

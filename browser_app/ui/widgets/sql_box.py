@@ -20,6 +20,7 @@ import streamlit as st
 
 from browser_app.selection import Selection
 from browser_app.ui import services, state
+from browser_app.ui.services.order import forget_index_looks
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import jobs
 from browser_app.view import md_text, plural
@@ -63,7 +64,7 @@ def _index(src: Source) -> ColumnsIndex | None:
         if not asked:
             return None
     try:
-        return columns_index(
+        index = columns_index(
             files,
             runner=lambda job, tasks: jobs.run(
                 job, tasks, key=key, what="Building the index", fresh=asked
@@ -72,6 +73,8 @@ def _index(src: Source) -> ColumnsIndex | None:
         )
     except jobs.Stopped:
         return None
+    forget_index_looks()  # facets and sorts read it from the next run on
+    return index
 
 
 def examples(index: ColumnsIndex) -> list[str]:
