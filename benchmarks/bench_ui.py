@@ -228,8 +228,8 @@ def app_server(root: Path, paths: list[str] | None = None, code: Path = REPO) ->
 # - the time stamp of the first user input since the last reset (``input``);
 # - a count of script runs that have finished (the app root's script state going back to
 #   notRunning: ``done``), with the state now (``state``), and of the messages the server
-#   sent (``msgs``: a fast run's messages may come in one burst, drawn at once, its state
-#   never shown as running);
+#   sent, with the time of the last (``msgs``, ``lastMsg``: a fast run's messages may come in
+#   one burst, drawn at once, its state never shown as running);
 # - ``gallery()``: the gallery element's root, in the page or in a shadow root under it;
 # - ``watchStart(conditions)``: from the next input on, on every animation frame, the first
 #   time each condition holds (``[name, JS expression, needs a finished run]``), in ``watch``.
@@ -237,14 +237,14 @@ _PROBE = """
 (() => {
   const t = (window.__tfb = {
     input: 0, done: 0, running: false, state: "", startDone: 0, watch: null, g: null,
-    msgs: 0, startMsgs: 0,
+    msgs: 0, startMsgs: 0, lastMsg: 0,
   });
   // Messages from the server, counted: a run whose messages all come in one burst may be
   // drawn in one go, its script state never shown as running (see settled below).
   const Socket = window.WebSocket;
   window.WebSocket = function (...args) {
     const ws = new Socket(...args);
-    ws.addEventListener("message", () => { t.msgs += 1; });
+    ws.addEventListener("message", () => { t.msgs += 1; t.lastMsg = performance.now(); });
     return ws;
   };
   window.WebSocket.prototype = Socket.prototype;
@@ -298,28 +298,38 @@ _PROBE = """
     return r.width > 0 && r.height > 0 && r.bottom > 0 && r.top < innerHeight
       && r.right > 0 && r.left < innerWidth;
   };
+  const fresh = () => !document.querySelector('[data-testid="stMain"] [data-stale="true"]');
   // A run that began after the input has finished: one seen going from running back to
-  // notRunning, or, for a run whose messages came in one burst and were drawn at once (its
-  // state never shown as running: the script-started message comes before any of its
-  // elements, so a page showing them and notRunning has drawn its end too), messages received
-  // since the input with the state at notRunning.
-  t.settled = () => (t.done > t.startDone || t.msgs > t.startMsgs) && t.state === "notRunning"
-    && !document.querySelector('[data-testid="stMain"] [data-stale="true"]');
+  // notRunning, with no element left stale.
+  t.settled = () => t.done > t.startDone && t.state === "notRunning" && fresh();
+  // A run whose messages all came in one burst may be drawn in one go, its script state
+  // never shown as running. Messages received since the input, the state at notRunning and
+  // nothing stale: a condition holding then holds from that frame on, once the messages
+  // have stopped for BURST_MS with the state still at notRunning (a run still going shows
+  // running by then); the time is that of the frame it first held in.
+  const BURST_MS = 60;
+  t.burst = () => t.msgs > t.startMsgs && t.state === "notRunning" && fresh();
   t.watchStart = (conditions) => {
     const checks = conditions.map(([name, expr, run]) =>
       [name, new Function("return (" + expr + ");"), run]);
     const res = {};
     t.watch = res; t.error = ""; t.input = 0; t.startDone = t.done; t.startMsgs = t.msgs;
+    const seen = {}; // a condition that held in a burst, by name: the frame it held in
     const tick = () => {
       if (t.watch !== res) return;
       if (t.input) {
         const now = performance.now();
         const settled = t.settled();
+        const burst = !settled && t.burst();
         for (const [name, check, run] of checks) {
-          if (name in res || (run && !settled)) continue;
+          if (name in res) continue;
+          if (run && !settled && !burst) { delete seen[name]; continue; }
           let ok = false;
           try { ok = !!check(); } catch (e) { t.error = name + ": " + e; }
-          if (ok) res[name] = now - t.input;
+          if (!ok) { delete seen[name]; continue; }
+          if (!run || settled) { res[name] = now - t.input; continue; }
+          if (!(name in seen)) seen[name] = now;
+          if (now - t.lastMsg >= BURST_MS) res[name] = seen[name] - t.input;
         }
       }
       if (checks.some(([name]) => !(name in res))) requestAnimationFrame(tick);
