@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import os
 import sys
 from collections.abc import Sequence
@@ -50,7 +51,13 @@ def app_args(argv: Sequence[str] | None = None) -> AppArgs:
     ``sys.argv`` (unknown arguments are ignored).
 
     The root defaults to the current directory; a URL root is kept as given (less a
-    trailing ``/``)."""
+    trailing ``/``). Parsed once per command line and working directory (a run asks a
+    dozen times; each parse built a parser anew)."""
+    return _parsed(tuple(sys.argv[1:] if argv is None else argv), os.getcwd())
+
+
+@functools.lru_cache(maxsize=8)
+def _parsed(argv: tuple[str, ...], cwd: str) -> AppArgs:
     parser = argparse.ArgumentParser(add_help=False)
     parser.add_argument("--root", default=None)
     parser.add_argument("--anon", action="store_true")
@@ -58,11 +65,11 @@ def app_args(argv: Sequence[str] | None = None) -> AppArgs:
     parser.add_argument("--dask-timeout", type=float, default=None)
     parser.add_argument("--allow-executor", action="append", default=[])
     parser.add_argument("paths", nargs="*")
-    args, _ = parser.parse_known_args(list(sys.argv[1:] if argv is None else argv))
+    args, _ = parser.parse_known_args(list(argv))
     if args.root and is_url(args.root):
         root = args.root.rstrip("/") if not args.root.endswith("://") else args.root
     else:
-        root = os.path.realpath(args.root or os.getcwd())
+        root = os.path.realpath(args.root or cwd)
     try:
         executor = parse_executor(args.executor)
     except ExecutorError:  # the launcher refuses it first: only a hand-made command has one
