@@ -1064,16 +1064,20 @@ def browser_overlay(
     size: tuple[int, int],
     *,
     captions: bool = True,
+    picture: tuple[int, int] | None = None,
 ) -> tuple[dict[str, Any], list[bytes]]:
     """What a front end needs to draw ``layers`` (read with ``refs``: :func:`record_layers`)
     over a ``size`` rendering of the main picture at ``scale`` (output pixels per picture
     pixel) exactly as :func:`draw_layers` draws them there, as plain data in the output's
-    pixels, and the PNGs it refers to (``"src"``: an index into that list).
+    pixels, and the PNGs it refers to (``"src"``: an index into that list). ``picture``, the
+    main picture's own size (``"fw"``, ``"fh"``), lets the front end sample a mask or a
+    class map at the very pixels the server samples (``scale`` being ``w / fw``, ``h / fh``).
 
-    ``{"w", "h", "line", "font", "opacity", "class_maps": [{"src", "kind", "hidden"}], "masks":
-    [[[src, kind, colour], …] per layer], "predictions": [[x0, y0, x1, y1, colour, caption,
-    band, ink], …], "dash", "boxes": [[x0, y0, x1, y1, colour, dashed, caption, band, ink],
-    …], "keypoints": [{"r", "skeleton", "objects": [[colour, [x, y, visible, …]], …]}]}``:
+    ``{"w", "h", "fw", "fh", "line", "font", "opacity", "class_maps": [{"src", "kind",
+    "hidden"}], "masks": [[[src, kind, colour], …] per layer], "predictions": [[x0, y0, x1,
+    y1, colour, caption, band, ink], …], "dash", "boxes": [[x0, y0, x1, y1, colour, dashed,
+    caption, band, ink], …], "keypoints": [{"r", "skeleton", "objects": [[colour, [x, y,
+    visible, …]], …]}]}``:
     rectangles are drawn as Pillow draws them (corners truncated to whole pixels, outlines
     ``line`` pixels wide inside them, a ground-truth box over a dark edge one pixel out and
     ``line`` + 2 wide); a caption is its text (already cut to fit, in a ``font`` of that
@@ -1095,6 +1099,8 @@ def browser_overlay(
         "font": font,
         "opacity": options.opacity,
     }
+    if picture is not None:
+        out["fw"], out["fh"] = picture
     blobs: list[bytes] = []
     where: dict[bytes, int] = {}
 

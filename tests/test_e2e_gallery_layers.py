@@ -264,3 +264,35 @@ def _outline(x0: int, y0: int, x1: int, y1: int, w: int, h: int) -> np.ndarray:
     out[y0, x0 : x1 + 1] = out[y1, x0 : x1 + 1] = True
     out[y0 : y1 + 1, x0] = out[y0 : y1 + 1, x1] = True
     return out
+
+
+def test_a_pack_that_cannot_be_fetched_marks_its_tiles_failed_and_the_pictures_show(
+    server: str, browser: Any
+) -> None:
+    """The page's layer PNGs come in one pack (one request, ``.bin``): when it cannot be
+    fetched, every tile whose layers need it says so (``data-layers="failed"``) and still
+    shows its picture; a tile whose layers need no PNG (boxes only) is drawn."""
+    import re
+
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    packs: list[str] = []
+
+    def refuse(route: Any) -> None:
+        packs.append(route.request.url)
+        route.abort()
+
+    page.route(re.compile(r"/media/[^/?#]+\.bin$"), refuse)
+    page.goto(f"{server}/gallery?file=every.tfrecord")
+    tiles = page.locator(f"{TILES}[data-record]")
+
+    def failed() -> None:
+        states = tiles.evaluate_all("ts => ts.map(t => t.dataset.layers || '')")
+        assert states == ["failed"] * LAYERED + ["", "drawn"], states
+        assert page.locator(f"{TILES} img").evaluate_all(
+            "is => is.length === 6 && is.every(i => i.complete && i.naturalWidth > 0)"
+        )
+
+    until(failed, timeout=60, what="the layered tiles marked failed, every picture shown")
+    assert packs and len(set(packs)) == 1  # one pack for the page, asked for again, not per PNG
+    shot(page, "gallery-layers-pack-failed.png")
+    page.close()

@@ -66,6 +66,7 @@ def test_the_picture_is_the_photographs_own_and_every_layer_is_described(payload
     o = t.overlay
     assert o is not None
     assert (o["w"], o["h"], o["line"], o["font"], o["opacity"]) == (160, 120, 1, 9, 0.5)
+    assert (o["fw"], o["fh"]) == (640, 480)  # the photograph's: masks sampled as the server does
     feats = _features(payload)
     masks = list(feats["image/object/mask"].values)
     (group,) = o["masks"]

@@ -5,6 +5,7 @@ label and its frames; a record of audio without a picture shows its waveform and
 
 from __future__ import annotations
 
+import hashlib
 import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -29,7 +30,7 @@ from .pictures import thumbnail
 from .table import PageItem, as_edited_slot
 from .values import Names, named_preview, plural
 
-__all__ = ["GalleryItem", "gallery_items", "record_label"]
+__all__ = ["PACK_MAGIC", "GalleryItem", "LayerPack", "gallery_items", "layer_pack", "record_label"]
 
 
 @dataclass(frozen=True)
@@ -214,3 +215,46 @@ def gallery_items(
         return [tile(e) for e in edited]
     with ThreadPoolExecutor(_TILE_THREADS, thread_name_prefix="tfb-tile") as pool:
         return list(pool.map(tile, edited))
+
+
+PACK_MAGIC = b"TFBPACK1"
+"""The first bytes of a page's pack of layer PNGs (:func:`layer_pack`)."""
+
+
+@dataclass(frozen=True)
+class LayerPack:
+    """The PNGs a page's tiles draw over their pictures (``GalleryItem.blobs``), stored once
+    each, end to end in one file the browser fetches in one request: ``data`` is
+    :data:`PACK_MAGIC`, a 16-byte BLAKE2b digest of the rest (so the file's first bytes
+    differ whenever any of it does), then the PNGs as stored; ``parts`` gives, per tile, the
+    ``[offset, length]`` in ``data`` of each of its blobs in order (empty for a tile without
+    any)."""
+
+    data: bytes
+    parts: tuple[tuple[tuple[int, int], ...], ...]
+
+
+def layer_pack(blobs: Sequence[Sequence[bytes]]) -> LayerPack | None:
+    """The pack of the PNGs of a page's tiles (``blobs``: each tile's, in order), or None when
+    no tile has any. Nothing is decoded: the stored bytes are laid end to end, a PNG that
+    several tiles refer to once."""
+    if not any(blobs):
+        return None
+    head = len(PACK_MAGIC) + 16
+    where: dict[bytes, tuple[int, int]] = {}
+    body: list[bytes] = []
+    at = head
+    parts = []
+    for tile_blobs in blobs:
+        mine = []
+        for b in tile_blobs:
+            got = where.get(b)
+            if got is None:
+                got = where[b] = (at, len(b))
+                body.append(b)
+                at += len(b)
+            mine.append(got)
+        parts.append(tuple(mine))
+    rest = b"".join(body)
+    digest = hashlib.blake2b(rest, digest_size=16).digest()
+    return LayerPack(PACK_MAGIC + digest + rest, tuple(parts))

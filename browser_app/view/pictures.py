@@ -666,7 +666,7 @@ def thumbnail(
         if refs is not None:
             if _drawn(layers, how) or any(refs.masks) or refs.class_maps:
                 overlay, blobs = lay.browser_overlay(
-                    layers, refs, how, scale, img.size, captions=captions
+                    layers, refs, how, scale, img.size, captions=captions, picture=(fw, fh)
                 )
         elif _drawn(layers, how):
             img = lay.draw_layers(img, layers, how, scale, captions=captions)

@@ -16,15 +16,19 @@ from collections.abc import Sequence
 from streamlit import runtime
 
 from browser_app.view import GalleryItem
+from browser_app.view.gallery import layer_pack
 
-__all__ = ["TileUrl", "picture_urls", "tile_urls"]
+__all__ = ["PACK_MIME", "TileUrl", "picture_urls", "tile_urls"]
 
 _PLACE = "tfb-gallery-tiles"
 
 
 class TileUrl(str):
-    """A tile picture's URL that also carries the URLs of the PNGs its layers refer to
-    (``GalleryItem.blobs``, in order: the masks and class maps the browser draws over it)."""
+    """A tile picture's URL that also carries the addresses of the PNGs its layers refer to
+    (``GalleryItem.blobs``, in order: the masks and class maps the browser draws over it):
+    each is the URL of the page's pack of them (:func:`browser_app.view.gallery.layer_pack`)
+    with ``#at=OFFSET,LENGTH``, where it is in the pack, so the browser fetches the pack
+    once for the page."""
 
     blob_urls: tuple[str, ...]
 
@@ -34,21 +38,30 @@ class TileUrl(str):
         return out
 
 
+PACK_MIME = "application/octet-stream"
+
+
 def tile_urls(items: Sequence[GalleryItem], slot: str) -> list[str | None]:
     """The URL of each tile's picture (None for a tile without one), registered for this
     session under ``slot`` (``page``, ``next``…) and the tile's position; all None outside a
-    running app (no media file manager). A tile whose layers the browser draws has the URLs
-    of their PNGs (registered under the tile's place and their position) on its
-    :class:`TileUrl`."""
+    running app (no media file manager). The PNGs of the layers the browser draws over the
+    tiles that have a picture go in one pack for the page (one request; content-addressed
+    like the pictures: the same PNGs, the same URL), registered under the slot's place; such
+    a tile's URL is a :class:`TileUrl` with the addresses of its PNGs in the pack."""
     place = f"{_PLACE}.{slot}"
     urls = picture_urls([(item.data, item.mime) for item in items], place)
-    out: list[str | None] = []
-    for i, (item, url) in enumerate(zip(items, urls)):
-        if url is not None and item.blobs:
-            blobs = picture_urls([(b, "image/png") for b in item.blobs], f"{place}.{i}")
-            url = TileUrl(url, [u for u in blobs if u is not None])
-        out.append(url)
-    return out
+    pack = layer_pack([item.blobs if url is not None else () for item, url in zip(items, urls)])
+    if pack is None:
+        return urls
+    (pack_url,) = picture_urls([(pack.data, PACK_MIME)], f"{place}.pack")
+    if pack_url is None:
+        return urls
+    return [
+        url
+        if url is None or not parts
+        else TileUrl(url, [f"{pack_url}#at={o},{n}" for o, n in parts])
+        for url, parts in zip(urls, pack.parts)
+    ]
 
 
 def picture_urls(pictures: Sequence[tuple[bytes | None, str]], place: str) -> list[str | None]:

@@ -102,17 +102,18 @@ function records(tiles) {
 //
 // A tile whose record has layers (Python's codec.layers.browser_overlay) gets a canvas over its
 // picture, the size of the picture's pixels, on which they are drawn as the server draws them
-// (codec.layers.draw_layers): class maps and instance masks from their stored PNGs (fetched
-// from the app's own media URLs, decoded without colour management, sampled at the tile's size
-// by nearest neighbour, tinted and outlined pixel by pixel), predictions dashed, boxes with
-// their captions (text from the data drawn with fillText, never as HTML), keypoints. The
-// sampled values of a PNG are kept per URL and size (the next page's are read ahead). The
+// (codec.layers.draw_layers): class maps and instance masks from their stored PNGs (the page's
+// pack of them fetched once from the app's own media URL, their values read as stored — see
+// pngValues —, sampled at the tile's size by nearest neighbour, tinted and outlined pixel by
+// pixel), predictions dashed, boxes with their captions (text from the data drawn with
+// fillText, never as HTML), keypoints. The sampled values of a PNG are kept per address and
+// size (the next page's pack is fetched and read ahead). The
 // tile says how far it is: data-layers="drawing", "drawn" or "failed" (a PNG that could not
 // be read: the rest is drawn).
 
 const SAMPLE_SHIFT = 1 / 256;
 const VALUES_KEPT = 2500; // sampled PNGs kept (a page of 100 tiles with 11 PNGs each: 1,100)
-const valuesKept = new Map(); // `${url} ${kind} ${w}x${h}` -> Promise of a Part (or null)
+const valuesKept = new Map(); // `${address} ${kind} ${size}` -> Promise of a Part (or null)
 let scratch = null;
 
 function canvas2d(w, h) {
@@ -153,13 +154,490 @@ export function paletteOf(bytes) {
   return null;
 }
 
-/** A PNG's values at w × h (nearest neighbour, as the server samples them), as the part that
- * holds those other than 0: {x, y, cw, ch, values}; null when every value is 0. */
-async function readValues(url, kind, w, h) {
-  const response = await fetch(url);
-  if (!response.ok) throw new Error(`${response.status} for ${url}`);
-  const blob = await response.blob();
-  const palette = kind === "palette" ? paletteOf(new Uint8Array(await blob.arrayBuffer())) : null;
+// The values of a mask or a class map are read here from its stored bytes, which the page's
+// pack holds (one request for the page: codec's PNGs laid end to end, each tile given the
+// address `PACK_URL#at=OFFSET,LENGTH` of each of its PNGs). A PNG of instance masks is mostly
+// zeros: a 640×480 one inflates to 300 KB of which a few thousand bytes are the object, and a
+// page has 1,000 of them; the browser's own decoder writes every pixel in RGBA, then a canvas
+// samples them. So the zlib stream is inflated here, never writing a run of zeros (its
+// copies of zeros are skipped; what is not 0 is listed), and only the rows the tile's pixels
+// fall on — and those their filters need — are unfiltered, sampled at the very pixels the
+// server samples (codec.layers._draw_masks; `fw` × `fh` is the picture's size). An
+// interlaced PNG is left to the browser's decoder (createImageBitmap, sampled on a canvas).
+
+const RAW_KEPT = 1 << 24; // inflated rows up to this size use one buffer, kept all 0
+const MAX_SIDE = 1 << 15;
+let rawScratch = null;
+
+const LENGTH_BASE = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258];
+const LENGTH_EXTRA = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0];
+const DIST_BASE = [1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577];
+const DIST_EXTRA = [0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13];
+const CL_ORDER = [16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15];
+const FAST = 9; // bits looked up at once
+
+/** A canonical Huffman code from code lengths: a table of FAST bits (symbol << 4 | length;
+ * 0: longer, decoded bit by bit) and counts/symbols for the longer codes. */
+function huffman(lengths) {
+  const counts = new Uint16Array(16);
+  for (const l of lengths) counts[l]++;
+  counts[0] = 0;
+  const offs = new Uint16Array(16);
+  for (let i = 1; i < 16; i++) offs[i] = offs[i - 1] + counts[i - 1];
+  const symbols = new Uint16Array(lengths.length);
+  for (let s = 0; s < lengths.length; s++) if (lengths[s]) symbols[offs[lengths[s]]++] = s;
+  const fast = new Uint16Array(1 << FAST);
+  let code = 0;
+  let k = 0;
+  for (let len = 1; len <= FAST; len++) {
+    for (let i = 0; i < counts[len]; i++, k++, code++) {
+      // codes are stored bit-reversed in the stream
+      let rev = 0;
+      for (let b = 0; b < len; b++) rev |= ((code >> b) & 1) << (len - 1 - b);
+      for (let f = rev; f < 1 << FAST; f += 1 << len) fast[f] = (symbols[k] << 4) | len;
+    }
+    code <<= 1;
+  }
+  return { counts, symbols, fast };
+}
+
+let fixedCodes = null;
+
+/** Inflate the zlib stream `src` into `out` (its exact size: a PNG's filtered rows, which
+ * must fill it). `out` is all 0 to begin with, and a run of zeros is never written: what is
+ * not 0 is listed as spans [start, end, start, end, …] in order. Throws on a damaged stream. */
+export function inflate(src, out) {
+  const n = src.length;
+  if (n < 2 || (src[0] & 15) !== 8 || ((src[0] << 8) | src[1]) % 31 !== 0 || src[1] & 32) {
+    throw new Error("not a zlib stream");
+  }
+  const size = out.length;
+  const spans = [];
+  let pos = 2;
+  let bits = 0;
+  let nbits = 0;
+  let op = 0;
+  const fill = () => {
+    while (nbits <= 24 && pos < n) {
+      bits |= src[pos++] << nbits;
+      nbits += 8;
+    }
+  };
+  const take = (k) => {
+    if (nbits < k) {
+      fill();
+      if (nbits < k) throw new Error("the stream ends early");
+    }
+    const v = bits & ((1 << k) - 1);
+    bits >>>= k;
+    nbits -= k;
+    return v;
+  };
+  const symbol = (h) => {
+    if (nbits < 15) fill();
+    const e = h.fast[bits & ((1 << FAST) - 1)];
+    if (e) {
+      const l = e & 15;
+      if (l > nbits) throw new Error("the stream ends early");
+      bits >>>= l;
+      nbits -= l;
+      return e >> 4;
+    }
+    let code = 0;
+    let first = 0;
+    let index = 0;
+    for (let len = 1; len < 16; len++) {
+      if (!nbits) throw new Error("the stream ends early");
+      code |= bits & 1;
+      bits >>>= 1;
+      nbits--;
+      const count = h.counts[len];
+      if (code - count < first) return h.symbols[index + (code - first)];
+      index += count;
+      first += count;
+      first <<= 1;
+      code <<= 1;
+    }
+    throw new Error("a code that is not in the table");
+  };
+  const mark = (s, e) => {
+    const k = spans.length;
+    if (k && spans[k - 1] === s) spans[k - 1] = e;
+    else spans.push(s, e);
+  };
+  let final = 0;
+  while (!final) {
+    final = take(1);
+    const type = take(2);
+    if (type === 0) {
+      // stored: the bytes left in the bit buffer go back to the input
+      const skip = nbits & 7;
+      bits >>>= skip;
+      nbits -= skip;
+      pos -= nbits >> 3;
+      bits = 0;
+      nbits = 0;
+      if (pos + 4 > n) throw new Error("the stream ends early");
+      const len = src[pos] | (src[pos + 1] << 8);
+      if ((len ^ (src[pos + 2] | (src[pos + 3] << 8))) !== 0xffff) throw new Error("a bad stored block");
+      pos += 4;
+      if (pos + len > n) throw new Error("the stream ends early");
+      if (op + len > size) throw new Error("more data than the picture holds");
+      for (let i = 0; i < len; i++) {
+        const v = src[pos + i];
+        if (v) {
+          out[op + i] = v;
+          mark(op + i, op + i + 1);
+        }
+      }
+      pos += len;
+      op += len;
+      continue;
+    }
+    let lit;
+    let dist;
+    if (type === 1) {
+      if (!fixedCodes) {
+        const l = new Uint8Array(288);
+        l.fill(8, 0, 144);
+        l.fill(9, 144, 256);
+        l.fill(7, 256, 280);
+        l.fill(8, 280, 288);
+        fixedCodes = [huffman(l), huffman(new Uint8Array(30).fill(5))];
+      }
+      [lit, dist] = fixedCodes;
+    } else if (type === 2) {
+      const nlit = take(5) + 257;
+      const ndist = take(5) + 1;
+      const ncl = take(4) + 4;
+      if (nlit > 286 || ndist > 30) throw new Error("bad code counts");
+      const cl = new Uint8Array(19);
+      for (let i = 0; i < ncl; i++) cl[CL_ORDER[i]] = take(3);
+      const clh = huffman(cl);
+      const lengths = new Uint8Array(nlit + ndist);
+      for (let i = 0; i < nlit + ndist; ) {
+        const s = symbol(clh);
+        if (s < 16) lengths[i++] = s;
+        else {
+          let v = 0;
+          let r;
+          if (s === 16) {
+            if (!i) throw new Error("a repeat with nothing before");
+            v = lengths[i - 1];
+            r = 3 + take(2);
+          } else if (s === 17) r = 3 + take(3);
+          else r = 11 + take(7);
+          if (i + r > nlit + ndist) throw new Error("too many lengths");
+          lengths.fill(v, i, i + r);
+          i += r;
+        }
+      }
+      if (!lengths[256]) throw new Error("no end of block");
+      lit = huffman(lengths.subarray(0, nlit));
+      dist = huffman(lengths.subarray(nlit));
+    } else throw new Error("a bad block type");
+    for (;;) {
+      let s = symbol(lit);
+      if (s < 256) {
+        if (op >= size) throw new Error("more data than the picture holds");
+        if (s) {
+          out[op] = s;
+          mark(op, op + 1);
+        }
+        op++;
+        continue;
+      }
+      if (s === 256) break;
+      s -= 257;
+      if (s >= 29) throw new Error("a bad length");
+      const len = LENGTH_BASE[s] + take(LENGTH_EXTRA[s]);
+      const d = symbol(dist);
+      if (d >= 30) throw new Error("a bad distance");
+      const back = DIST_BASE[d] + take(DIST_EXTRA[d]);
+      if (back > op) throw new Error("a distance too far back");
+      if (op + len > size) throw new Error("more data than the picture holds");
+      const from = op - back;
+      const to = from + Math.min(len, back); // the bytes repeated
+      let k = spans.length;
+      while (k > 0 && spans[k - 1] > from) k -= 2;
+      if (k < spans.length && spans[k] < to) {
+        if (back >= len) {
+          out.copyWithin(op, from, from + len);
+          const last = spans.length;
+          for (; k < last && spans[k] < to; k += 2) {
+            mark(Math.max(spans[k], from) + back, Math.min(spans[k + 1], to) + back);
+          }
+        } else {
+          for (let i = 0; i < len; i++) out[op + i] = out[from + i];
+          mark(op, op + len);
+        }
+      }
+      op += len;
+    }
+  }
+  if (op !== size) throw new Error("less data than the picture holds");
+  return spans;
+}
+
+/** The values of a stored PNG (of the kinds codec.png.browser_values allows) under each pixel
+ * of a w × h tile showing a fw × fh picture, sampled as the server samples them (the value
+ * under each tile pixel's centre, codec.layers._draw_masks), as the part that holds those
+ * other than 0: {x, y, cw, ch, values}; null when every one is 0; undefined for a PNG this
+ * reader leaves to the browser's decoder (interlaced). Only the rows the tile's pixels fall
+ * on (and those their filters need) are unfiltered; rows of zeros are never written. */
+export function pngValues(bytes, w, h, fw, fh) {
+  const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let pos = 8;
+  let head = null;
+  const idat = [];
+  let total = 0;
+  while (pos + 8 <= bytes.length) {
+    const length = view.getUint32(pos);
+    const name = view.getUint32(pos + 4);
+    if (pos + 12 + length > bytes.length) throw new Error("a chunk past the end");
+    if (name === 0x49484452) {
+      head = {
+        mw: view.getUint32(pos + 8),
+        mh: view.getUint32(pos + 12),
+        depth: bytes[pos + 16],
+        colour: bytes[pos + 17],
+        interlace: bytes[pos + 20],
+      };
+    } else if (name === 0x49444154) {
+      idat.push(bytes.subarray(pos + 8, pos + 8 + length));
+      total += length;
+    } else if (name === 0x49454e44) break;
+    pos += 12 + length;
+  }
+  if (!head) throw new Error("no header");
+  if (head.interlace) return undefined;
+  const { mw, mh, depth, colour } = head;
+  const known = colour === 2 ? depth === 8 : (colour === 0 || colour === 3) && [1, 2, 4, 8].includes(depth);
+  if (!known || !mw || !mh || mw > MAX_SIDE || mh > MAX_SIDE) return undefined;
+  const channels = colour === 2 ? 3 : 1;
+  const bpp = Math.max(1, (channels * depth) >> 3); // bytes a filter looks back
+  const rowBytes = Math.ceil((mw * channels * depth) / 8);
+  const stride = rowBytes + 1;
+  let zdata = idat[0] || new Uint8Array(0);
+  if (idat.length > 1) {
+    zdata = new Uint8Array(total);
+    let at = 0;
+    for (const part of idat) {
+      zdata.set(part, at);
+      at += part.length;
+    }
+  }
+  const size = stride * mh;
+  let raw;
+  if (size > RAW_KEPT) raw = new Uint8Array(size);
+  else {
+    if (!rawScratch || rawScratch.length < size) rawScratch = new Uint8Array(Math.max(size, 1 << 16));
+    raw = rawScratch.subarray(0, size);
+    rawScratch = null; // in use: a damaged PNG (an exception) leaves it, not all 0
+  }
+  const spans = inflate(zdata, raw);
+  try {
+    return sampledRows(raw, spans, head, stride, rowBytes, channels, bpp, w, h, fw, fh);
+  } finally {
+    if (size <= RAW_KEPT) {
+      for (let k = 0; k < spans.length; k += 2) raw.fill(0, spans[k], spans[k + 1]);
+      rawScratch = new Uint8Array(raw.buffer); // all 0 again, for the next PNG
+    }
+  }
+}
+
+/** The tile's values from a PNG's inflated rows (`raw`, what is not 0 in it listed in
+ * `spans`): see pngValues. */
+function sampledRows(raw, spans, head, stride, rowBytes, channels, bpp, w, h, fw, fh) {
+  const { mw, mh, depth } = head;
+  // Rows whose filtered bytes hold something other than 0 (past their filter type).
+  const filled = new Uint8Array(mh);
+  for (let k = 0; k < spans.length; k += 2) {
+    const s = spans[k];
+    const e = spans[k + 1];
+    for (let r = Math.floor(s / stride), r1 = Math.floor((e - 1) / stride); r <= r1; r++) {
+      if (Math.max(s, r * stride + 1) < Math.min(e, (r + 1) * stride)) filled[r] = 1;
+    }
+  }
+  // A row is 0 when its bytes are and the row above is (whatever its filter).
+  const zero = new Uint8Array(mh);
+  for (let r = 0; r < mh; r++) {
+    if (raw[r * stride] > 4) throw new Error(`filter type ${raw[r * stride]}`);
+    zero[r] = !filled[r] && (r === 0 || zero[r - 1]) ? 1 : 0;
+  }
+  // The source row and column under each tile pixel's centre, as the server computes them.
+  const sx = w / fw;
+  const sy = h / fh;
+  const rows = new Int32Array(h);
+  const cols = new Int32Array(w);
+  for (let j = 0; j < h; j++) rows[j] = Math.floor(((j + 0.5) / sy) * (mh / fh));
+  for (let i = 0; i < w; i++) cols[i] = Math.floor(((i + 0.5) / sx) * (mw / fw));
+  const needed = new Uint8Array(mh + 1);
+  for (let j = 0; j < h; j++) if (rows[j] >= 0 && rows[j] < mh) needed[rows[j]] = 1;
+  for (let r = mh - 2; r >= 0; r--) {
+    if (needed[r + 1] && !zero[r + 1] && raw[(r + 1) * stride] >= 2) needed[r] = 1;
+  }
+  // A row of None or Up filters whose own row below needs no more than its sampled bytes
+  // needs only those (each a byte's own column); Sub, Average and Paeth need the whole row.
+  const whole = new Uint8Array(mh + 1);
+  for (let r = mh - 1; r >= 0; r--) {
+    if (!needed[r] || zero[r]) continue;
+    const f = raw[r * stride];
+    const below = whole[r + 1] && !zero[r + 1] && raw[(r + 1) * stride] >= 2;
+    whole[r] = f === 1 || f === 3 || f === 4 || below ? 1 : 0;
+  }
+  const picked = [];
+  for (let i = 0; i < w; i++) {
+    const c = cols[i];
+    if (c < 0 || c >= mw) continue;
+    const first = depth === 8 ? c * channels : (c * depth) >> 3;
+    const last = depth === 8 ? first + channels - 1 : first;
+    for (let b = first; b <= last; b++) if (!picked.length || picked[picked.length - 1] < b) picked.push(b);
+  }
+  const bytesPicked = Int32Array.from(picked);
+  const none = new Uint8Array(rowBytes);
+  const bufs = [new Uint8Array(rowBytes), new Uint8Array(rowBytes)];
+  const all = new Uint8Array(w * h);
+  let x0 = w;
+  let y0 = h;
+  let x1 = -1;
+  let y1 = -1;
+  let prev = none;
+  let j = 0;
+  while (j < h && rows[j] < 0) j++;
+  for (let r = 0; r < mh && j < h; r++) {
+    let cur;
+    if (zero[r]) cur = none;
+    else if (!needed[r]) cur = null;
+    else {
+      cur = bufs[prev === bufs[0] ? 1 : 0];
+      const at = r * stride + 1;
+      const f = raw[at - 1];
+      if (!whole[r]) {
+        const n = bytesPicked.length;
+        if (f === 0) for (let k = 0; k < n; k++) cur[bytesPicked[k]] = raw[at + bytesPicked[k]];
+        else {
+          for (let k = 0; k < n; k++) {
+            const b = bytesPicked[k];
+            cur[b] = (raw[at + b] + prev[b]) & 255;
+          }
+        }
+      } else if (f === 0) cur.set(raw.subarray(at, at + rowBytes));
+      else if (f === 1) {
+        for (let x = 0; x < rowBytes; x++) cur[x] = (raw[at + x] + (x >= bpp ? cur[x - bpp] : 0)) & 255;
+      } else if (f === 2) {
+        for (let x = 0; x < rowBytes; x++) cur[x] = (raw[at + x] + prev[x]) & 255;
+      } else if (f === 3) {
+        for (let x = 0; x < rowBytes; x++) {
+          cur[x] = (raw[at + x] + (((x >= bpp ? cur[x - bpp] : 0) + prev[x]) >> 1)) & 255;
+        }
+      } else {
+        for (let x = 0; x < rowBytes; x++) {
+          const a = x >= bpp ? cur[x - bpp] : 0;
+          const b = prev[x];
+          const c = x >= bpp ? prev[x - bpp] : 0;
+          const pa = Math.abs(b - c);
+          const pb = Math.abs(a - c);
+          const pc = Math.abs(a + b - 2 * c);
+          cur[x] = (raw[at + x] + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c)) & 255;
+        }
+      }
+    }
+    for (; j < h && rows[j] === r; j++) {
+      if (cur === none) continue;
+      const o = j * w;
+      for (let i = 0; i < w; i++) {
+        const c = cols[i];
+        if (c < 0 || c >= mw) continue;
+        let v;
+        if (depth === 8) v = channels === 3 ? (cur[c * 3] | cur[c * 3 + 1] | cur[c * 3 + 2] ? 1 : 0) : cur[c];
+        else {
+          const bit = c * depth;
+          v = (cur[bit >> 3] >> (8 - depth - (bit & 7))) & ((1 << depth) - 1);
+        }
+        if (!v) continue;
+        all[o + i] = v;
+        if (i < x0) x0 = i;
+        if (i > x1) x1 = i;
+        if (j < y0) y0 = j;
+        if (j > y1) y1 = j;
+      }
+    }
+    prev = cur;
+  }
+  if (x1 < 0) return null;
+  const cw = x1 - x0 + 1;
+  const ch = y1 - y0 + 1;
+  const values = new Uint8Array(cw * ch);
+  for (let y = 0; y < ch; y++) values.set(all.subarray((y0 + y) * w + x0, (y0 + y) * w + x1 + 1), y * cw);
+  return { x: x0, y: y0, cw, ch, values };
+}
+
+const PACKS_KEPT = 4; // a page's, the next one's, and those just left
+const PACK_MAGIC = "TFBPACK1";
+const packs = new Map(); // URL of a pack -> Promise of its bytes
+
+function packBytes(url) {
+  let got = packs.get(url);
+  if (got) {
+    packs.delete(url); // most recently used last
+    packs.set(url, got);
+    return got;
+  }
+  got = fetch(url).then(async (response) => {
+    if (!response.ok) throw new Error(`${response.status} for ${url}`);
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    if (String.fromCharCode(...bytes.subarray(0, PACK_MAGIC.length)) !== PACK_MAGIC) {
+      throw new Error(`${url} is not a pack of PNGs`);
+    }
+    return bytes;
+  });
+  got.catch(() => packs.delete(url)); // tried again next time
+  packs.set(url, got);
+  while (packs.size > PACKS_KEPT) packs.delete(packs.keys().next().value);
+  return got;
+}
+
+/** A PNG's stored bytes from its address: a part of a pack (`URL#at=OFFSET,LENGTH`), or a
+ * URL of its own. */
+export async function pngBytes(address) {
+  const m = /^(.*)#at=(\d+),(\d+)$/.exec(address);
+  if (!m) {
+    const response = await fetch(address);
+    if (!response.ok) throw new Error(`${response.status} for ${address}`);
+    return new Uint8Array(await response.arrayBuffer());
+  }
+  const pack = await packBytes(m[1]);
+  const at = Number(m[2]);
+  const end = at + Number(m[3]);
+  if (end > pack.length) throw new Error(`${address}: past the end of the pack`);
+  return pack.subarray(at, end);
+}
+
+/** Let the page paint and take keys between two PNGs read. */
+function yieldToPage() {
+  const s = globalThis.scheduler;
+  return s && s.yield ? s.yield() : new Promise((done) => setTimeout(done, 0));
+}
+
+/** A PNG's values at the tile's size (L.w × L.h, nearest neighbour, as the server samples
+ * them), as the part that holds those other than 0: {x, y, cw, ch, values}; null when every
+ * value is 0. Read here (pngValues) unless the PNG is one left to the browser's decoder. */
+async function readValues(address, kind, L) {
+  const bytes = await pngBytes(address);
+  await yieldToPage();
+  if (L.fw && L.fh) {
+    const got = pngValues(bytes, L.w, L.h, L.fw, L.fh);
+    if (got !== undefined) return got;
+  }
+  return decodedValues(bytes, kind, L.w, L.h);
+}
+
+/** A PNG's values at w × h as readValues gives them, from the browser's decoding of it
+ * (without colour management) sampled on a canvas. */
+async function decodedValues(bytes, kind, w, h) {
+  const blob = new Blob([bytes], { type: "image/png" });
+  const palette = kind === "palette" ? paletteOf(bytes) : null;
   const bitmap = await createImageBitmap(blob, {
     colorSpaceConversion: "none",
     premultiplyAlpha: "none",
@@ -200,15 +678,15 @@ async function readValues(url, kind, w, h) {
   return { x: x0, y: y0, cw, ch, values };
 }
 
-function sampled(url, kind, w, h) {
-  const key = `${url} ${kind} ${w}x${h}`;
+function sampled(url, kind, L) {
+  const key = `${url} ${kind} ${L.w}x${L.h} ${L.fw}x${L.fh}`;
   let got = valuesKept.get(key);
   if (got) {
     valuesKept.delete(key); // most recently used last
     valuesKept.set(key, got);
     return got;
   }
-  got = readValues(url, kind, w, h);
+  got = readValues(url, kind, L);
   got.catch(() => valuesKept.delete(key)); // tried again next time
   valuesKept.set(key, got);
   while (valuesKept.size > VALUES_KEPT) valuesKept.delete(valuesKept.keys().next().value);
@@ -423,9 +901,9 @@ function drawKeypoints(ctx, L) {
 
 /** The PNGs a tile's layers read, sampled at its size (started, not awaited: ahead). */
 function readAhead(L) {
-  const { w, h, urls } = L;
-  const maps = (L.class_maps || []).map((m) => sampled(urls[m.src], m.kind, w, h));
-  const masks = (L.masks || []).map((g) => g.map(([src, kind]) => sampled(urls[src], kind, w, h)));
+  const urls = L.urls;
+  const maps = (L.class_maps || []).map((m) => sampled(urls[m.src], m.kind, L));
+  const masks = (L.masks || []).map((g) => g.map(([src, kind]) => sampled(urls[src], kind, L)));
   return { maps, masks };
 }
 

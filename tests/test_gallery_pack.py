@@ -1,0 +1,251 @@
+"""A gallery page's layer PNGs in one pack (:func:`browser_app.view.gallery.layer_pack`): the
+server lays the stored bytes end to end (never decoding one), the browser fetches the pack
+once and reads each PNG's values itself (``assets/gallery.js``: ``pngValues``, run here in
+Node) at the very pixels the server samples. Drawing them in Chromium, and a pack that cannot
+be fetched: tests/test_e2e_gallery_layers.py."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import random
+import shutil
+import subprocess
+import zlib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from benchmarks.bench_layers import record as every_layer
+from browser_app.ui.components import gallery as g
+from browser_app.view import pictures as P
+from browser_app.view.gallery import PACK_MAGIC, layer_pack
+from codec import example as ex
+from codec import png
+
+JS = Path(g.__file__).parent / "assets" / "gallery.js"
+
+
+def _unpack(data: bytes, parts: Any) -> list[list[bytes]]:
+    return [[data[o : o + n] for o, n in tile] for tile in parts]
+
+
+def test_a_pack_holds_each_png_once_at_the_offsets_it_gives() -> None:
+    a, b, c = b"\x89PNG a", b"\x89PNG bb", b"\x89PNG ccc"
+    tiles = [[a, b], [], [b, c, a], [c]]
+    pack = layer_pack(tiles)
+    assert pack is not None
+    assert _unpack(pack.data, pack.parts) == tiles  # offsets round-trip
+    assert len(pack.data) == len(PACK_MAGIC) + 16 + len(a + b + c)  # each PNG once
+    assert pack.parts[1] == ()
+    body = pack.data[len(PACK_MAGIC) + 16 :]
+    assert pack.data.startswith(PACK_MAGIC)
+    assert (
+        pack.data[len(PACK_MAGIC) : len(PACK_MAGIC) + 16]
+        == hashlib.blake2b(body, digest_size=16).digest()
+    )
+    assert layer_pack([[], []]) is None and layer_pack([]) is None
+
+
+def test_packs_that_differ_differ_in_their_first_bytes() -> None:
+    """Streamlit names a media file over 1 MiB by its length, head, middle and tail only: two
+    packs of one length differing elsewhere must still differ at their head (the digest)."""
+    rng = random.Random(5)
+    big = [bytes(rng.randrange(256) for _ in range(1000)) for _ in range(3)]
+    one = layer_pack([[big[0] + b"x" * 600_000 + big[1]]])
+    two = layer_pack([[big[0] + b"y" * 600_000 + big[1]]])
+    assert one is not None and two is not None and len(one.data) == len(two.data)
+    assert one.data[:64] != two.data[:64]
+
+
+def test_a_page_pack_is_built_without_decoding_a_png(monkeypatch: pytest.MonkeyPatch) -> None:
+    payloads = [every_layer(seed) for seed in range(3)]
+
+    def refuse(*_a: object, **_k: object) -> None:
+        raise AssertionError("a mask or a class map was decoded")
+
+    opened = Image.open
+
+    def only_photos(fp: Any, *a: Any, **k: Any) -> Image.Image:
+        img = opened(fp, *a, **k)
+        if img.format == "PNG":
+            refuse()
+        return img
+
+    monkeypatch.setattr(png, "nonzero_part", refuse)
+    monkeypatch.setattr(png, "values", refuse)
+    monkeypatch.setattr(Image, "open", only_photos)
+    thumbs = [
+        P.thumbnail(ex.decode(p, "auto"), 160, True, captions=True, in_browser=True)
+        for p in payloads
+    ]
+    blobs = [t.blobs for t in thumbs if t is not None]
+    assert all(len(b) == 11 for b in blobs)  # 10 masks and the class map, each
+    pack = layer_pack(blobs)
+    assert pack is not None
+    assert _unpack(pack.data, pack.parts) == [list(b) for b in blobs]
+    for p, t in zip(payloads, thumbs):
+        feats = ex.decode(p, "auto").features
+        assert t is not None and set(t.blobs) == {
+            *feats["image/object/mask"].values,
+            *feats["image/segmentation/class/encoded"].values,
+        }
+
+
+# -- the browser's reading of a PNG (Node) ------------------------------------------------------
+
+_NODE = """
+import {{ pngValues }} from {module};
+import {{ readFileSync }} from "fs";
+const cases = JSON.parse(readFileSync(0, "utf8"));
+console.log(JSON.stringify(cases.map(([b64, w, h, fw, fh]) => {{
+  let got;
+  try {{
+    got = pngValues(new Uint8Array(Buffer.from(b64, "base64")), w, h, fw, fh);
+  }} catch (e) {{
+    return "error";
+  }}
+  if (got === undefined) return "browser";
+  if (got === null) return null;
+  return [got.x, got.y, got.cw, got.ch, Buffer.from(got.values).toString("base64")];
+}})));
+"""
+
+
+def _read_in_node(cases: list[tuple[bytes, int, int, int, int]]) -> list[Any]:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed: the PNGs are read in Chromium's test")
+    code = _NODE.format(module=json.dumps(JS.as_uri()))
+    data = json.dumps([[base64.b64encode(d).decode(), *rest] for d, *rest in cases])
+    out = subprocess.run(
+        [node, "--input-type=module", "-e", code],
+        input=data,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    return list(json.loads(out.stdout))
+
+
+def _tile(got: Any, w: int, h: int) -> np.ndarray:
+    out = np.zeros((h, w), dtype=np.uint8)
+    if got is None:
+        return out
+    x, y, cw, ch, b64 = got
+    out[y : y + ch, x : x + cw] = np.frombuffer(base64.b64decode(b64), np.uint8).reshape(ch, cw)
+    return out
+
+
+def _server_sampled(data: bytes, w: int, h: int, fw: int, fh: int) -> np.ndarray:
+    """The PNG's values under each tile pixel as the server samples them
+    (codec.layers._draw_masks: the picture's coordinate at each pixel's centre)."""
+    img = Image.open(io.BytesIO(data))
+    a = np.asarray(img)
+    if a.ndim == 3:
+        a = (a.max(axis=2) > 0).astype(np.uint8)
+    a = a.astype(np.uint8)
+    mh, mw = a.shape
+    xs = (np.arange(w, dtype=np.float64) + 0.5) / (w / fw)
+    ys = (np.arange(h, dtype=np.float64) + 0.5) / (h / fh)
+    cols = np.floor(xs * (mw / fw)).astype(np.int64)
+    rows = np.floor(ys * (mh / fh)).astype(np.int64)
+    return a[rows][:, cols]  # type: ignore[no-any-return]
+
+
+def _png(img: Image.Image, **kw: Any) -> bytes:
+    out = io.BytesIO()
+    img.save(out, format="PNG", **kw)
+    return out.getvalue()
+
+
+def _cases() -> list[tuple[str, bytes, int, int, int, int]]:
+    feats = ex.decode(every_layer(4), "auto").features
+    masks = [bytes(m) for m in feats["image/object/mask"].values]
+    class_map = bytes(feats["image/segmentation/class/encoded"].values[0])
+    m = np.asarray(Image.open(io.BytesIO(masks[0])))
+    cmap = np.asarray(Image.open(io.BytesIO(class_map)))
+    rng = np.random.default_rng(3)
+    noise = rng.integers(0, 256, (97, 131), dtype=np.uint8)
+    blobs = (rng.random((480, 640)) < 0.02).astype(np.uint8)
+    out = [(f"mask {i}", d, 160, 120, 640, 480) for i, d in enumerate(masks)]
+    out += [
+        ("class map", class_map, 160, 120, 640, 480),
+        ("class map, Large tiles", class_map, 224, 168, 640, 480),
+        ("mask, Dense tiles", masks[1], 96, 72, 640, 480),
+        ("1-bit", _png(Image.fromarray(m > 0).convert("1")), 160, 120, 640, 480),
+        ("RGB", _png(Image.fromarray(np.stack([m * 200, m * 0, m * 0], -1))), 160, 120, 640, 480),
+        (
+            "palette 4-bit",
+            _png(Image.fromarray(cmap % 16).convert("P"), bits=4),
+            160,
+            120,
+            640,
+            480,
+        ),
+        ("half size", _png(Image.fromarray(m * 5).resize((320, 240))), 160, 120, 640, 480),
+        ("noise, every filter", _png(Image.fromarray(noise)), 100, 75, 131, 97),
+        ("noise, stored", _png(Image.fromarray(noise), compress_level=0), 100, 75, 131, 97),
+        ("noise, fixed codes", _png(Image.fromarray(noise), compress_level=1), 50, 40, 131, 97),
+        ("scattered pixels", _png(Image.fromarray(blobs)), 160, 120, 640, 480),
+        ("empty", _png(Image.new("L", (640, 480))), 160, 120, 640, 480),
+        ("larger tile", _png(Image.fromarray(noise)), 262, 194, 131, 97),
+    ]
+    return out
+
+
+def test_the_browser_reads_a_png_s_values_as_the_server_samples_them() -> None:
+    cases = _cases()
+    got = _read_in_node([c[1:] for c in cases])
+    for (name, data, w, h, fw, fh), mine in zip(cases, got):
+        assert mine not in ("error", "browser"), name
+        want = _server_sampled(data, w, h, fw, fh)
+        tile = _tile(mine, w, h)
+        if name == "1-bit":
+            tile, want = tile > 0, want > 0  # a mask: only "not 0" is read
+        assert np.array_equal(tile, want), (name, int((tile != want).sum()))
+        if mine is not None:  # the part is the one that holds every value other than 0
+            x, y, cw, ch, _ = mine
+            assert tile[y, x : x + cw].any() and tile[y + ch - 1, x : x + cw].any(), name
+            assert tile[y : y + ch, x].any() and tile[y : y + ch, x + cw - 1].any(), name
+        else:
+            assert not want.any(), name
+
+
+def test_what_the_browser_cannot_read_here_is_left_to_its_decoder_or_fails() -> None:
+    m = (np.random.default_rng(1).random((48, 64)) < 0.3).astype(np.uint8)
+    good = _png(Image.fromarray(m))
+    interlaced = _interlaced(m)
+    damaged = bytearray(good)
+    idat = good.index(b"IDAT")
+    damaged[idat + 4 : idat + 40] = bytes(36)  # the zlib stream broken (CRCs not checked here)
+    grey16 = _png(Image.fromarray(m.astype(np.uint16) * 300))
+    got = _read_in_node(
+        [(interlaced, 16, 12, 64, 48), (bytes(damaged), 16, 12, 64, 48), (grey16, 16, 12, 64, 48)]
+    )
+    assert got == ["browser", "error", "browser"]
+
+
+def _interlaced(values: np.ndarray) -> bytes:
+    """An Adam7-interlaced 8-bit grey PNG (Pillow does not write them): its header alone is
+    read here before the browser's decoder is handed it."""
+    h, w = values.shape
+    raw = b"".join(b"\x00" + values[y].tobytes() for y in range(h))  # not really interlaced
+    head = (w).to_bytes(4, "big") + (h).to_bytes(4, "big") + bytes([8, 0, 0, 0, 1])
+
+    def chunk(name: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(name + body).to_bytes(4, "big")
+        return len(body).to_bytes(4, "big") + name + body + crc
+
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", head)
+        + chunk(b"IDAT", zlib.compress(raw))
+        + chunk(b"IEND", b"")
+    )
