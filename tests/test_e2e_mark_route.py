@@ -42,10 +42,20 @@ def served(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Iterator[tup
 browser = browser_fixture()
 
 # In the page before Streamlit's code: every run of the script that finishes (the app root's
-# script state back at notRunning after running), counted, with the state now.
+# script state back at notRunning after running), counted, with the state now, and every
+# message from the server.
 _RUNS = """
 (() => {
-  const t = (window.__runs = { done: 0, state: "", running: false });
+  const t = (window.__runs = { done: 0, state: "", running: false, msgs: 0 });
+  // Messages from the server, counted (a run drawn in one go may never show as running).
+  const Socket = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Socket(...args);
+    ws.addEventListener("message", () => { t.msgs += 1; });
+    return ws;
+  };
+  window.WebSocket.prototype = Socket.prototype;
+  Object.assign(window.WebSocket, Socket);
   const step = (s) => {
     if (s === t.state) return;
     if (s === "running" || s === "rerunRequested") t.running = true;
@@ -62,6 +72,25 @@ _RUNS = """
   });
 })();
 """
+
+
+# Installed before a key: the first time the keys element's data-saved changes, what it says
+# then and how many runs had finished.
+_AT_SAVED = """() => {
+  const h = document.querySelector('[data-testid="tfb-review-keys"]');
+  window.__saved = undefined;
+  const seen = new MutationObserver(() => {
+    if (!h.dataset.saved || window.__saved !== undefined) return;
+    window.__saved = {
+      saved: h.dataset.saved,
+      text: h.querySelector(".tfb-keys-state").textContent,
+      runs: window.__runs.done,
+      msgs: window.__runs.msgs,
+    };
+    seen.disconnect();
+  });
+  seen.observe(h, { attributes: true, attributeFilter: ["data-saved"] });
+}"""
 
 
 def _marks_written(root: Path, cache: Path) -> list[tuple[int, str | None]]:
@@ -94,20 +123,19 @@ def test_p_shows_saved_once_the_journal_has_the_line_before_a_run_ends(
     page = _open(browser, url, 12)
     keys = page.get_by_test_id("tfb-review-keys")
     before = _marks_written(root, cache)
-    runs = page.evaluate("() => window.__runs.done")
+    runs, msgs = page.evaluate("() => [window.__runs.done, window.__runs.msgs]")
+    # The moment the element says saved (its data-saved set): how many runs had finished
+    # and messages had come then (none: no run), and what it said (until Python
+    # acknowledges the action, a run later).
+    page.evaluate(_AT_SAVED)
     page.keyboard.press("p")
-    # As soon as the element says saved (polled in the page, every animation frame): how
-    # many runs had finished then, and the journal read at that moment.
-    page.wait_for_function(
-        "() => document.querySelector('[data-testid=\"tfb-review-keys\"]')"
-        ".dataset.saved === '12:passed'",
-        polling="raf",
-        timeout=15_000,
-    )
-    finished = page.evaluate("() => window.__runs.done")
+    page.wait_for_function("() => window.__saved !== undefined", timeout=15_000)
     assert _marks_written(root, cache)[len(before) :] == [(12, "passed")]
-    assert finished == runs, "the element said saved only after a run of the script ended"
-    expect(keys.locator(".tfb-keys-state")).to_contain_text("saved")
+    at_saved = page.evaluate("() => window.__saved")
+    assert at_saved["saved"] == "12:passed"
+    assert at_saved["runs"] == runs, "the element said saved only after a run of the script ended"
+    assert at_saved["msgs"] == msgs, "the server sent the page something before it said saved"
+    assert at_saved["text"] == "Record 12 ✓ passed · saved"
     # The page follows on the run the action starts: the review bar, the table's column.
     expect(page.get_by_text("Review · ✓ Passed").first).to_be_visible(timeout=15_000)
     expect(keys).to_have_attribute("data-queue", "0", timeout=15_000)
