@@ -253,6 +253,66 @@ def test_a_mark_is_pending_until_the_journal_has_it(server: str, browser: Any) -
     page.close()
 
 
+# Installed before a key: the first time tile ``n`` shows ``status`` saved (not pending), how
+# many runs of the script had finished and messages had come from the server by then.
+_AT_SAVED = """([n, status]) => {
+  const tile = document.querySelector(`.tfb-gallery .tfb-tile[data-record="${n}"]`);
+  window.__saved = undefined;
+  const look = () => {
+    if (window.__saved !== undefined || tile.dataset.mark !== status || tile.dataset.pending)
+      return;
+    window.__saved = { runs: window.__runs.done, msgs: window.__runs.msgs,
+                       state: document.querySelector('.tfb-gallery .tfb-saving').textContent };
+    seen.disconnect();
+  };
+  const seen = new MutationObserver(look);
+  seen.observe(tile, { attributes: true, attributeFilter: ["data-mark", "data-pending"] });
+}"""
+
+
+def test_a_mark_shows_saved_once_the_route_has_written_it_before_any_run(
+    server: str, browser: Any, root: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 27, "mark a record (P)": the tile leaves its pending state as soon as the marks
+    route has written the journal line, before a run of the script has finished (or the
+    server has sent the page anything); the page then follows on the run the action starts,
+    and the mark is written once."""
+    from test_e2e_mark_route import _RUNS
+
+    page = browser.new_page(viewport=VIEWPORT)
+    page.add_init_script(_RUNS)
+    open_gallery(page, server, "many.tfrecord", 150)
+    done = journal_lines(root, cache, "many.tfrecord", monkeypatch)
+    runs, msgs = page.evaluate("() => [window.__runs.done, window.__runs.msgs]")
+    page.evaluate(_AT_SAVED, [150, "passed"])
+    page.keyboard.press("p")
+    page.wait_for_function("() => window.__saved !== undefined", timeout=15_000)
+    assert journal_lines(root, cache, "many.tfrecord", monkeypatch)[len(done) :] == [
+        (150, "passed")
+    ]
+    at_saved = page.evaluate("() => window.__saved")
+    assert at_saved["runs"] == runs, "the tile showed saved only after a run of the script"
+    assert at_saved["msgs"] == msgs, "the server sent the page something before it was saved"
+    assert at_saved["state"] == "saved"
+    # A click on ⚑ under another tile goes the same way; the run the actions start follows.
+    page.locator(f"{HOST} .tfb-tile[data-record='152'] .tfb-set[data-set='flagged']").click()
+    ready(page, 150, 152)
+    settled(page)
+    assert page.locator(HOST).get_attribute("data-rev") is not None
+    tiles = {n: page.locator(f"{HOST} .tfb-tile[data-record='{n}']") for n in (150, 152)}
+    assert tiles[150].get_attribute("data-mark") == "passed"
+    assert tiles[152].get_attribute("data-mark") == "flagged"
+    assert page.locator(f"{HOST} .tfb-saving").text_content() == ""  # Python acknowledged
+    # One line each: Python did not write them again.
+    assert journal_lines(root, cache, "many.tfrecord", monkeypatch)[len(done) :] == [
+        (150, "passed"),
+        (152, "flagged"),
+    ]
+    no_errors(page)
+    shot(page, "e2e-gallery-mark-route.png")
+    page.close()
+
+
 def test_a_review_of_200_tiles_by_keyboard_alone(
     server: str, browser: Any, root: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -589,3 +649,105 @@ def test_actions_not_acknowledged_are_sent_again(bare: Any) -> None:
     bare.evaluate("(d) => { mount('h', d); }", _data(0, 0, ack=(sent[0]["client"], 1)))
     bare.clock.run_for(60_000)  # answered: nothing more
     assert len(sent_now()) == 2
+
+
+# The bare page served from an origin of its own, with a marks route whose answers the test
+# chooses (saved, or refused for the records in ``window.refuse``).
+_ORIGIN = "http://tfb.test"
+
+
+@pytest.fixture
+def routed(browser: Any) -> Iterator[tuple[Any, list[dict[str, Any]]]]:
+    import base64
+
+    from browser_app.ui.components import gallery as element
+
+    page = browser.new_page(viewport=VIEWPORT)
+    posts: list[dict[str, Any]] = []
+    refuse: set[int] = set()
+
+    def answer(route: Any) -> None:
+        req = route.request
+        if req.method != "POST":
+            route.fulfill(status=200, content_type="text/html", body="<html><body></body></html>")
+            return
+        body = json.loads(req.post_data or "{}")
+        posts.append(body)
+        if body["record"] in refuse:
+            route.fulfill(status=409, json={"error": "refused"})
+        else:
+            route.fulfill(json={"saved": True, "record": body["record"], "status": body["status"]})
+
+    page.route(f"{_ORIGIN}/**", answer)
+    page.goto(f"{_ORIGIN}/")
+    source = (Path(element.__file__).parent / "assets" / "gallery.js").read_bytes()
+    page.evaluate(_HARNESS, base64.b64encode(source).decode())
+    page.refuse = refuse  # type: ignore[attr-defined]
+    yield page, posts
+    page.close()
+
+
+def _sent_once(page: Any, n: int) -> list[dict[str, Any]]:
+    """The trigger values sent, once there are ``n`` of them."""
+    page.wait_for_function(
+        "(n) => window.calls.filter(c => c[0] === 'trigger').length >= n", arg=n, timeout=10_000
+    )
+    return _triggers(page)
+
+
+def test_the_element_posts_marks_to_the_route_in_order_and_falls_back_to_python(
+    routed: tuple[Any, list[dict[str, Any]]],
+) -> None:
+    page, posts = routed
+    route = {"url": "/tfb/mark", "token": "tok"}
+    page.evaluate("(d) => { mount('h', d); }", {**_data(0, 0), "mark": route})
+    page.refuse.add(1)  # type: ignore[attr-defined]
+    # P on 0: posted, shown saved once answered; the action still goes to Python after.
+    page.evaluate("() => key('p')")
+    sent = _sent_once(page, 1)
+    assert [(p["seq"], p["record"], p["status"], p["token"]) for p in posts] == [
+        (1, 0, "passed", "tok")
+    ]
+    assert page.evaluate("() => seen().marks")["0"] == "passed"
+    assert sent[0]["actions"] == [{"seq": 1, "kind": "mark", "record": 0, "status": "passed"}]
+    # F on 1: the route refuses it, so it stays pending and goes to Python; P on 2 after it
+    # is not posted (the route would write it before Python writes 1: out of order).
+    page.evaluate("() => { key('j'); key('f'); }")
+    _sent_once(page, 2)
+    page.evaluate("() => { key('j'); key('p'); }")
+    sent = _sent_once(page, 3)
+    assert [(p["seq"], p["record"]) for p in posts] == [(1, 0), (2, 1)]
+    assert [(a["seq"], a["record"]) for a in sent[-1]["actions"]] == [(1, 0), (2, 1), (3, 2)]
+    marks = page.evaluate("() => seen().marks")
+    assert (marks["0"], marks["1"], marks["2"]) == ("passed", "flagged?", "passed?")
+    # Python applied them all: the next marks go by the route again.
+    client = sent[0]["client"]
+    page.evaluate(
+        "(d) => { mount('h', d); }",
+        {**_data(0, 2, ack=(client, 3), marks={0: "passed", 1: "flagged", 2: "passed"}),
+         "mark": route},
+    )  # fmt: skip
+    page.evaluate("() => { key('j'); key('f'); key('j'); key('p'); }")
+    sent = _sent_once(page, 4)
+    page.wait_for_function("() => seen().marks['4'] === 'passed'", timeout=10_000)
+    assert [(p["seq"], p["record"], p["status"]) for p in posts][2:] == [
+        (4, 3, "flagged"),
+        (5, 4, "passed"),
+    ]
+    # A cleared mark (a second click on ✓) is never the route's.
+    page.locator(".tfb-tile[data-record='4'] .tfb-set[data-set='passed']").click()
+    sent = _sent_once(page, len(_triggers(page)) + 1)
+    assert sent[-1]["actions"][-1] == {"seq": 6, "kind": "mark", "record": 4, "status": None}
+    assert len(posts) == 4
+
+
+def test_without_the_route_nothing_is_posted(
+    routed: tuple[Any, list[dict[str, Any]]],
+) -> None:
+    page, posts = routed
+    page.evaluate("(d) => { mount('h', d); }", _data(0, 0))
+    page.evaluate("() => { key('p'); key('j'); key('f'); }")
+    sent = _sent_once(page, 2)
+    assert [(a["seq"], a["record"]) for a in sent[-1]["actions"]] == [(1, 0), (2, 1)]
+    assert posts == []
+    assert page.evaluate("() => seen().marks")["0"] == "passed?"

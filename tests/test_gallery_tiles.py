@@ -164,6 +164,49 @@ def test_marks_are_applied_in_order_and_the_record_follows_the_focus() -> None:
     assert (memory.client, memory.seq, memory.record) == ("c1", 3, 7)
 
 
+def test_a_mark_the_route_saved_is_applied_but_not_written_again() -> None:
+    """With the marks route, what it wrote (asked by the element's name, the action's number,
+    record and status) is applied but left out of the marks Python writes; a cleared mark is
+    never asked about (the route cannot clear), and one the route did not write is Python's."""
+    wrote = {("c1", 1): (5, "passed"), ("c1", 3): (6, "passed")}
+    asked: list[tuple[str, int, int | str, str]] = []
+
+    def saved(client: str, seq: int, record: int | str, status: str) -> bool:
+        asked.append((client, seq, record, status))
+        return wrote.get((client, seq)) == (record, status)
+
+    value = _act(
+        "c1",
+        {"seq": 1, "kind": "mark", "record": 5, "status": "passed"},
+        {"seq": 2, "kind": "mark", "record": 5, "status": None},
+        {"seq": 3, "kind": "mark", "record": 6, "status": "flagged"},  # route wrote passed
+        {"seq": 4, "kind": "mark", "record": 7, "status": "flagged"},
+    )
+    effects, memory = g.handle(value, 7, g.Memory(), _facts(), saved)
+    assert effects.saved == [(5, "passed")]
+    assert effects.marks == [(5, None), (6, "flagged"), (7, "flagged")]
+    assert [a[1] for a in asked] == [1, 3, 4]
+    assert effects.record == 7 and (memory.client, memory.seq) == ("c1", 4)
+    # Sent again: applied already, neither written nor asked about.
+    asked.clear()
+    effects, _ = g.handle(value, 7, memory, _facts(), saved)
+    assert effects.saved == effects.marks == [] and asked == []
+    # Without the route (saved None) every mark is Python's, as before.
+    effects, _ = g.handle(value, 7, g.Memory(), _facts())
+    assert effects.saved == [] and len(effects.marks) == 4
+
+
+def test_the_marks_route_goes_into_the_data_only_where_there_is_one() -> None:
+    route = {"url": "/tfb/mark", "token": "t" * 43}
+    kw: dict[str, Any] = {
+        "grid": "g", "page": 0, "size": 50, "has_next": False, "per_row": 6, "dense": False,
+        "focus": 1, "epoch": 0, "tiles": [g.tile(item(1), "u", None)],
+    }  # fmt: skip
+    assert g.page_data(**kw, mark=route)["mark"] == route
+    assert "mark" not in g.page_data(**kw)
+    assert "mark" not in g.page_data(**kw, mark=route, can_mark=False)
+
+
 def test_an_action_sent_again_is_applied_once() -> None:
     first = _act("c1", {"seq": 1, "kind": "mark", "record": 5, "status": "passed"})
     effects, memory = g.handle(first, 5, g.Memory(), _facts())

@@ -17,7 +17,15 @@ while the next one's thumbnails are drawn.
 
 ``epoch`` in the data changes when the current record changed outside the grid (the pager,
 "Go to record", another page): the element then takes the focus Python sends; otherwise it
-keeps its own, which may be ahead of what Python knows."""
+keeps its own, which may be ahead of what Python knows.
+
+Where the server has the marks route (:mod:`browser_app.ui.routes`; ``mark`` in the data, its
+URL and this session's token), a mark passed or flagged is first posted there — in the order
+made, and only while every mark before it in the queue was saved there too, so the journal
+keeps the order the marks were made in — and its tile leaves its pending state as soon as
+the route answers (the journal holds the line then); the action still goes to Python, which
+applies it without writing it again (``saved`` in :func:`handle`). A mark the route refused
+or could not take, and a cleared mark, are Python's to write as before."""
 
 from __future__ import annotations
 
@@ -27,6 +35,7 @@ from typing import Any, Literal
 
 from browser_app.ui.components import served
 from browser_app.ui.components.actions import count, read_numbered
+from browser_app.ui.components.review_keys import Saved
 from browser_app.view import GalleryItem
 from codec import layers as L
 from codec.dataset import DAMAGED, RECOVERED
@@ -99,6 +108,7 @@ def page_data(
     next_has_next: bool = False,
     can_mark: bool = True,
     ack: tuple[str, int] | None = None,
+    mark: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Everything the element is sent: its name (``grid``: the element drawn afresh by
     Streamlit keeps its focus and its actions under it), the page (``page``, the position of
@@ -106,7 +116,10 @@ def page_data(
     ``size`` records a page; whether there is a next one), the grid's shape, the focus
     (``focus``, with the ``epoch`` that says whether the element must take it), the tiles and
     the next page's (shown at once on N or →, their pictures fetched ahead), whether marks
-    can be saved, and the last action applied (``ack``: the element's name and number)."""
+    can be saved, and the last action applied (``ack``: the element's name and number).
+    ``mark``: where the marks route is and this session's token for it (``{"url": ...,
+    "token": ...}``, :func:`browser_app.ui.widgets.review.mark_route`); None where there is
+    none (the data then has no ``mark``)."""
     records = [t.get("record") for t in tiles]
     if focus not in records:
         focus = next((r for r in records if r is not None), None)
@@ -128,6 +141,7 @@ def page_data(
         "badge_help": BADGE_HELP,
         "palette": PALETTE_HEX if _class_maps(tiles, next_tiles) else None,
         "ack": None if ack is None else {"client": ack[0], "seq": ack[1]},
+        **({"mark": dict(mark)} if mark and can_mark else {}),
     }
 
 
@@ -246,15 +260,23 @@ class Effects:
     record: int | None = None
     opening: int | None = None
     applied: list[int] = field(default_factory=list)
+    saved: list[tuple[int, str]] = field(default_factory=list)
+    """Marks the marks route wrote already: applied, not to be written again."""
 
 
 def handle(
-    value: object, focus: int | None, memory: Memory, pages: PageFacts
+    value: object,
+    focus: int | None,
+    memory: Memory,
+    pages: PageFacts,
+    saved: Saved | None = None,
 ) -> tuple[Effects, Memory]:
     """The effects of a trigger value ``act`` (with ``focus``, the element's state value
     told in the same message), and the memory after them. Actions already applied (a number
     at most the last one of the same element) are left out: an action sent again is applied
-    once. The current record ends on the element's focus, or on the record opened."""
+    once. The current record ends on the element's focus, or on the record opened. A mark
+    ``saved(client, seq, record, status)`` says the marks route wrote goes to
+    ``effects.saved``, not to ``effects.marks`` (a cleared mark is never the route's)."""
     effects = Effects()
     got = read_actions(value)
     if got is None:
@@ -266,7 +288,11 @@ def handle(
             continue
         effects.applied.append(a.seq)
         if a.kind == "mark" and a.record is not None:
-            effects.marks.append((a.record, a.status))
+            status = a.status
+            if status is not None and saved and saved(client, a.seq, a.record, status):
+                effects.saved.append((a.record, status))  # the route wrote it
+            else:
+                effects.marks.append((a.record, status))
         elif a.kind == "page" and a.start is not None:
             effects.record = a.record if a.record is not None else _landing(a, pages)
         elif a.kind == "open" and a.record is not None:

@@ -6,8 +6,10 @@ the keys' help).
 
 The focused tile is the current record (:func:`state.record`, in the URL) once the grid has
 told Python: with every mark, page turn or opening, and before a click elsewhere on the page.
-Moving the focus runs nothing on the server; a mark is written to the journal
-(:func:`review.set_mark`) and shows as saved when the next data confirms it.
+Moving the focus runs nothing on the server; a mark is written to the journal by the marks
+route where the server has it (:func:`review.mark_route`: shown saved once the route
+answers; Python then does not write it again, :func:`review.route_saved`), else by Python
+(:func:`review.set_mark`), shown saved when the next data confirms it.
 
 Keys (also listed in the "Keys" popover), owned by the element alone: ←/→ or K/J move the
 focus by one tile, ↑/↓ by one row (past the page's ends the page turns), P / F mark the
@@ -133,7 +135,9 @@ def _on_act(src: Source, size: int, total: int | None) -> None:
     pages = element.PageFacts(
         record_at=lambda pos: services.record_at(src, pos, sel, inferred), size=size, total=total
     )
-    effects, memory = element.handle(value, focus, _memory(src), pages)
+    effects, memory = element.handle(value, focus, _memory(src), pages, review.route_saved(src))
+    if effects.saved:
+        state.bump_edit_revision()  # the route wrote them: the page shows them from now on
     for record, status in effects.marks:
         review.set_mark(src, record, status)
     if effects.record is not None:
@@ -235,6 +239,7 @@ def grid(
         next_has_next=total is None or after < total,
         can_mark=j is not None,
         ack=memory.ack(),
+        mark=None if j is None else review.mark_route(src, j),
     )
     with st.container(key="tfb-gallery"):  # where tests and styles find the grid
         element.mount(

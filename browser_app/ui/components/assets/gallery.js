@@ -15,6 +15,15 @@
 // pointer goes down on another widget of the page (its run then knows it); a move alone
 // sends nothing.
 //
+// Where the server has the marks route (data.mark: its URL and this session's token), a mark
+// passed or flagged is posted there first, one post at a time in the order made, and only
+// while every mark before it in the queue was saved there (else the journal would not keep
+// the order the marks were made in): the route writes the journal line and answers, and the
+// tile leaves its pending state at once. The queue goes to Python once no post is under way
+// (Python sees the route wrote the mark and does not write it again). A mark the route
+// refused or could not reach, and a cleared mark, go to Python as before. Nothing else is
+// ever posted; the token is never put in the page.
+//
 // The host element (class tfb-gallery) says what is shown, for tests and benchmarks:
 // data-focus (the focused record), data-page (the position of the page's first tile),
 // data-rev (one more each time data from Python is applied); each tile (class tfb-tile) has
@@ -30,6 +39,7 @@ const RESEND_CAP_MS = 30000;
 const DETACHED_MS = 5000; // keys typed this soon after the element went away wait for it
 const BUSY_WAIT_MS = 3000; // how long a message waits for the app's run to end, at most
 const SETTLED_MS = 250; // data older than this, and no run going: the page's widgets are set
+const POST_MS = 10000; // a mark the route has not answered by then goes to Python
 
 /** Whether the app is running its script (a message sent now would carry the values some
  * widgets had before that run set theirs: a stale "Go to record" would move the page). */
@@ -78,13 +88,32 @@ export function moveTarget(records, current, step) {
   return [target, 0];
 }
 
-/** The mark a record shows: the last one queued for it (pending) or the saved one. */
+/** The mark a record shows: the last one queued for it (pending, unless the marks route
+ * saved it) or the saved one. */
 export function shownMark(queue, record, saved) {
   for (let i = queue.length - 1; i >= 0; i--) {
     const a = queue[i];
-    if (a.kind === "mark" && a.record === record) return [a.status || "", true];
+    if (a.kind === "mark" && a.record === record) return [a.status || "", !a.saved];
   }
   return [saved || "", false];
+}
+
+/** Whether the mark `a` can go to the marks route: passed or flagged on a record it names
+ * by number, with every mark before it in `queue` saved there already (or, `posting`
+ * true, being posted there: the posts go one after the other, each asking again). */
+export function routable(a, route, queue, posting = false) {
+  if (!route || typeof route.url !== "string" || typeof route.token !== "string") return false;
+  if (a.kind !== "mark" || (a.status !== "passed" && a.status !== "flagged")) return false;
+  if (!Number.isInteger(a.record) || a.record < 0) return false;
+  const before = (b) => b !== a && b.seq < a.seq && b.kind === "mark";
+  return queue.every((b) => !before(b) || b.saved || (posting && b.posting));
+}
+
+/** An action as Python reads it (what the element keeps beside it stays here). */
+export function wire(a) {
+  const out = {};
+  for (const k of ["seq", "kind", "record", "status", "start", "at"]) if (k in a) out[k] = a[k];
+  return out;
 }
 
 function el(tag, cls, parent) {
@@ -971,6 +1000,8 @@ class Grid {
     this.paletteHex = "";
     this.resendTimer = 0;
     this.resendMs = RESEND_MS;
+    this.route = null; // the marks route: { url, token }
+    this.posts = Promise.resolve(); // the marks posted to it, one after the other
     this.parent = null;
     this.detached = null; // {at, path}: when and on which page the element went away
     this.opened = false; // an opening was sent: the page is about to change
@@ -1056,6 +1087,9 @@ class Grid {
     if (ack && ack.client === this.client) {
       this.queue = this.queue.filter((a) => a.seq > ack.seq);
     }
+    const route = data.mark;
+    this.route =
+      route && typeof route.url === "string" && typeof route.token === "string" ? route : null;
     this.watch(false);
     const turning = this.queue.some((a) => a.kind === "page");
     const fresh = !turning; // data older than a page turn made here keeps the page shown
@@ -1274,7 +1308,8 @@ class Grid {
       this.buttons[s].disabled = !t || !v.can_mark;
     }
     this.buttons.open.disabled = !t;
-    this.stateEl.textContent = this.queue.some((a) => a.kind === "mark") ? "saving\u2026" : "";
+    const marks = this.queue.filter((a) => a.kind === "mark");
+    this.stateEl.textContent = !marks.length ? "" : marks.every((a) => a.saved) ? "saved" : "saving\u2026";
   }
 
   focusTile() {
@@ -1381,7 +1416,49 @@ class Grid {
 
   mark(record, status) {
     if (record === null || record === undefined || !this.view.can_mark) return;
-    this.act({ kind: "mark", record, status });
+    const a = { seq: this.seq + 1, kind: "mark", record, status };
+    if (routable(a, this.route, this.queue, true)) {
+      // Posted once the posts before it are answered; the queue waits for it.
+      a.posting = true;
+      const route = this.route;
+      this.posts = this.posts.then(() => this.post(a, route));
+    }
+    this.act(a);
+  }
+
+  /** Post the mark `a` to the marks route (unless a mark before it went to Python
+   * meanwhile); once it answers, the queue goes to Python. */
+  async post(a, route) {
+    let got = null;
+    if (routable(a, route, this.queue)) {
+      const abort = new AbortController();
+      const timer = setTimeout(() => abort.abort(), POST_MS);
+      const body = {
+        token: route.token,
+        client: this.client,
+        seq: a.seq,
+        record: a.record,
+        status: a.status,
+      };
+      got = await fetch(route.url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+        credentials: "same-origin",
+        cache: "no-store",
+        signal: abort.signal,
+      })
+        .then((r) => (r.ok ? r.json() : null))
+        .catch(() => null);
+      clearTimeout(timer);
+    }
+    a.posting = false;
+    if (got && got.saved === true && got.record === a.record && got.status === a.status) {
+      a.saved = true;
+    }
+    if (this.parent && this.view) this.decorate();
+    this.outbox.act = true;
+    this.flushSoon();
   }
 
   open(record) {
@@ -1392,7 +1469,8 @@ class Grid {
 
   act(action) {
     this.seq += 1;
-    this.queue.push({ seq: this.seq, ...action });
+    action.seq = this.seq; // the object itself: a post under way marks it saved
+    this.queue.push(action);
     this.decorate();
     this.outbox.act = true;
     this.flushSoon();
@@ -1430,10 +1508,14 @@ class Grid {
     this.outbox = { act: false, ahead: null };
     if (o.ahead !== null) this.setStateValue("ahead", o.ahead);
     if (!o.act || !this.queue.length) return;
+    if (this.queue.some((a) => a.posting)) {
+      this.outbox.act = true; // sent once the route has answered
+      return;
+    }
     // The focus goes with the actions, in the same run; not while a page is awaited (Python
     // puts the focus on it).
     if (!this.awaiting) this.tell();
-    this.setTriggerValue("act", { client: this.client, actions: this.queue });
+    this.setTriggerValue("act", { client: this.client, actions: this.queue.map(wire) });
     this.watch(true);
   }
 
@@ -1448,8 +1530,8 @@ class Grid {
     if (sent) this.resendMs = RESEND_MS;
     this.resendTimer = setTimeout(() => {
       this.resendMs = Math.min(this.resendMs * 2, RESEND_CAP_MS);
-      if (this.queue.length && this.parent) {
-        this.setTriggerValue("act", { client: this.client, actions: this.queue });
+      if (this.queue.length && this.parent && !this.queue.some((a) => a.posting)) {
+        this.setTriggerValue("act", { client: this.client, actions: this.queue.map(wire) });
         this.watch(false);
       }
     }, this.resendMs);
