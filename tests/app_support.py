@@ -5,6 +5,7 @@ was sent, and the check that a run did not crash. The tests import this module a
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from collections.abc import Callable, Mapping
@@ -74,6 +75,20 @@ def gallery_data(at: AppTest) -> dict[str, Any]:
 def gallery_tiles(at: AppTest) -> list[dict[str, Any]]:
     """The tiles of the page the Gallery shows (see :func:`gallery_data`), in order."""
     return list(gallery_data(at)["tiles"])
+
+
+def table_pictures(at: AppTest, media: dict[str, tuple[bytes, str, str]]) -> list[bytes | None]:
+    """The pictures of the records table's rows, as the browser gets them: by URL from the
+    app's server (``media``, the test's media store), or inline (a data URL)."""
+    out: list[bytes | None] = []
+    for cell in at.dataframe[0].value["picture"].tolist():
+        if not isinstance(cell, str):
+            out.append(None)
+        elif cell.startswith("data:"):
+            out.append(base64.b64decode(cell.partition(",")[2]))
+        else:
+            out.append(media[cell][0])
+    return out
 
 
 def tile_layers(tile: dict[str, Any]) -> str:

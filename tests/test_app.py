@@ -13,8 +13,9 @@ import socket
 from pathlib import Path
 
 import pytest
-from app_support import gallery_tiles, go_to_record, no_crash, start_app
+from app_support import gallery_tiles, go_to_record, no_crash, start_app, table_pictures
 from streamlit.testing.v1 import AppTest
+from test_app_edit import media  # noqa: F401  (a fixture)
 
 from browser_app.cli import launch, run
 from browser_app.sample_data import write_sample
@@ -55,13 +56,15 @@ def table(at: AppTest):  # type: ignore[no-untyped-def]
 # -- records page ------------------------------------------------------------------------
 
 
-def test_opens_first_path_with_thumbnails(monkeypatch, root):
+def test_opens_first_path_with_thumbnails(monkeypatch, root, media):  # noqa: F811
     at = app(monkeypatch, root, "detection.tfrecord")
     no_crash(at)
     df = table(at)
     assert len(df) == 25
     assert list(df["#"][:3]) == [0, 1, 2]
-    assert df["picture"].str.startswith("data:image/").all()
+    # Each row's thumbnail is served by URL (not inline in the page's message): a JPEG.
+    assert not df["picture"].str.startswith("data:").any()
+    assert all((p or b"")[:3] == b"\xff\xd8\xff" for p in table_pictures(at, media))
     assert (df["status"] == "✓ intact").all()
     assert at.query_params["file"] == "detection.tfrecord"
     assert "Record 0" in texts(at.main.markdown)

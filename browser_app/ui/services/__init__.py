@@ -73,6 +73,7 @@ from browser_app.ui.services.results import (
     verify,
 )
 from browser_app.ui.services.summary import box_scale, feature_summary, usual_types
+from browser_app.ui.services.tiles import picture_urls as picture_urls
 from browser_app.ui.services.tiles import tile_urls as tile_urls
 
 __all__ = [

@@ -14,6 +14,7 @@ back.)"""
 
 from __future__ import annotations
 
+import base64
 import functools
 import math
 import time
@@ -26,7 +27,7 @@ from browser_app.edits import ADDED, DELETED, EDITED
 from browser_app.ui import services, state
 from browser_app.ui.source import Source
 from browser_app.ui.widgets import parts
-from browser_app.view import PageView, label_text, review_cells
+from browser_app.view import BROKEN_PICTURE, PageView, label_text, review_cells
 from codec.dataset import DAMAGED, RECOVERED, SKIPPED
 from codec.values import format_float
 
@@ -85,12 +86,34 @@ def _cell(v: Any) -> Any:
     return v
 
 
+_PICTURES = "tfb-records-table.pictures"  # where the table's thumbnails are registered
+
+
+def _served(cells: list[Any]) -> list[Any]:
+    """The table's thumbnails by URL: served by the app's server (content-addressed, fetched
+    by the browser as the grid draws them) instead of inline in the run's message, which for
+    a page of 100 rows was some 285 KB to send and parse before the first row showed. A cell
+    stays as it is where there is no server (no media file manager) or it is not a picture
+    of the page (the broken-picture mark, a few bytes)."""
+    pictures: list[tuple[bytes | None, str]] = []
+    for cell in cells:
+        head, _, body = cell.partition(",") if isinstance(cell, str) else ("", "", "")
+        if head.startswith("data:image/") and head.endswith(";base64") and cell != BROKEN_PICTURE:
+            pictures.append((base64.b64decode(body), head[5 : -len(";base64")]))
+        else:
+            pictures.append((None, ""))
+    urls = services.picture_urls(pictures, _PICTURES)
+    return [cell if url is None else url for cell, url in zip(cells, urls)]
+
+
 def _frame(view: PageView, review: list[str | None]) -> pd.DataFrame:
     """The page's rows as columns (built column by column: a frame from row dicts, then
     converted, took most of the table's time)."""
     data: dict[str, Any] = {}
     for name, kind in view.columns:
         cells = [r.get(name) for r in view.rows]
+        if kind == "image":
+            cells = _served(cells)
         if kind == "int":
             data[name] = pd.array(cells, dtype="Int64")
         elif kind == "float":
