@@ -249,6 +249,20 @@ def browser_rows(
     return rows
 
 
+def browser_only(quick: bool = False) -> list[Row]:
+    """The Chromium rows alone (``python -m benchmarks.bench_layers --browser``): the
+    browser's side measured before and after a change without the server's steps."""
+    count = 20 if quick else 100
+    payloads = [record(seed) for seed in range(count)]
+    second = [record(seed) for seed in range(count, 2 * count)]
+    return browser_rows(
+        payloads,
+        [plain(p) for p in payloads],
+        3 if quick else 7,
+        (second, [plain(p) for p in second]),
+    )
+
+
 def run(quick: bool = False) -> list[Row]:
     """Each step's median wall time, its range in the measure's name."""
     repeat = 3 if quick else 7
@@ -366,5 +380,7 @@ def run(quick: bool = False) -> list[Row]:
 if __name__ == "__main__":
     from benchmarks.common import table
 
-    print(table(run(quick="--quick" in __import__("sys").argv)))
+    argv = __import__("sys").argv
+    quick = "--quick" in argv
+    print(table(browser_only(quick) if "--browser" in argv else run(quick)))
     _ = np  # numpy is imported for the generators' arrays

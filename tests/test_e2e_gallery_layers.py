@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from browser_support import browser_fixture, no_errors, serve, shot, until
+from browser_support import browser_fixture, no_errors, serve, settled, shot, until
 from PIL import Image
 
 from benchmarks.bench_layers import record as every_layer
@@ -194,6 +194,60 @@ def test_the_browser_draws_every_layer_as_the_server_does(server: str, browser: 
         assert np.abs(whole - over_photo).mean() < 8, record
         assert np.abs(whole - _server_tile(payloads[record])).mean() < 16, record
     page.close()
+
+
+def test_the_next_page_s_layers_are_drawn_ahead_and_n_shows_them_drawn(
+    root: Path, server: str, browser: Any
+) -> None:
+    """The next page's canvases of layers are drawn while this page is looked at: N shows
+    them drawn at once (in the same task as the key), the very layers the server draws."""
+    first = [G.pascal(seed) for seed in range(10)]  # a page of 10 with boxes only
+    layered = [every_layer(seed) for seed in range(10, 13)]
+    G.write(root / "ahead.tfrecord", first + layered)
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    page.goto(f"{server}/gallery?file=ahead.tfrecord&size=10")
+    grid = page.locator(".tfb-gallery")
+    from playwright.sync_api import expect
+
+    expect(page.locator(f"{TILES}[data-record]")).to_have_count(10, timeout=60_000)
+    # The next page's three tiles with layers, drawn ahead (off the page).
+    expect(grid).to_have_attribute("data-ahead", "3", timeout=60_000)
+    settled(page)
+    page.get_by_role("heading", name="Gallery").click()  # the keys go to the page
+    states = page.evaluate(
+        """() => {
+          document.dispatchEvent(new KeyboardEvent('keydown', {key: 'n', bubbles: true}));
+          return [...document.querySelectorAll('.tfb-gallery .tfb-tile[data-record]')]
+            .map(t => [t.dataset.record, t.dataset.layers || '']);
+        }"""
+    )
+    assert states == [["10", "drawn"], ["11", "drawn"], ["12", "drawn"]]
+    ahead = {n: page.evaluate(READ_TILE, [n]) for n in (10, 11, 12)}
+    settled(page)
+    no_errors(page)
+    shot(page, "gallery-layers-ahead.png")
+    page.close()
+    # The very pixels of the page opened there (its canvases drawn in place), and close to
+    # the server's drawing (captions are in another font).
+    again = browser.new_page(viewport={"width": 1440, "height": 900})
+    again.goto(f"{server}/gallery?file=ahead.tfrecord&size=10&record=10")
+    tiles = again.locator(f"{TILES}[data-record]")
+
+    def drawn() -> None:
+        states = tiles.evaluate_all("ts => ts.map(t => t.dataset.layers || '')")
+        assert states == ["drawn"] * 3, states
+
+    until(drawn, timeout=60, what="the page's layers drawn in place")
+    everything = L.LayerOptions()
+    for n, payload in zip((10, 11, 12), layered):
+        got = again.evaluate(READ_TILE, [n])
+        w, h = got["w"], got["h"]
+        assert (ahead[n]["w"], ahead[n]["h"]) == (w, h)
+        assert ahead[n]["layers"] == got["layers"], n
+        black = Image.new("RGB", (w, h))
+        diff = np.abs(_rgb(got["layers"], w, h) - _server_layers(payload, everything, black))
+        assert diff.max(axis=2).mean() < 10, (n, diff.mean())
+    again.close()
 
 
 def test_float_masks_keep_the_server_drawing_and_boxes_alone_look_the_same(

@@ -29,7 +29,8 @@
 // data-rev (one more each time data from Python is applied); each tile (class tfb-tile) has
 // data-record (absent for a tile without record), data-mark (passed, flagged or ""),
 // data-pending="1" while a mark typed is not yet confirmed, and data-layers ("drawing",
-// "drawn" or "failed") when its layers are drawn here over its picture (see below).
+// "drawn" or "failed") when its layers are drawn here over its picture (see below); the host's
+// data-ahead counts the canvases of the next page's layers drawn ahead, off the page.
 
 const MARK_ICONS = { passed: "\u2713", flagged: "\u2691" };
 // Actions not acknowledged this long after they were sent are sent again (then twice as
@@ -144,6 +145,8 @@ const SAMPLE_SHIFT = 1 / 256;
 const VALUES_KEPT = 2500; // sampled PNGs kept (a page of 100 tiles with 11 PNGs each: 1,100)
 const valuesKept = new Map(); // `${address} ${kind} ${size}` -> Promise of a Part (or null)
 let scratch = null;
+let layerScratch = null; // where a layer's pixels go before they are drawn over the tile's
+const AHEAD_KEPT = 400; // canvases of the next page drawn ahead, kept until shown
 
 function canvas2d(w, h) {
   const c = document.createElement("canvas");
@@ -732,14 +735,27 @@ function rgbOf(hex) {
   return [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
 }
 
+let maskIndex = null; // which object each tile pixel shows, for maskPixels
+
+/** `out` (an ImageData of w × h, to be used again) all clear, or a new one. */
+function cleared(out, w, h) {
+  if (out && out.width === w && out.height === h) {
+    out.data.fill(0);
+    return out;
+  }
+  return new ImageData(w, h);
+}
+
 /** Instance masks blended as one layer (codec.layers._draw_masks): larger objects first, an
  * object's pixels tinted at the opacity, its outline (pixels next to another object's or to
  * none) opaque. */
-export function maskPixels(parts, colors, w, h, opacity) {
+export function maskPixels(parts, colors, w, h, opacity, out = null) {
   const counts = parts.map((p) => (p ? p.values.reduce((n, v) => n + (v ? 1 : 0), 0) : 0));
   const order = parts.map((_, i) => i).filter((i) => parts[i]);
   order.sort((a, b) => counts[b] - counts[a] || a - b);
-  const index = new Uint16Array(w * h);
+  if (!maskIndex || maskIndex.length < w * h) maskIndex = new Uint16Array(w * h);
+  const index = maskIndex.subarray(0, w * h);
+  index.fill(0);
   order.forEach((k, rank) => {
     const { x, y, cw, ch, values } = parts[k];
     for (let r = 0; r < ch; r++) {
@@ -747,7 +763,7 @@ export function maskPixels(parts, colors, w, h, opacity) {
     }
   });
   const a = pyRound(opacity * 255);
-  const out = new ImageData(w, h);
+  out = cleared(out, w, h);
   const d = out.data;
   const rgb = order.map((k) => rgbOf(colors[k]));
   for (let y = 0, p = 0; y < h; y++) {
@@ -770,13 +786,13 @@ export function maskPixels(parts, colors, w, h, opacity) {
 /** A class map blended over the picture (codec.layers._draw_class_map): 0 clear, each value
  * in the palette's colour at the opacity, 255 ("void") at least 60 % and hatched with white
  * in diagonal stripes three pixels wide, hidden values clear. */
-export function classMapPixels(part, palette, hidden, w, h, opacity) {
+export function classMapPixels(part, palette, hidden, w, h, opacity, out = null) {
   const a = pyRound(opacity * 255);
   const alphaOf = new Uint8Array(256).fill(a);
   alphaOf[0] = 0;
   alphaOf[255] = Math.max(a, 153);
   for (const v of hidden) alphaOf[v] = 0;
-  const out = new ImageData(w, h);
+  out = cleared(out, w, h);
   if (!part) return out;
   const d = out.data;
   const { x, y, cw, ch, values } = part;
@@ -851,10 +867,15 @@ function dashedOutline(ctx, x0, y0, x1, y1, width, color) {
   }
 }
 
+/** `pixels` drawn over what `ctx` holds (through one canvas kept for it: a canvas made per
+ * layer and tile is garbage a page turn waits for). */
 function composite(ctx, pixels) {
-  const layer = canvas2d(pixels.width, pixels.height);
-  layer.getContext("2d").putImageData(pixels, 0, 0);
-  ctx.drawImage(layer, 0, 0);
+  const { width: w, height: h } = pixels;
+  if (!layerScratch) layerScratch = canvas2d(w, h);
+  if (layerScratch.width < w) layerScratch.width = w;
+  if (layerScratch.height < h) layerScratch.height = h;
+  layerScratch.getContext("2d").putImageData(pixels, 0, 0);
+  ctx.drawImage(layerScratch, 0, 0, w, h, 0, 0, w, h);
 }
 
 function drawPredictions(ctx, L) {
@@ -954,12 +975,17 @@ export async function drawLayers(canvas, L, palette, current) {
   canvas.height = h;
   const ctx = canvas.getContext("2d");
   ctx.clearRect(0, 0, w, h);
+  // One ImageData for the tile's class maps and masks, each drawn over the canvas in turn.
+  let px = null;
   (L.class_maps || []).forEach((m, i) => {
-    composite(ctx, classMapPixels(maps[i], palette, m.hidden || [], w, h, L.opacity));
+    px = classMapPixels(maps[i], palette, m.hidden || [], w, h, L.opacity, px);
+    composite(ctx, px);
   });
   (L.masks || []).forEach((group, i) => {
     const colors = group.map((m) => m[2]);
-    if (masks[i].some(Boolean)) composite(ctx, maskPixels(masks[i], colors, w, h, L.opacity));
+    if (!masks[i].some(Boolean)) return;
+    px = maskPixels(masks[i], colors, w, h, L.opacity, px);
+    composite(ctx, px);
   });
   if (L.predictions) drawPredictions(ctx, L);
   if (L.boxes) drawBoxes(ctx, L);
@@ -996,6 +1022,8 @@ class Grid {
     this.rev = 0;
     this.prefetched = [];
     this.prefetchedKey = "";
+    this.drawnAhead = new Map(); // layers' key -> {canvas, done, complete}: the next page's
+    this.aheadDrawn = 0; // canvases drawn ahead so far (data-ahead, for tests)
     this.palette = paletteBytes("");
     this.paletteHex = "";
     this.resendTimer = 0;
@@ -1145,7 +1173,7 @@ class Grid {
 
   prefetch() {
     const next = this.view && this.view.next;
-    for (const t of next ? next.tiles : []) if (t.src && t.layers) readAhead(t.layers);
+    for (const t of next ? next.tiles : []) if (t.src && t.layers) this.drawAhead(t.layers);
     const urls = next ? next.tiles.map((t) => t.src).filter(Boolean) : [];
     const key = urls.join(" ");
     if (key === this.prefetchedKey) return; // the same pictures: fetched already
@@ -1157,6 +1185,29 @@ class Grid {
       im.decode().catch(() => {});
       return im;
     });
+  }
+
+  /** Draw the layers `L` of a tile of the next page on a canvas of their own, off the page,
+   * so that N only puts it in its tile (fillLayers). */
+  drawAhead(L) {
+    const key = JSON.stringify(L);
+    if (this.drawnAhead.has(key)) return;
+    const cv = document.createElement("canvas");
+    cv.className = "tfb-layers";
+    cv.dataset.key = key;
+    const entry = { canvas: cv, complete: null, done: null };
+    const done = (complete) => {
+      entry.complete = complete;
+      this.root.dataset.ahead = String(++this.aheadDrawn);
+      return complete;
+    };
+    entry.done = drawLayers(cv, L, this.palette, () => cv.dataset.key === key).then(done, () =>
+      done(false),
+    );
+    this.drawnAhead.set(key, entry);
+    while (this.drawnAhead.size > AHEAD_KEPT) {
+      this.drawnAhead.delete(this.drawnAhead.keys().next().value);
+    }
   }
 
   // -- drawing ------------------------------------------------------------------------------
@@ -1244,12 +1295,30 @@ class Grid {
     }
     const key = JSON.stringify(L);
     if (cv && cv.dataset.key === key) return; // drawn already, or being drawn
+    const ahead = this.drawnAhead.get(key);
+    if (ahead && !ahead.canvas.isConnected) {
+      // Drawn ahead (or being drawn): put in place of the tile's canvas.
+      this.drawnAhead.delete(key);
+      const drawn = ahead.canvas;
+      if (cv) cv.replaceWith(drawn);
+      else this.placeLayers(pic, drawn);
+      const show = (complete) => {
+        if (drawn.dataset.key !== key || drawn.parentNode !== pic) return;
+        drawn.hidden = false;
+        tile.dataset.layers = complete ? "drawn" : "failed";
+      };
+      if (ahead.complete !== null) show(ahead.complete);
+      else {
+        drawn.hidden = true;
+        tile.dataset.layers = "drawing";
+        ahead.done.then(show);
+      }
+      return;
+    }
     if (!cv) {
       cv = document.createElement("canvas");
       cv.className = "tfb-layers";
-      const img = pic.querySelector("img");
-      if (img) img.after(cv);
-      else pic.prepend(cv);
+      this.placeLayers(pic, cv);
     }
     cv.dataset.key = key;
     cv.hidden = true; // never the previous tile's layers over this picture
@@ -1264,6 +1333,13 @@ class Grid {
       .catch(() => {
         if (current()) tile.dataset.layers = "failed";
       });
+  }
+
+  /** A canvas of layers put over the picture of `pic`. */
+  placeLayers(pic, cv) {
+    const img = pic.querySelector("img");
+    if (img) img.after(cv);
+    else pic.prepend(cv);
   }
 
   decorate() {
