@@ -353,3 +353,36 @@ def open_cell_editor(page: Any, grid: Callable[[], Any], row: int, col: int) -> 
         return editor
 
     return until(attempt, what=f"the editor of cell ({col}, {row})")
+
+
+# In the page before Streamlit's code: every run of the script that finishes (the app root's
+# script state back at notRunning after running), counted, with the state now, and every
+# message from the server.
+RUNS_PROBE = """
+(() => {
+  const t = (window.__runs = { done: 0, state: "", running: false, msgs: 0 });
+  // Messages from the server, counted (a run drawn in one go may never show as running).
+  const Socket = window.WebSocket;
+  window.WebSocket = function (...args) {
+    const ws = new Socket(...args);
+    ws.addEventListener("message", () => { t.msgs += 1; });
+    return ws;
+  };
+  window.WebSocket.prototype = Socket.prototype;
+  Object.assign(window.WebSocket, Socket);
+  const step = (s) => {
+    if (s === t.state) return;
+    if (s === "running" || s === "rerunRequested") t.running = true;
+    if (s === "notRunning" && t.running) { t.running = false; t.done += 1; }
+    t.state = s;
+  };
+  new MutationObserver((mutations) => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    for (const m of mutations) if (m.target === app) step(m.oldValue || "");
+    step(app ? app.getAttribute("data-test-script-state") : "");
+  }).observe(document, {
+    subtree: true, attributes: true, attributeOldValue: true, childList: true,
+    attributeFilter: ["data-test-script-state"],
+  });
+})();
+"""

@@ -24,7 +24,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from browser_support import ARTIFACTS, browser_fixture, no_errors, serve, settled, shot
+from browser_support import (
+    ARTIFACTS,
+    RUNS_PROBE,
+    browser_fixture,
+    no_errors,
+    serve,
+    settled,
+    shot,
+)
 
 import codec
 from browser_app.edits import Journal
@@ -277,10 +285,9 @@ def test_a_mark_shows_saved_once_the_route_has_written_it_before_any_run(
     route has written the journal line, before a run of the script has finished (or the
     server has sent the page anything); the page then follows on the run the action starts,
     and the mark is written once."""
-    from test_e2e_mark_route import _RUNS
 
     page = browser.new_page(viewport=VIEWPORT)
-    page.add_init_script(_RUNS)
+    page.add_init_script(RUNS_PROBE)
     open_gallery(page, server, "many.tfrecord", 150)
     done = journal_lines(root, cache, "many.tfrecord", monkeypatch)
     runs, msgs = page.evaluate("() => [window.__runs.done, window.__runs.msgs]")

@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_support import app_server, browser_fixture, no_errors, settled, shot, until
+from browser_support import (
+    RUNS_PROBE,
+    app_server,
+    browser_fixture,
+    no_errors,
+    settled,
+    shot,
+    until,
+)
 
 from browser_app.edits import journal_path
 from browser_app.sample_data import write_sample
@@ -40,38 +48,6 @@ def served(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Iterator[tup
 
 
 browser = browser_fixture()
-
-# In the page before Streamlit's code: every run of the script that finishes (the app root's
-# script state back at notRunning after running), counted, with the state now, and every
-# message from the server.
-_RUNS = """
-(() => {
-  const t = (window.__runs = { done: 0, state: "", running: false, msgs: 0 });
-  // Messages from the server, counted (a run drawn in one go may never show as running).
-  const Socket = window.WebSocket;
-  window.WebSocket = function (...args) {
-    const ws = new Socket(...args);
-    ws.addEventListener("message", () => { t.msgs += 1; });
-    return ws;
-  };
-  window.WebSocket.prototype = Socket.prototype;
-  Object.assign(window.WebSocket, Socket);
-  const step = (s) => {
-    if (s === t.state) return;
-    if (s === "running" || s === "rerunRequested") t.running = true;
-    if (s === "notRunning" && t.running) { t.running = false; t.done += 1; }
-    t.state = s;
-  };
-  new MutationObserver((mutations) => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    for (const m of mutations) if (m.target === app) step(m.oldValue || "");
-    step(app ? app.getAttribute("data-test-script-state") : "");
-  }).observe(document, {
-    subtree: true, attributes: true, attributeOldValue: true, childList: true,
-    attributeFilter: ["data-test-script-state"],
-  });
-})();
-"""
 
 
 # Installed before a key: the first time the keys element's data-saved changes, what it says
@@ -105,7 +81,7 @@ def _open(browser: Any, url: str, record: int) -> Any:
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport=WIDE)
-    page.add_init_script(_RUNS)
+    page.add_init_script(RUNS_PROBE)
     page.goto(f"{url}/?file=detection.tfrecord&record={record}")
     keys = page.get_by_test_id("tfb-review-keys")
     expect(keys).to_have_attribute("data-record", str(record), timeout=30_000)
