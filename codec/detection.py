@@ -28,6 +28,7 @@ import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -122,8 +123,10 @@ class Layout:
     def bbox(self, side: str) -> str:
         return f"{self.prefix}bbox/{side}"
 
-    @property
+    @cached_property
     def boxes(self) -> tuple[str, str, str, str]:
+        """The four bbox lists' names (worked out once per layout: every list is checked
+        against them)."""
         xmin, ymin, xmax, ymax = (self.bbox(s) for s in BBOX)
         return xmin, ymin, xmax, ymax
 
@@ -296,15 +299,29 @@ class StoredBox:
     ) -> tuple[float, float, float, float] | None:
         """``(x0, y0, x1, y1)`` in pixels of a ``width`` × ``height`` picture, ordered and
         clipped to it; ``None`` when a coordinate is not finite (it cannot be drawn)."""
-        coords = (self.xmin, self.ymin, self.xmax, self.ymax)
-        if not all(math.isfinite(c) for c in coords):
-            return None
-        sx, sy = (width, height) if normalized else (1, 1)
-        x0, x1 = sorted((self.xmin * sx, self.xmax * sx))
-        y0, y1 = sorted((self.ymin * sy, self.ymax * sy))
-        clip_x = lambda v: min(max(v, 0.0), float(width))  # noqa: E731
-        clip_y = lambda v: min(max(v, 0.0), float(height))  # noqa: E731
-        return clip_x(x0), clip_y(y0), clip_x(x1), clip_y(y1)
+        return box_pixels(self.xmin, self.ymin, self.xmax, self.ymax, width, height, normalized)
+
+
+def box_pixels(
+    xmin: float, ymin: float, xmax: float, ymax: float, width: int, height: int, normalized: bool
+) -> tuple[float, float, float, float] | None:
+    """:meth:`StoredBox.pixels` of a box's four coordinates (no box built for it)."""
+    isfinite = math.isfinite
+    if not (isfinite(xmin) and isfinite(ymin) and isfinite(xmax) and isfinite(ymax)):
+        return None
+    if normalized:
+        xmin, xmax, ymin, ymax = xmin * width, xmax * width, ymin * height, ymax * height
+    else:
+        xmin, xmax, ymin, ymax = xmin * 1, xmax * 1, ymin * 1, ymax * 1
+    x0, x1 = (xmax, xmin) if xmax < xmin else (xmin, xmax)
+    y0, y1 = (ymax, ymin) if ymax < ymin else (ymin, ymax)
+    fw, fh = float(width), float(height)
+    return (
+        min(max(x0, 0.0), fw),
+        min(max(y0, 0.0), fh),
+        min(max(x1, 0.0), fw),
+        min(max(y1, 0.0), fh),
+    )
 
 
 @dataclass(frozen=True)
@@ -342,8 +359,16 @@ _FIRST_OF = {"keypoint": ("keypoint/x", "keypoint/y")}  # a group's lists that v
 def factor_lists(layout: Layout, names: Iterable[str], kind: str) -> list[str]:
     """The lists among ``names`` of a kind of :data:`FACTORS`, in the order they vote for the
     record's K (C): ``keypoint/x``, ``keypoint/y``, then the others by name."""
+    have = set(names)
+    return _factor_order(layout, have, [list_kind(layout, k) for k in have], kind)
+
+
+def _factor_order(
+    layout: Layout, names: Iterable[str], kinds: Iterable[str], kind: str
+) -> list[str]:
+    """:func:`factor_lists` of distinct ``names`` whose kinds are known (``kinds``)."""
     first = [layout.prefix + r for r in _FIRST_OF.get(kind, ())]
-    mine = sorted(k for k in set(names) if list_kind(layout, k) == kind)
+    mine = sorted(k for k, of in zip(names, kinds) if of == kind)
     return [k for k in first if k in mine] + [k for k in mine if k not in first]
 
 
@@ -497,7 +522,9 @@ def object_lengths(
     expected = np.full((len(names), count), -1, np.int64)
     per: dict[str, np.ndarray] = {}
     for kind in FACTORS:
-        order = factor_lists(layout, names, kind)
+        if kind not in kinds:
+            continue
+        order = _factor_order(layout, names, kinds, kind)
         if not order:
             continue
         rows = [names.index(k) for k in order]
@@ -604,14 +631,18 @@ def record_boxes(
         [float(v) for v in _values(features, layout.score, (FLOAT,)) or []] if layout.score else []
     )
     boxes = []
+    isfinite = math.isfinite
+    xs0, ys0, xs1, ys1 = coords
     for i in range(n):
-        x0, y0, x1, y1 = (float(c[i]) for c in coords)
+        x0, y0, x1, y1 = float(xs0[i]), float(ys0[i]), float(xs1[i]), float(ys1[i])
         bad: list[str] = []
-        finite = all(math.isfinite(v) for v in (x0, y0, x1, y1))
+        finite = isfinite(x0) and isfinite(y0) and isfinite(x1) and isfinite(y1)
         if not finite:
             bad.append("a coordinate is not a finite number")
         else:
-            if normalized and not all(0.0 <= v <= 1.0 for v in (x0, y0, x1, y1)):
+            if normalized and not (
+                0.0 <= x0 <= 1.0 and 0.0 <= y0 <= 1.0 and 0.0 <= x1 <= 1.0 and 0.0 <= y1 <= 1.0
+            ):
                 bad.append("a coordinate is outside [0, 1]")
             if not normalized and (
                 min(x0, y0, x1, y1) < 0

@@ -1,0 +1,96 @@
+"""The gallery's layers are read faster than they were (issue 25) and must say exactly what
+the straightforward code said: each fast path here is checked against that code, kept in this
+file as the reference, on generated records (random object counts 0–100, odd values, lists
+of wrong lengths, features in a random order)."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Iterable
+
+import pytest
+
+from codec import detection as D
+from codec import example as ex
+from tests.layer_records import random_record
+
+SEEDS = range(120)
+
+
+def _old_pixels(
+    b: D.StoredBox, width: int, height: int, normalized: bool
+) -> tuple[float, float, float, float] | None:
+    coords = (b.xmin, b.ymin, b.xmax, b.ymax)
+    if not all(math.isfinite(c) for c in coords):
+        return None
+    sx, sy = (width, height) if normalized else (1, 1)
+    x0, x1 = sorted((b.xmin * sx, b.xmax * sx))
+    y0, y1 = sorted((b.ymin * sy, b.ymax * sy))
+    clip_x = lambda v: min(max(v, 0.0), float(width))  # noqa: E731
+    clip_y = lambda v: min(max(v, 0.0), float(height))  # noqa: E731
+    return clip_x(x0), clip_y(y0), clip_x(x1), clip_y(y1)
+
+
+def _old_factor_lists(layout: D.Layout, names: Iterable[str], kind: str) -> list[str]:
+    first = [layout.prefix + r for r in D._FIRST_OF.get(kind, ())]
+    mine = sorted(k for k in set(names) if D.list_kind(layout, k) == kind)
+    return [k for k in first if k in mine] + [k for k in mine if k not in first]
+
+
+def _old_box_problems(
+    x0: float, y0: float, x1: float, y1: float, normalized: bool, width: int, height: int
+) -> list[str]:
+    bad = []
+    if not all(math.isfinite(v) for v in (x0, y0, x1, y1)):
+        bad.append("a coordinate is not a finite number")
+    else:
+        if normalized and not all(0.0 <= v <= 1.0 for v in (x0, y0, x1, y1)):
+            bad.append("a coordinate is outside [0, 1]")
+        if not normalized and (
+            min(x0, y0, x1, y1) < 0 or max(x0, x1) > width or max(y0, y1) > height
+        ):
+            bad.append("the box reaches outside the picture")
+        if x0 >= x1 or y0 >= y1:
+            bad.append("xmin ≥ xmax or ymin ≥ ymax")
+    return bad
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, NaN equal to NaN, and the sign of a zero counted."""
+    if isinstance(a, tuple) and isinstance(b, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return (math.isnan(a) and math.isnan(b)) or (a == b and repr(a) == repr(b))
+    return a == b and type(a) is type(b)
+
+
+def test_box_pixels_are_the_old_pixels_for_every_kind_of_coordinate() -> None:
+    rng = random.Random(5)
+    odd = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, -1e-9, 1 + 1e-9, 640.0, 700.5]
+    for _ in range(20_000):
+        c = [rng.choice(odd) if rng.random() < 0.3 else rng.uniform(-2, 700) for _ in range(4)]
+        box = D.StoredBox(0, *c)
+        for normalized in (True, False):
+            w, h = rng.choice([(640, 480), (1, 1), (160, 90)])
+            old = _old_pixels(box, w, h, normalized)
+            assert _same(box.pixels(w, h, normalized), old)
+            assert _same(D.box_pixels(*c, w, h, normalized), old)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_records_boxes_and_lengths_are_described_as_before(seed: int) -> None:
+    features = ex.decode(random_record(seed)).features
+    for layout in D.layouts(features):
+        names = tuple(layout.parallel)
+        for kind in D.FACTORS:
+            assert D.factor_lists(layout, names, kind) == _old_factor_lists(layout, names, kind)
+        assert layout.boxes == tuple(f"{layout.prefix}bbox/{s}" for s in D.BBOX)
+        for normalized in (True, False):
+            got = D.record_boxes(features, layout, normalized=normalized, width=64, height=48)
+            coords = [list(features[name].values) for name in layout.boxes]
+            assert len(got.boxes) == min(len(c) for c in coords)
+            for b in got.boxes:
+                x0, y0, x1, y1 = (float(c[b.index]) for c in coords)
+                assert _same((b.xmin, b.ymin, b.xmax, b.ymax), (x0, y0, x1, y1))
+                assert list(b.problems) == _old_box_problems(x0, y0, x1, y1, normalized, 64, 48)
