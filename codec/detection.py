@@ -28,7 +28,7 @@ import hashlib
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any, Literal, get_args
 
 import numpy as np
@@ -202,7 +202,14 @@ def layouts(names: Iterable[str]) -> list[Layout]:
     of all), then predictions (``image/detection/`` first), each by prefix: so ``[0]`` is
     the ground truth whenever a record has some; callers wanting one kind filter on
     :attr:`Layout.kind`."""
-    have = set(names)
+    return list(_layouts(frozenset(names)))
+
+
+@lru_cache(maxsize=512)
+def _layouts(have: frozenset[str]) -> tuple[Layout, ...]:
+    """:func:`layouts` of a set of names, worked out once per set: the records of a dataset
+    mostly share their feature names, and a record's layouts are asked for more than once
+    (its pictures' roles, its layers)."""
     out = []
     for name in have:
         if not name.endswith(_SUFFIX):
@@ -210,7 +217,7 @@ def layouts(names: Iterable[str]) -> list[Layout]:
         prefix = name[: -len(_SUFFIX)]
         if all(f"{prefix}bbox/{s}" in have for s in BBOX):
             out.append(layout_of(prefix, have))
-    return sorted(out, key=lambda lay: layout_rank(lay.prefix, lay.kind))
+    return tuple(sorted(out, key=lambda lay: layout_rank(lay.prefix, lay.kind)))
 
 
 def decide_normalized(values: Iterable[float], share: float = NORMALIZED_SHARE) -> bool:
@@ -262,6 +269,7 @@ def class_caption(text: str | None, label: int | None) -> str:
     return "" if label is None else str(label)
 
 
+@lru_cache(maxsize=4096)
 def class_color(key: ClassKey) -> str:
     """The colour of a class, from the class alone (never from where it stands on a page),
     so it is the same on every record, page and run: the label picks it when there is one

@@ -457,6 +457,7 @@ def _predictions_layer(
     keys: list[ClassKey] = []
     below = 0
     captions: dict[ClassKey, str] = {}
+    xs0, ys0, xs1, ys1 = coords
     for i in range(total):
         score = scores[i] if i < len(scores) else None
         if score_key is not None and not (score is not None and score >= options.score_threshold):
@@ -464,8 +465,9 @@ def _predictions_layer(
             continue
         label = labels[i] if i < len(labels) else None
         text = texts[i] if i < len(texts) else None
-        x0, y0, x1, y1 = (float(c[i]) for c in coords)
-        px = detection.StoredBox(i, x0, y0, x1, y1).pixels(width, height, normalized)
+        px = detection.box_pixels(
+            float(xs0[i]), float(ys0[i]), float(xs1[i]), float(ys1[i]), width, height, normalized
+        )
         if px is None:
             continue
         key: ClassKey = (text, label)

@@ -94,3 +94,15 @@ def test_a_records_boxes_and_lengths_are_described_as_before(seed: int) -> None:
                 x0, y0, x1, y1 = (float(c[b.index]) for c in coords)
                 assert _same((b.xmin, b.ymin, b.xmax, b.ymax), (x0, y0, x1, y1))
                 assert list(b.problems) == _old_box_problems(x0, y0, x1, y1, normalized, 64, 48)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_layouts_are_the_same_in_any_order_and_a_callers_list_is_its_own(seed: int) -> None:
+    names = list(ex.decode(random_record(seed)).features)
+    first = D.layouts(names)
+    random.Random(seed).shuffle(names)
+    again = D.layouts(iter(names))
+    assert again == first and again is not first
+    again.clear()
+    assert D.layouts(names) == first
+    assert tuple(D.layouts(names[:-1])) == D._layouts.__wrapped__(frozenset(names[:-1]))
