@@ -263,8 +263,9 @@ def browser_only(quick: bool = False) -> list[Row]:
     )
 
 
-def run(quick: bool = False) -> list[Row]:
-    """Each step's median wall time, its range in the measure's name."""
+def run(quick: bool = False, browser: bool = True) -> list[Row]:
+    """Each step's median wall time, its range in the measure's name; without ``browser``
+    (``python -m benchmarks.bench_layers --server``) the server's rows alone."""
     repeat = 3 if quick else 7
     count = 20 if quick else 100
     one = record(7)
@@ -367,6 +368,8 @@ def run(quick: bool = False) -> list[Row]:
             "×",
         )
     )
+    if not browser:
+        return rows
     try:
         second = [record(seed) for seed in range(count, 2 * count)]
         rows += browser_rows(
@@ -382,5 +385,8 @@ if __name__ == "__main__":
 
     argv = __import__("sys").argv
     quick = "--quick" in argv
-    print(table(browser_only(quick) if "--browser" in argv else run(quick)))
+    if "--browser" in argv:
+        print(table(browser_only(quick)))
+    else:
+        print(table(run(quick, browser="--server" not in argv)))
     _ = np  # numpy is imported for the generators' arrays
