@@ -543,16 +543,20 @@ def object_lengths(
             safe = np.maximum(n, 1)
             valid = (n > 0) & (sub % safe == 0)
             per[kind] = np.where(n == 0, 0, _mode(sub // safe, valid))
+    # Row by row as the kinds say, each kind's rows at once.
+    by_kind: dict[str, list[int]] = {}
     for j, kind in enumerate(kinds):
+        by_kind.setdefault(kind, []).append(j)
+    for kind, rows in by_kind.items():
         if kind in ("box", "object"):
-            expected[j] = n
+            expected[rows] = n
         elif kind in FACTORS:
             f = per[kind]
-            expected[j] = np.where(f >= 0, n * f, -1)
+            expected[rows] = np.where(f >= 0, n * f, -1)
         elif kind == "mask":
-            expected[j] = np.where(numbers[j], np.where(px >= 0, n * px, -1), n)
+            expected[rows] = np.where(numbers[rows], np.where(px >= 0, n * px, -1), n)
         else:
-            expected[j] = pts
+            expected[rows] = pts
     known = expected >= 0
     divides = np.where(n > 0, lens % np.maximum(n, 1) == 0, lens == 0)
     is_mask = np.array([k == "mask" for k in kinds], bool)[:, None]
@@ -567,7 +571,7 @@ def _known(values: np.ndarray, count: int) -> np.ndarray:
     """Non-negative whole numbers as int64, -1 for NaN or negative ones."""
     v = np.asarray(values, np.float64).reshape(count)
     ok = np.isfinite(v) & (v >= 0)
-    return np.where(ok, np.nan_to_num(v, nan=-1.0), -1).astype(np.int64)
+    return np.where(ok, v, -1.0).astype(np.int64)
 
 
 def _record_lengths(

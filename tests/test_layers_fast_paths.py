@@ -9,6 +9,7 @@ import math
 import random
 from collections.abc import Iterable
 
+import numpy as np
 import pytest
 
 from codec import detection as D
@@ -106,3 +107,77 @@ def test_layouts_are_the_same_in_any_order_and_a_callers_list_is_its_own(seed: i
     again.clear()
     assert D.layouts(names) == first
     assert tuple(D.layouts(names[:-1])) == D._layouts.__wrapped__(frozenset(names[:-1]))
+
+
+def _old_known(values: np.ndarray, count: int) -> np.ndarray:
+    v = np.asarray(values, np.float64).reshape(count)
+    ok = np.isfinite(v) & (v >= 0)
+    return np.where(ok, np.nan_to_num(v, nan=-1.0), -1).astype(np.int64)
+
+
+def _old_expected(
+    kinds: tuple[str, ...],
+    n: np.ndarray,
+    per: dict[str, np.ndarray],
+    numbers: np.ndarray,
+    px: np.ndarray,
+    pts: np.ndarray,
+) -> np.ndarray:
+    expected = np.full((len(kinds), len(n)), -1, np.int64)
+    for j, kind in enumerate(kinds):
+        if kind in ("box", "object"):
+            expected[j] = n
+        elif kind in D.FACTORS:
+            f = per[kind]
+            expected[j] = np.where(f >= 0, n * f, -1)
+        elif kind == "mask":
+            expected[j] = np.where(numbers[j], np.where(px >= 0, n * px, -1), n)
+        else:
+            expected[j] = pts
+    return expected
+
+
+_TAILS = (
+    "class/label",
+    "score",
+    "keypoint/x",
+    "keypoint/y",
+    "keypoint/visibility",
+    "keypoint/num",
+    "class/multiclass_scores",
+    "mask",
+    "densepose/num",
+    "densepose/u",
+    "area",
+)
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_object_lengths_of_many_records_are_as_before(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(0, 12))
+    prefix = "image/object/"
+    tails = [t for t in _TAILS if rng.random() < 0.6]
+    names = [f"{prefix}bbox/{s}" for s in D.BBOX] + [prefix + t for t in tails]
+    order = list(rng.permutation(len(names)))
+    names = [names[i] for i in order]
+    n = rng.integers(0, 5, count)
+    lengths = {
+        k: np.where(
+            rng.random(count) < 0.8, n * int(rng.integers(1, 4)), rng.integers(0, 20, count)
+        )
+        for k in names
+    }
+    numeric = {k: rng.random(count) < 0.5 for k in names}
+    pixels = np.where(rng.random(count) < 0.2, np.nan, rng.integers(-2, 30, count).astype(float))
+    points = rng.integers(-1, 10, count).astype(float)
+    layout = D.layout_of(prefix, names)
+    got = D.object_lengths(layout, lengths, numeric=numeric, pixels=pixels, points=points)
+    assert np.array_equal(got.pixels, _old_known(pixels, count))
+    want = _old_expected(got.kinds, got.n, got.factors, got.numeric, got.pixels, got.points)
+    assert np.array_equal(got.expected, want)
+    assert got.expected.shape == (len(names), count)
+    kind_of = dict(zip(got.names, got.kinds))
+    for kind in D.FACTORS:
+        mine = [k for k in names if kind_of[k] == kind]
+        assert (kind in got.factors) == bool(mine)
