@@ -1058,6 +1058,11 @@ def _xy(v: float) -> float:
     return round(float(v), 2)
 
 
+def _ordered(a: float, b: float) -> tuple[float, float]:
+    """``sorted((a, b))`` as a pair (no list built)."""
+    return (b, a) if b < a else (a, b)
+
+
 def browser_overlay(
     layers: Sequence[Layer],
     refs: LayerRefs,
@@ -1131,9 +1136,9 @@ def browser_overlay(
             out["dash"] = max(4, width * 4)
             captioned = font is not None and min(size) >= PREDICTION_CAPTION_SIDE
             for p in layer.shapes:
-                b = p.box.moved(scale, (0.0, 0.0))
-                x0, x1 = sorted((b.xmin, b.xmax))
-                y0, y1 = sorted((b.ymin, b.ymax))
+                b = p.box  # in the output's pixels: its corners times ``scale``
+                x0, x1 = _ordered(b.xmin * sx, b.xmax * sx)
+                y0, y1 = _ordered(b.ymin * sy, b.ymax * sy)
                 if x1 < 0 or y1 < 0 or x0 > w or y0 > h:
                     continue
                 color = class_color(b.key)
@@ -1148,9 +1153,9 @@ def browser_overlay(
             for box in layer.shapes:
                 if not box.drawable:
                     continue
-                b = box.moved(scale, (0.0, 0.0))
-                x0, x1 = sorted((b.xmin, b.xmax))
-                y0, y1 = sorted((b.ymin, b.ymax))
+                b = box  # in the output's pixels: its corners times ``scale``
+                x0, x1 = _ordered(box.xmin * sx, box.xmax * sx)
+                y0, y1 = _ordered(box.ymin * sy, box.ymax * sy)
                 color = box_color(b)
                 caption = ("! " if b.problems else "") + b.caption
                 text = band = paint = None
