@@ -224,11 +224,10 @@ def decide_normalized(values: Iterable[float], share: float = NORMALIZED_SHARE) 
     """Whether coordinates are normalised: when at least ``share`` of the finite values lie
     in [0, 1] (so a few out-of-range values stay out of range instead of turning every box
     into pixels). No finite value: normalised."""
-    inside = total = 0
-    for v in values:
-        if math.isfinite(v):
-            total += 1
-            inside += 0.0 <= v <= 1.0
+    v = np.fromiter(values, np.float64)
+    finite = v[np.isfinite(v)]
+    total = int(finite.size)
+    inside = int(np.count_nonzero((finite >= 0.0) & (finite <= 1.0)))
     return total == 0 or inside >= share * total
 
 

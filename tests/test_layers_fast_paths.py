@@ -181,3 +181,27 @@ def test_object_lengths_of_many_records_are_as_before(seed: int) -> None:
     for kind in D.FACTORS:
         mine = [k for k in names if kind_of[k] == kind]
         assert (kind in got.factors) == bool(mine)
+
+
+def _old_decide_normalized(values: Iterable[float], share: float = D.NORMALIZED_SHARE) -> bool:
+    inside = total = 0
+    for v in values:
+        if math.isfinite(v):
+            total += 1
+            inside += 0.0 <= v <= 1.0
+    return total == 0 or inside >= share * total
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_normalized_is_decided_as_before(seed: int) -> None:
+    rng = random.Random(seed)
+    odd = [math.nan, math.inf, -math.inf, 0.0, -0.0, 1.0, 1, 0, -1, 2**62, 1 + 1e-16, -1e-300]
+    values: list[float] = [
+        rng.choice(odd) if rng.random() < 0.3 else rng.uniform(-0.2, 1.3 if seed % 2 else 700)
+        for _ in range(rng.randint(0, 400))
+    ]
+    for share in (D.NORMALIZED_SHARE, 0.5, 1.0, 0.0):
+        want = _old_decide_normalized(values, share)
+        assert D.decide_normalized(values, share) is want
+        assert D.decide_normalized(iter(values), share) is want
+        assert D.decide_normalized((v for v in values), share) is want
