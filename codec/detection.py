@@ -578,27 +578,59 @@ def _record_lengths(
     layout: Layout,
     factors: Mapping[str, int] | None = None,
 ) -> ObjectLengths:
-    """:func:`object_lengths` of one record's ``features``."""
-    lengths: dict[str, np.ndarray] = {}
-    numeric: dict[str, np.ndarray] = {}
+    """:func:`object_lengths` of one record's ``features``. What it says depends only on
+    the lists' lengths and types, the picture's size and the DensePose points, which records
+    of a dataset mostly share (the same N, K…): it is worked out once per such set
+    (:func:`_lengths_of`), its arrays read-only."""
+    lengths: list[int] = []
+    numeric: list[bool] = []
     for name in layout.parallel:
         f = features.get(name)
         if f is None or f.type not in (FLOAT, INT64, BYTES):
-            lengths[name], numeric[name] = np.zeros(1, np.int64), np.zeros(1, bool)
+            lengths.append(0)
+            numeric.append(False)
             continue
-        lengths[name] = np.array([len(f.values)], np.int64)
-        numeric[name] = np.array([f.type in (FLOAT, INT64)], bool)
+        lengths.append(len(f.values))
+        numeric.append(f.type in (FLOAT, INT64))
     height = _values(features, layout.height, (INT64,)) or []
     width = _values(features, layout.width, (INT64,)) or []
-    pixels = np.array(
-        [int(height[0]) * int(width[0]) if len(height) == 1 and len(width) == 1 else -1],
-        np.float64,
-    )
+    pixels = int(height[0]) * int(width[0]) if len(height) == 1 and len(width) == 1 else -1
     nums = _values(features, f"{layout.prefix}densepose/num", (INT64,))
-    points = np.array([sum(int(v) for v in nums) if nums is not None else -1], np.float64)
-    return object_lengths(
-        layout, lengths, numeric=numeric, pixels=pixels, points=points, factors=factors
+    points = sum(int(v) for v in nums) if nums is not None else -1
+    return _lengths_of(
+        layout,
+        tuple(lengths),
+        tuple(numeric),
+        pixels,
+        points,
+        None if factors is None else tuple(factors.items()),
     )
+
+
+@lru_cache(maxsize=1024)
+def _lengths_of(
+    layout: Layout,
+    lengths: tuple[int, ...],
+    numeric: tuple[bool, ...],
+    pixels: int,
+    points: int,
+    factors: tuple[tuple[str, int], ...] | None,
+) -> ObjectLengths:
+    """:func:`object_lengths` of one record whose ``layout.parallel`` lists have these
+    ``lengths`` and hold numbers or not (``numeric``), its arrays read-only (it is shared)."""
+    names = layout.parallel
+    got = object_lengths(
+        layout,
+        {k: np.array([v], np.int64) for k, v in zip(names, lengths)},
+        numeric={k: np.array([v], bool) for k, v in zip(names, numeric)},
+        pixels=np.array([pixels], np.float64),
+        points=np.array([points], np.float64),
+        factors=None if factors is None else dict(factors),
+    )
+    arrays = [got.lengths, got.numeric, got.n, got.pixels, got.points, got.expected, got.wrong]
+    for a in [*arrays, *got.factors.values()]:
+        a.setflags(write=False)
+    return got
 
 
 def keypoint_count(features: Mapping[str, Any], layout: Layout) -> int | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Iterable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -205,3 +206,52 @@ def test_normalized_is_decided_as_before(seed: int) -> None:
         assert D.decide_normalized(values, share) is want
         assert D.decide_normalized(iter(values), share) is want
         assert D.decide_normalized((v for v in values), share) is want
+
+
+def _old_record_lengths(features: Any, layout: D.Layout) -> D.ObjectLengths:
+    lengths: dict[str, np.ndarray] = {}
+    numeric: dict[str, np.ndarray] = {}
+    for name in layout.parallel:
+        f = features.get(name)
+        if f is None or f.type not in ("float", "int64", "bytes"):
+            lengths[name], numeric[name] = np.zeros(1, np.int64), np.zeros(1, bool)
+            continue
+        lengths[name] = np.array([len(f.values)], np.int64)
+        numeric[name] = np.array([f.type in ("float", "int64")], bool)
+    height = D._values(features, layout.height, ("int64",)) or []
+    width = D._values(features, layout.width, ("int64",)) or []
+    pixels = np.array(
+        [int(height[0]) * int(width[0]) if len(height) == 1 and len(width) == 1 else -1],
+        np.float64,
+    )
+    nums = D._values(features, f"{layout.prefix}densepose/num", ("int64",))
+    points = np.array([sum(int(v) for v in nums) if nums is not None else -1], np.float64)
+    return D.object_lengths(layout, lengths, numeric=numeric, pixels=pixels, points=points)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_a_records_lengths_shared_with_records_alike_are_its_own(seed: int) -> None:
+    features = ex.decode(random_record(seed)).features
+    for layout in D.layouts(features):
+        want = _old_record_lengths(features, layout)
+        for _ in range(2):  # worked out, then shared
+            got = D._record_lengths(features, layout)
+            assert got.names == want.names and got.kinds == want.kinds
+            for a, b in zip(
+                (got.lengths, got.numeric, got.n, got.pixels, got.points, got.expected, got.wrong),
+                (
+                    want.lengths,
+                    want.numeric,
+                    want.n,
+                    want.pixels,
+                    want.points,
+                    want.expected,
+                    want.wrong,
+                ),
+            ):
+                assert np.array_equal(a, b) and a.dtype == b.dtype and not a.flags.writeable
+            assert got.factors.keys() == want.factors.keys()
+            assert all(np.array_equal(got.factors[k], want.factors[k]) for k in want.factors)
+            assert got.problems(0) == want.problems(0)
+        k = D.keypoint_count(features, layout)
+        assert k == D.keypoint_count(dict(features), layout)
