@@ -224,7 +224,11 @@ def decide_normalized(values: Iterable[float], share: float = NORMALIZED_SHARE) 
     """Whether coordinates are normalised: when at least ``share`` of the finite values lie
     in [0, 1] (so a few out-of-range values stay out of range instead of turning every box
     into pixels). No finite value: normalised."""
-    v = np.fromiter(values, np.float64)
+    v = (
+        np.asarray(values, np.float64).reshape(-1)
+        if isinstance(values, np.ndarray)
+        else np.fromiter(values, np.float64)
+    )
     finite = v[np.isfinite(v)]
     total = int(finite.size)
     inside = int(np.count_nonzero((finite >= 0.0) & (finite <= 1.0)))

@@ -911,11 +911,12 @@ def _keypoints_layer(
     object_keys = [keys[i] if i < len(keys) else (None, None) for i in range(n)]
     kept = np.array([key not in options.hidden for key in object_keys], dtype=bool)
     drawn = labelled & kept[:, None]
-    normalized = _normalized(options, np.concatenate([xs[labelled], ys[labelled]]).tolist())
+    normalized = _normalized(options, np.concatenate([xs[labelled], ys[labelled]]))
     sx, sy = (width, height) if normalized else (1, 1)
     px = np.where(drawn, xs * sx, np.nan)
     py = np.where(drawn, ys * sy, np.nan)
-    with_points = [object_keys[i] for i in range(n) if labelled[i].any()]
+    has_points = np.asarray(labelled.any(axis=1))
+    with_points = [key for key, there in zip(object_keys, has_points.tolist()) if there]
     return Layer(
         KEYPOINTS,
         source,

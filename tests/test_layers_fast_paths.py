@@ -206,6 +206,8 @@ def test_normalized_is_decided_as_before(seed: int) -> None:
         assert D.decide_normalized(values, share) is want
         assert D.decide_normalized(iter(values), share) is want
         assert D.decide_normalized((v for v in values), share) is want
+        assert D.decide_normalized(np.array(values, np.float64), share) is want
+        assert D.decide_normalized(np.array(values, np.float64).reshape(-1, 1), share) is want
 
 
 def _old_record_lengths(features: Any, layout: D.Layout) -> D.ObjectLengths:
