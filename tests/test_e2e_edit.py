@@ -128,6 +128,7 @@ def test_edit_replace_delete_export_and_reopen(
     # Delete record 1.
     go_to_record(page, 1)
     expect(page.get_by_text("Editing Record 1")).to_be_visible(timeout=30_000)
+    settled(page)  # the runs that follow the jump are over: the button clicked is the one shown
     page.get_by_role("button", name="Delete record").click()
     expect(page.get_by_text("Record 1 is deleted").first).to_be_visible(timeout=15_000)
 
