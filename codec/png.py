@@ -32,6 +32,7 @@ import ctypes.util
 import struct
 import threading
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -129,42 +130,64 @@ class _Deflate:
 _DEFLATE = _Deflate()
 
 
+def _chunks(data: bytes) -> Iterator[tuple[bytes, int, int] | None]:
+    """A PNG's chunks in order, as ``(name, where its body starts, its length)``, each whole
+    and its CRC checked; ``None`` (and nothing after it) for one cut short or damaged, or
+    for data that is not a PNG. Read lazily: a caller may stop early."""
+    if not data.startswith(_SIGNATURE):
+        yield None
+        return
+    pos, end = 8, len(data)
+    while pos + 12 <= end:
+        length, name = struct.unpack_from(">I4s", data, pos)
+        body = pos + 8
+        if body + length + 4 > end:
+            yield None
+            return
+        (crc,) = struct.unpack_from(">I", data, body + length)
+        if zlib.crc32(data[pos + 4 : body + length]) != crc:
+            yield None
+            return
+        yield name, body, length
+        pos = body + length + 4
+
+
+def _header(
+    data: bytes, chunk: tuple[bytes, int, int] | None
+) -> tuple[int, int, int, int, int, int, int] | None:
+    """The IHDR fields (width, height, depth, colour type, compression, filter and interlace
+    methods) when ``chunk`` is the IHDR chunk a PNG must start with; None otherwise."""
+    if chunk is None or chunk[0] != b"IHDR" or chunk[2] != 13:
+        return None
+    return struct.unpack_from(">IIBBBBB", data, chunk[1])  # type: ignore[return-value]
+
+
 def _image_data(data: bytes) -> tuple[int, int, bytes] | None:
     """(width, height, the zlib stream) of an 8-bit grey or palette PNG that is not
     interlaced, every chunk up to the end of its image data whole (CRC checked), its image
     data chunks one after another; None otherwise."""
-    if not data.startswith(_SIGNATURE):
+    chunks = _chunks(data)
+    header = _header(data, next(chunks, None))
+    if header is None:
         return None
-    pos, end = 8, len(data)
-    width = height = 0
+    width, height, depth, color, method, filtering, interlace = header
+    if depth != 8 or color not in (0, 3) or method or filtering or interlace:
+        return None
+    if width == 0 or height == 0:
+        return None
     parts: list[bytes] = []
-    last = b""
-    while pos + 12 <= end:
-        length, kind = struct.unpack_from(">I4s", data, pos)
-        body = pos + 8
-        if body + length + 4 > end:
+    last = b"IHDR"
+    for chunk in chunks:
+        if chunk is None:
             return None
-        (crc,) = struct.unpack_from(">I", data, body + length)
-        if zlib.crc32(data[pos + 4 : body + length]) != crc:
-            return None
-        if pos == 8:
-            if kind != b"IHDR" or length != 13:
-                return None
-            width, height, depth, color, method, filtering, interlace = struct.unpack_from(
-                ">IIBBBBB", data, body
-            )
-            if depth != 8 or color not in (0, 3) or method or filtering or interlace:
-                return None
-            if width == 0 or height == 0:
-                return None
-        elif kind == b"IDAT":
+        kind, body, length = chunk
+        if kind == b"IDAT":
             if parts and last != b"IDAT":
                 return None  # image data split by another chunk: Pillow's to judge
             parts.append(data[body : body + length])
         elif parts:
             break
         last = kind
-        pos = body + length + 4
     if not parts or width == 0:
         return None
     return width, height, b"".join(parts)
@@ -332,44 +355,35 @@ def browser_values(data: bytes, *, exact: bool = True) -> str | None:
     ``exact`` (a class map's values) grey must be of 8 bits; without (a mask, where only
     "not 0" matters) grey of 1, 2 or 4 bits, which a browser scales to 8, will do. Reads the
     chunks' headers and checks every CRC; inflates nothing."""
-    if not data.startswith(_SIGNATURE):
+    chunks = _chunks(data)
+    header = _header(data, next(chunks, None))
+    if header is None:
         return None
-    pos, end = 8, len(data)
+    width, height, depth, colour, method, filtering, interlace = header
+    if width == 0 or height == 0 or method or filtering or interlace > 1:
+        return None
     kind: str | None = None
+    if colour == 0 and (depth == 8 or (not exact and depth in (1, 2, 4))):
+        kind = GREY
+    elif colour == 3 and depth in (1, 2, 4, 8):
+        kind = PALETTE
+    elif colour == 2 and depth == 8 and not exact:
+        kind = RGB
+    else:
+        return None
     palette: bytes | None = None
     ended = False
-    while pos + 12 <= end:
-        length, name = struct.unpack_from(">I4s", data, pos)
-        body = pos + 8
-        if body + length + 4 > end:
+    for chunk in chunks:
+        if chunk is None:
             return None
-        (crc,) = struct.unpack_from(">I", data, body + length)
-        if zlib.crc32(data[pos + 4 : body + length]) != crc:
+        name, body, length = chunk
+        if name in _CHANGES_COLOURS:
             return None
-        if pos == 8:
-            if name != b"IHDR" or length != 13:
-                return None
-            width, height, depth, colour, method, filtering, interlace = struct.unpack_from(
-                ">IIBBBBB", data, body
-            )
-            if width == 0 or height == 0 or method or filtering or interlace > 1:
-                return None
-            if colour == 0 and (depth == 8 or (not exact and depth in (1, 2, 4))):
-                kind = GREY
-            elif colour == 3 and depth in (1, 2, 4, 8):
-                kind = PALETTE
-            elif colour == 2 and depth == 8 and not exact:
-                kind = RGB
-            else:
-                return None
-        elif name in _CHANGES_COLOURS:
-            return None
-        elif name == b"PLTE":
+        if name == b"PLTE":
             palette = data[body : body + length]
         elif name == b"IEND":
             ended = True
             break
-        pos = body + length + 4
     if not ended:
         return None  # not all there: Pillow's to judge
     if kind == PALETTE:
