@@ -249,3 +249,112 @@ def _interlaced(values: np.ndarray) -> bytes:
         + chunk(b"IDAT", zlib.compress(raw))
         + chunk(b"IEND", b"")
     )
+
+
+# -- generated PNGs: every filter on any row, every kind of copy in the stream -----------------
+
+
+def _paeth(a: np.ndarray, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+    a, b, c = (x.astype(np.int16) for x in (a, b, c))
+    p = a + b - c
+    pa, pb, pc = np.abs(p - a), np.abs(p - b), np.abs(p - c)
+    return np.where((pa <= pb) & (pa <= pc), a, np.where(pb <= pc, b, c))
+
+
+def _encoded(rows: np.ndarray, bpp: int, filters: list[int], level: int, strategy: int) -> bytes:
+    """Packed rows (one byte array per row) filtered with the given filter type per row (PNG's
+    rules, the bytes ``bpp`` to the left), compressed at ``level`` with ``strategy``."""
+    out = []
+    prev = np.zeros(rows.shape[1], np.uint8)
+    for line, f in zip(rows, filters):
+        a = np.concatenate([np.zeros(bpp, np.uint8), line[:-bpp]])
+        c = np.concatenate([np.zeros(bpp, np.uint8), prev[:-bpp]])
+        pred = [
+            np.zeros_like(line, dtype=np.int16),
+            a.astype(np.int16),
+            prev.astype(np.int16),
+            (a.astype(np.int16) + prev) // 2,
+            _paeth(a, prev, c),
+        ][f]
+        out.append(bytes([f]) + ((line.astype(np.int16) - pred) & 255).astype(np.uint8).tobytes())
+        prev = line
+    z = zlib.compressobj(level, zlib.DEFLATED, 15, 9, strategy)
+    return z.compress(b"".join(out)) + z.flush()
+
+
+def _generated_png(rng: np.random.Generator) -> tuple[str, bytes, np.ndarray]:
+    """A PNG of one of the kinds the browser reads (8-bit grey, RGB, palette of 1, 2, 4 or 8
+    bits), its values blocky, striped, noisy or a mix, each row filtered at random; with the
+    values the server reads from it."""
+    mh, mw = (int(x) for x in rng.integers(1, 200, 2))
+    kind = str(rng.choice(["grey", "rgb", "p1", "p2", "p4", "p8"]))
+    depth = 8 if kind in ("grey", "rgb") else int(kind[1:])
+    top = 255 if depth == 8 else (1 << depth) - 1
+    v = np.zeros((mh, mw), np.uint8)
+    for _ in range(int(rng.integers(0, 8))):  # blocks
+        y0, x0 = int(rng.integers(0, mh)), int(rng.integers(0, mw))
+        v[y0 : y0 + int(rng.integers(1, mh + 1)), x0 : x0 + int(rng.integers(1, mw + 1))] = (
+            rng.integers(0, top + 1)
+        )
+    if rng.random() < 0.3:  # stripes: repeats at short distances
+        period = int(rng.integers(1, 9))
+        v[:, ::period] = rng.integers(0, top + 1)
+    if rng.random() < 0.3:  # noise in a corner
+        y, x = int(rng.integers(0, mh)), int(rng.integers(0, mw))
+        v[y:, x:] = rng.integers(0, top + 1, (mh - y, mw - x))
+    if kind == "rgb":
+        pix = np.stack([v, v // 2, (v > 0).astype(np.uint8) * 7], -1)
+        rows, bpp = pix.reshape(mh, mw * 3), 3
+        want = (v > 0).astype(np.uint8)
+    elif depth == 8:
+        rows, bpp, want = v, 1, v
+    else:
+        per = 8 // depth
+        padded = np.zeros((mh, -(-mw // per) * per), np.uint8)
+        padded[:, :mw] = v
+        shifts = (8 - depth * (np.arange(per) + 1)).astype(np.uint8)
+        rows = (padded.reshape(mh, -1, per) << shifts).sum(axis=2).astype(np.uint8)
+        bpp, want = 1, v
+    filters = [int(f) for f in rng.integers(0, 5, mh)]
+    level = int(rng.integers(0, 10))
+    strategy = int(rng.choice([zlib.Z_DEFAULT_STRATEGY, zlib.Z_FILTERED, zlib.Z_RLE]))
+    data = _encoded(rows, bpp, filters, level, strategy)
+    colour = 2 if kind == "rgb" else 0 if kind == "grey" else 3
+    head = mw.to_bytes(4, "big") + mh.to_bytes(4, "big") + bytes([depth, colour, 0, 0, 0])
+
+    def chunk(name: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(name + body).to_bytes(4, "big")
+        return len(body).to_bytes(4, "big") + name + body + crc
+
+    greys = bytes(i for i in range(1 << depth) for _ in range(3))  # index i is grey i
+    plte = chunk(b"PLTE", greys) if colour == 3 else b""
+    cut = int(rng.integers(1, len(data) + 1))  # the stream in one IDAT chunk or two
+    png_bytes = (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", head)
+        + plte
+        + chunk(b"IDAT", data[:cut])
+        + (chunk(b"IDAT", data[cut:]) if cut < len(data) else b"")
+        + chunk(b"IEND", b"")
+    )
+    name = f"{kind} {mw}×{mh}, level {level}, strategy {strategy}"
+    return name, png_bytes, want
+
+
+def test_generated_pngs_read_in_the_browser_as_the_server_samples_them() -> None:
+    rng = np.random.default_rng(2026)
+    cases = []
+    for _ in range(120):
+        name, data, want = _generated_png(rng)
+        mh, mw = want.shape
+        w, h = int(rng.integers(1, 240)), int(rng.integers(1, 180))
+        cases.append((name, data, want, w, h, mw, mh))
+    got = _read_in_node([(d, w, h, fw, fh) for _, d, _, w, h, fw, fh in cases])
+    for (name, data, want, w, h, fw, fh), mine in zip(cases, got):
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(data)).convert("L")) > 0, want > 0)
+        rows = np.floor((np.arange(h) + 0.5) / (h / fh)).astype(np.int64)
+        cols = np.floor((np.arange(w) + 0.5) / (w / fw)).astype(np.int64)
+        expected = want[rows][:, cols]
+        assert mine not in ("error", "browser"), name
+        tile = _tile(mine, w, h)
+        assert np.array_equal(tile, expected), (name, w, h, int((tile != expected).sum()))

@@ -200,6 +200,8 @@ export function paletteOf(bytes) {
 const RAW_KEPT = 1 << 24; // inflated rows up to this size use one buffer, kept all 0
 const MAX_SIDE = 1 << 15;
 let rawScratch = null;
+let rowScratch = null; // the row being unfiltered, and the row above it
+let allScratch = null; // a tile's values, all 0 between two PNGs
 
 const LENGTH_BASE = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258];
 const LENGTH_EXTRA = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0];
@@ -390,8 +392,19 @@ export function inflate(src, out) {
       if (op + len > size) throw new Error("more data than the picture holds");
       const from = op - back;
       const to = from + Math.min(len, back); // the bytes repeated
+      // The first span that ends after `from` (spans are in order): looked for from the end,
+      // a few steps, then halved.
       let k = spans.length;
-      while (k > 0 && spans[k - 1] > from) k -= 2;
+      if (k >= 16 && spans[k - 15] > from) {
+        let lo = 0;
+        let hi = (k >> 1) - 8;
+        while (lo < hi) {
+          const mid = (lo + hi) >> 1;
+          if (spans[2 * mid + 1] > from) hi = mid;
+          else lo = mid + 1;
+        }
+        k = 2 * lo;
+      } else while (k > 0 && spans[k - 1] > from) k -= 2;
       if (k < spans.length && spans[k] < to) {
         if (back >= len) {
           out.copyWithin(op, from, from + len);
@@ -400,7 +413,16 @@ export function inflate(src, out) {
             mark(Math.max(spans[k], from) + back, Math.min(spans[k + 1], to) + back);
           }
         } else {
-          for (let i = 0; i < len; i++) out[op + i] = out[from + i];
+          // The last `back` bytes repeated: copied in runs that double, each a whole
+          // number of repeats.
+          if (back === 1) out.fill(out[from], op, op + len);
+          else {
+            for (let done = 0; done < len; ) {
+              const n = Math.min(len - done, back + done);
+              out.copyWithin(op + done, from, from + n);
+              done += n;
+            }
+          }
           mark(op, op + len);
         }
       }
@@ -479,24 +501,14 @@ export function pngValues(bytes, w, h, fw, fh) {
 }
 
 /** The tile's values from a PNG's inflated rows (`raw`, what is not 0 in it listed in
- * `spans`): see pngValues. */
+ * `spans`): see pngValues. Every row is unfiltered into one buffer, in place, from the bytes
+ * the spans list: a None row is the row's own bytes (the buffer cleared, the spans copied),
+ * an Up row adds its bytes other than 0 to the row above (already in the buffer); only Sub,
+ * Average and Paeth rows are worked through byte by byte. So the work is what the stream
+ * holds, not the picture's size: a mask's rows are mostly 0, or Up rows equal to the row
+ * above. The tile's rows are read from the buffer at the columns under its pixels. */
 function sampledRows(raw, spans, head, stride, rowBytes, channels, bpp, w, h, fw, fh) {
   const { mw, mh, depth } = head;
-  // Rows whose filtered bytes hold something other than 0 (past their filter type).
-  const filled = new Uint8Array(mh);
-  for (let k = 0; k < spans.length; k += 2) {
-    const s = spans[k];
-    const e = spans[k + 1];
-    for (let r = Math.floor(s / stride), r1 = Math.floor((e - 1) / stride); r <= r1; r++) {
-      if (Math.max(s, r * stride + 1) < Math.min(e, (r + 1) * stride)) filled[r] = 1;
-    }
-  }
-  // A row is 0 when its bytes are and the row above is (whatever its filter).
-  const zero = new Uint8Array(mh);
-  for (let r = 0; r < mh; r++) {
-    if (raw[r * stride] > 4) throw new Error(`filter type ${raw[r * stride]}`);
-    zero[r] = !filled[r] && (r === 0 || zero[r - 1]) ? 1 : 0;
-  }
   // The source row and column under each tile pixel's centre, as the server computes them.
   const sx = w / fw;
   const sy = h / fh;
@@ -504,104 +516,160 @@ function sampledRows(raw, spans, head, stride, rowBytes, channels, bpp, w, h, fw
   const cols = new Int32Array(w);
   for (let j = 0; j < h; j++) rows[j] = Math.floor(((j + 0.5) / sy) * (mh / fh));
   for (let i = 0; i < w; i++) cols[i] = Math.floor(((i + 0.5) / sx) * (mw / fw));
-  const needed = new Uint8Array(mh + 1);
-  for (let j = 0; j < h; j++) if (rows[j] >= 0 && rows[j] < mh) needed[rows[j]] = 1;
-  for (let r = mh - 2; r >= 0; r--) {
-    if (needed[r + 1] && !zero[r + 1] && raw[(r + 1) * stride] >= 2) needed[r] = 1;
-  }
-  // A row of None or Up filters whose own row below needs no more than its sampled bytes
-  // needs only those (each a byte's own column); Sub, Average and Paeth need the whole row.
-  const whole = new Uint8Array(mh + 1);
-  for (let r = mh - 1; r >= 0; r--) {
-    if (!needed[r] || zero[r]) continue;
-    const f = raw[r * stride];
-    const below = whole[r + 1] && !zero[r + 1] && raw[(r + 1) * stride] >= 2;
-    whole[r] = f === 1 || f === 3 || f === 4 || below ? 1 : 0;
-  }
-  const picked = [];
-  for (let i = 0; i < w; i++) {
-    const c = cols[i];
-    if (c < 0 || c >= mw) continue;
-    const first = depth === 8 ? c * channels : (c * depth) >> 3;
-    const last = depth === 8 ? first + channels - 1 : first;
-    for (let b = first; b <= last; b++) if (!picked.length || picked[picked.length - 1] < b) picked.push(b);
-  }
-  const bytesPicked = Int32Array.from(picked);
-  const none = new Uint8Array(rowBytes);
-  const bufs = [new Uint8Array(rowBytes), new Uint8Array(rowBytes)];
-  const all = new Uint8Array(w * h);
+  let lastRow = -1; // the last row a tile pixel falls on
+  for (let j = 0; j < h; j++) if (rows[j] < mh && rows[j] > lastRow) lastRow = rows[j];
+  // The tile's columns inside the picture (i0..i1), and the first byte of each one's pixel.
+  let i0 = 0;
+  while (i0 < w && cols[i0] < 0) i0++;
+  let i1 = w - 1;
+  while (i1 >= i0 && cols[i1] >= mw) i1--;
+  const firstByte = new Int32Array(w);
+  for (let i = i0; i <= i1; i++) firstByte[i] = depth === 8 ? cols[i] * channels : (cols[i] * depth) >> 3;
+  // The first tile column whose pixel has a byte at or after `b` (i1 + 1: none).
+  const columnFrom = (b) => {
+    let lo = i0;
+    let hi = i1 + 1;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (firstByte[mid] + (depth === 8 ? channels - 1 : 0) < b) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  if (!rowScratch || rowScratch.length < 2 * rowBytes) rowScratch = new Uint8Array(2 * rowBytes);
+  const cur = rowScratch.subarray(0, rowBytes);
+  const above = rowScratch.subarray(rowBytes, 2 * rowBytes); // the row above, for Paeth
+  cur.fill(0);
+  if (!allScratch || allScratch.length < w * h) allScratch = new Uint8Array(w * h);
+  const all = allScratch;
   let x0 = w;
   let y0 = h;
   let x1 = -1;
   let y1 = -1;
-  let prev = none;
+  let clear = true; // whether the buffer is all 0
+  let lo = 0; // the buffer's bytes other than 0 lie in lo..hi (when it is not clear)
+  let hi = -1;
+  let k = 0; // the first span not wholly before this row
   let j = 0;
   while (j < h && rows[j] < 0) j++;
-  for (let r = 0; r < mh && j < h; r++) {
-    let cur;
-    if (zero[r]) cur = none;
-    else if (!needed[r]) cur = null;
-    else {
-      cur = bufs[prev === bufs[0] ? 1 : 0];
-      const at = r * stride + 1;
-      const f = raw[at - 1];
-      if (!whole[r]) {
-        const n = bytesPicked.length;
-        if (f === 0) for (let k = 0; k < n; k++) cur[bytesPicked[k]] = raw[at + bytesPicked[k]];
-        else {
-          for (let k = 0; k < n; k++) {
-            const b = bytesPicked[k];
-            cur[b] = (raw[at + b] + prev[b]) & 255;
-          }
-        }
-      } else if (f === 0) cur.set(raw.subarray(at, at + rowBytes));
-      else if (f === 1) {
-        for (let x = 0; x < rowBytes; x++) cur[x] = (raw[at + x] + (x >= bpp ? cur[x - bpp] : 0)) & 255;
-      } else if (f === 2) {
-        for (let x = 0; x < rowBytes; x++) cur[x] = (raw[at + x] + prev[x]) & 255;
-      } else if (f === 3) {
-        for (let x = 0; x < rowBytes; x++) {
-          cur[x] = (raw[at + x] + (((x >= bpp ? cur[x - bpp] : 0) + prev[x]) >> 1)) & 255;
-        }
-      } else {
-        for (let x = 0; x < rowBytes; x++) {
-          const a = x >= bpp ? cur[x - bpp] : 0;
-          const b = prev[x];
-          const c = x >= bpp ? prev[x - bpp] : 0;
-          const pa = Math.abs(b - c);
-          const pb = Math.abs(a - c);
-          const pc = Math.abs(a + b - 2 * c);
-          cur[x] = (raw[at + x] + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c)) & 255;
+  for (let r = 0; r <= lastRow && j < h; r++) {
+    const at = r * stride + 1;
+    const end = at + rowBytes;
+    const f = raw[at - 1];
+    if (f > 4) {
+      all.fill(0); // left all 0 for the next PNG
+      throw new Error(`filter type ${f}`);
+    }
+    while (k < spans.length && spans[k + 1] <= at) k += 2;
+    if (f === 0 || f === 2) {
+      if (f === 0 && !clear) {
+        cur.fill(0, lo, hi + 1);
+        clear = true;
+      }
+      for (let q = k; q < spans.length && spans[q] < end; q += 2) {
+        const s = Math.max(spans[q], at);
+        const e = Math.min(spans[q + 1], end);
+        if (f === 0) cur.set(raw.subarray(s, e), s - at);
+        else for (let x = s; x < e; x++) cur[x - at] = (cur[x - at] + raw[x]) & 255;
+        if (clear || s - at < lo) lo = s - at;
+        if (clear || e - 1 - at > hi) hi = e - 1 - at;
+        clear = false;
+      }
+    } else if (f === 1 && bpp === 1) {
+      // Each byte adds to the one before: between the bytes other than 0, the value holds.
+      let x = 0;
+      let v = 0;
+      for (let q = k; q < spans.length && spans[q] < end; q += 2) {
+        const s = Math.max(spans[q], at) - at;
+        const e = Math.min(spans[q + 1], end) - at;
+        if (s > x) cur.fill(v, x, s);
+        for (x = s; x < e; x++) {
+          v = (v + raw[at + x]) & 255;
+          cur[x] = v;
         }
       }
+      cur.fill(v, x, rowBytes);
+      clear = false;
+      lo = 0;
+      hi = rowBytes - 1;
+    } else if (f === 1) {
+      for (let x = 0; x < rowBytes; x++) cur[x] = (raw[at + x] + (x >= bpp ? cur[x - bpp] : 0)) & 255;
+      clear = false;
+      lo = 0;
+      hi = rowBytes - 1;
+    } else if (f === 3) {
+      for (let x = 0; x < rowBytes; x++) {
+        cur[x] = (raw[at + x] + (((x >= bpp ? cur[x - bpp] : 0) + cur[x]) >> 1)) & 255;
+      }
+      clear = false;
+      lo = 0;
+      hi = rowBytes - 1;
+    } else {
+      above.set(cur);
+      for (let x = 0; x < rowBytes; x++) {
+        const a = x >= bpp ? cur[x - bpp] : 0;
+        const b = above[x];
+        const c = x >= bpp ? above[x - bpp] : 0;
+        const pa = Math.abs(b - c);
+        const pb = Math.abs(a - c);
+        const pc = Math.abs(a + b - 2 * c);
+        cur[x] = (raw[at + x] + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c)) & 255;
+      }
+      clear = false;
+      lo = 0;
+      hi = rowBytes - 1;
     }
-    for (; j < h && rows[j] === r; j++) {
-      if (cur === none) continue;
-      const o = j * w;
-      for (let i = 0; i < w; i++) {
+    if (j >= h || rows[j] !== r) continue;
+    // The tile columns whose pixels may hold something other than 0.
+    const from = clear ? i1 + 1 : columnFrom(lo);
+    const to = clear ? i0 - 1 : columnFrom(hi + 1) - 1;
+    if (from > to) {
+      while (j < h && rows[j] === r) j++;
+      continue;
+    }
+    const o = j * w;
+    let first = -1; // the row's first and last tile pixel other than 0
+    let last = -1;
+    if (depth === 8 && channels === 1) {
+      for (let i = from; i <= to; i++) {
+        const v = cur[cols[i]];
+        if (!v) continue;
+        all[o + i] = v;
+        if (first < 0) first = i;
+        last = i;
+      }
+    } else {
+      for (let i = from; i <= to; i++) {
         const c = cols[i];
-        if (c < 0 || c >= mw) continue;
         let v;
-        if (depth === 8) v = channels === 3 ? (cur[c * 3] | cur[c * 3 + 1] | cur[c * 3 + 2] ? 1 : 0) : cur[c];
+        if (depth === 8) v = cur[c * 3] | cur[c * 3 + 1] | cur[c * 3 + 2] ? 1 : 0;
         else {
           const bit = c * depth;
           v = (cur[bit >> 3] >> (8 - depth - (bit & 7))) & ((1 << depth) - 1);
         }
         if (!v) continue;
         all[o + i] = v;
-        if (i < x0) x0 = i;
-        if (i > x1) x1 = i;
-        if (j < y0) y0 = j;
-        if (j > y1) y1 = j;
+        if (first < 0) first = i;
+        last = i;
       }
     }
-    prev = cur;
+    if (first >= 0) {
+      if (first < x0) x0 = first;
+      if (last > x1) x1 = last;
+      if (j < y0) y0 = j;
+    }
+    // The tile's other rows on this one (a picture smaller than the tile): the same values.
+    for (j++; j < h && rows[j] === r; j++) {
+      if (first >= 0) all.copyWithin(j * w + first, o + first, o + last + 1);
+    }
+    if (first >= 0) y1 = j - 1;
   }
   if (x1 < 0) return null;
   const cw = x1 - x0 + 1;
   const ch = y1 - y0 + 1;
   const values = new Uint8Array(cw * ch);
   for (let y = 0; y < ch; y++) values.set(all.subarray((y0 + y) * w + x0, (y0 + y) * w + x1 + 1), y * cw);
+  all.fill(0, y0 * w, (y1 + 1) * w); // all 0 again, for the next PNG
   return { x: x0, y: y0, cw, ch, values };
 }
 
