@@ -232,7 +232,9 @@ def app_server(root: Path, paths: list[str] | None = None, code: Path = REPO) ->
 #   one burst, drawn at once, its state never shown as running);
 # - ``gallery()``: the gallery element's root, in the page or in a shadow root under it;
 # - ``watchStart(conditions)``: from the next input on, on every animation frame, the first
-#   time each condition holds (``[name, JS expression, needs a finished run]``), in ``watch``.
+#   time each condition holds (``[name, JS expression, needs a finished run]``), in ``watch``;
+# - ``gridFirst(element)``: what a data grid (``stDataFrame``) has painted since the input in
+#   its first row's first column of numbers (see below).
 _PROBE = """
 (() => {
   const t = (window.__tfb = {
@@ -290,6 +292,35 @@ _PROBE = """
       t.g = main ? inShadow(main, ".tfb-gallery") : null;
     }
     return t.g;
+  };
+  // What a data grid shows: glide-data-grid paints its cells on a canvas; the cells in its
+  // DOM (glide-cell-C-R, an accessibility table) are made anew only 200 ms after the grid's
+  // last change (a debounce), so they tell what the grid showed some 0.2 s before. The
+  // texts painted on a grid's canvas since the input are kept with where they went; the
+  // first row is the top row of numbers among them (the header has names), its first
+  // column of numbers the leftmost (``#`` on the records table).
+  t.drawn = new WeakMap();
+  const fillText = CanvasRenderingContext2D.prototype.fillText;
+  CanvasRenderingContext2D.prototype.fillText = function (text, x, y, ...rest) {
+    const c = this.canvas;
+    if (t.input && c && c.isConnected && c.getAttribute("data-testid") === "data-grid-canvas") {
+      let got = t.drawn.get(c);
+      if (!got || got.input !== t.input) t.drawn.set(c, (got = { input: t.input, cells: [] }));
+      const m = this.getTransform();
+      got.cells.push([m.a * x + m.c * y + m.e, m.b * x + m.d * y + m.f, String(text)]);
+    }
+    return fillText.call(this, text, x, y, ...rest);
+  };
+  t.gridFirst = (el) => {
+    const c = el && el.querySelector('canvas[data-testid="data-grid-canvas"]');
+    const got = c && t.drawn.get(c);
+    if (!got || got.input !== t.input) return null;
+    const nums = got.cells.filter((e) => /^[0-9][0-9,]*$/.test(e[2]));
+    if (!nums.length) return null;
+    const top = Math.min(...nums.map((e) => e[1]));
+    const row = nums.filter((e) => Math.abs(e[1] - top) < 1);
+    const left = Math.min(...row.map((e) => e[0]));
+    return row.filter((e) => Math.abs(e[0] - left) < 1).pop()[2].replace(/,/g, "");
   };
   t.tiles = () => { const g = t.gallery(); return g ? [...g.querySelectorAll(".tfb-tile")] : []; };
   t.decoded = (img) => !!img && img.complete && img.naturalWidth > 0;
@@ -643,12 +674,16 @@ def first_row(page: Any) -> int:
     return int(cell.inner_text().replace(",", "").strip())
 
 
+def _row_is(page: Any, n: int) -> None:
+    got = first_row(page)
+    assert got == n, f"the records table's first row is {got}, not {n}"
+
+
 def _first_row_is(n: int) -> str:
-    return f"""(() => {{
-      const c = document.querySelector(
-        '[data-testid="stDataFrame"] [data-testid="glide-cell-1-0"]');
-      return !!c && c.textContent.replace(/,/g, '').trim() === '{n}';
-    }})()"""
+    """The records table (the page's first data grid) has painted ``n`` in its first row's
+    ``#`` since the input (its DOM cells say so only 0.2 s later: :data:`_PROBE`)."""
+    return f"""window.__tfb.gridFirst(
+      document.querySelector('[data-testid="stDataFrame"]')) === '{n}'"""
 
 
 def _row_point(page: Any, row: int) -> tuple[float, float]:
@@ -848,6 +883,8 @@ def _records_step(tab: Tab, data: UiData, attempt: int) -> Once:
     def once(_i: int) -> dict[str, float]:
         first = first_row(tab.page)
         took = timed(tab.page, lambda: click_next(tab), _first_row_is(first + RECORDS_PAGE))
+        # The grid's own cells (its accessibility table) say the same once they follow.
+        until(lambda: _row_is(tab.page, first + RECORDS_PAGE), what="the next page's rows")
         quiet(tab)
         return {"records_next": took}
 
