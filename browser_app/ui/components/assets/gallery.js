@@ -946,19 +946,43 @@ function composite(ctx, pixels) {
   ctx.drawImage(layerScratch, 0, 0, w, h, 0, 0, w, h);
 }
 
+let dashScratch = null; // where a tile's predictions are drawn before their dashes are cut
+const dashPatterns = new Map(); // stripe width -> the pattern of the gaps
+
+/** The gaps between dashes as a pattern: opaque where floor((x + y) / dash) is odd (one tile
+ * of 2·dash × 2·dash repeats them exactly, as (x + y) mod 2·dash does). */
+function dashGaps(ctx, dash) {
+  let got = dashPatterns.get(dash);
+  if (got) return got;
+  const side = 2 * dash;
+  const tile = canvas2d(side, side);
+  const tc = tile.getContext("2d");
+  const px = tc.createImageData(side, side);
+  for (let y = 0; y < side; y++) {
+    for (let x = 0; x < side; x++) if (Math.floor((x + y) / dash) % 2 !== 0) px.data[(y * side + x) * 4 + 3] = 255;
+  }
+  tc.putImageData(px, 0, 0);
+  got = ctx.createPattern(tile, "repeat");
+  dashPatterns.set(dash, got);
+  return got;
+}
+
 function drawPredictions(ctx, L) {
   const { w, h, line } = L;
-  const layer = canvas2d(w, h);
-  const lc = layer.getContext("2d", { willReadFrequently: true });
+  if (!dashScratch) dashScratch = canvas2d(w, h);
+  if (dashScratch.width < w) dashScratch.width = w;
+  if (dashScratch.height < h) dashScratch.height = h;
+  const lc = dashScratch.getContext("2d");
+  lc.globalCompositeOperation = "source-over";
+  lc.clearRect(0, 0, w, h);
   for (const [x0, y0, x1, y1] of L.predictions) outline(lc, x0 - 1, y0 - 1, x1 + 1, y1 + 1, line + 2, "#000000");
   for (const [x0, y0, x1, y1, color] of L.predictions) outline(lc, x0, y0, x1, y1, line, color);
-  const px = lc.getImageData(0, 0, w, h);
-  const dash = L.dash || 4;
-  for (let y = 0, p = 3; y < h; y++) {
-    for (let x = 0; x < w; x++, p += 4) if (Math.floor((x + y) / dash) % 2 !== 0) px.data[p] = 0;
-  }
-  lc.putImageData(px, 0, 0);
-  ctx.drawImage(layer, 0, 0);
+  // The gaps cut out (their pixels made clear), with no pixel read back.
+  lc.globalCompositeOperation = "destination-out";
+  lc.fillStyle = dashGaps(lc, L.dash || 4);
+  lc.fillRect(0, 0, w, h);
+  lc.globalCompositeOperation = "source-over";
+  ctx.drawImage(dashScratch, 0, 0, w, h, 0, 0, w, h);
   for (const [, , , , color, text, band, paint] of L.predictions) {
     caption(ctx, L.font, text, band, color, paint, true);
   }
