@@ -23,6 +23,7 @@ machine falls on all of them); the table gives each step's median, its name the 
 from __future__ import annotations
 
 import io
+import random
 import statistics
 import time
 from collections.abc import Callable
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from benchmarks import ui_photos
 from benchmarks.common import Row
 from browser_app import generators as G
 from browser_app import view as V
@@ -42,6 +44,7 @@ from codec.dataset import Slot
 
 SIZE = (640, 480)
 GROUP = "layers"
+PHOTO_QUALITY = 85  # about the app benchmark's 46 KB a picture
 
 
 def _png(img: Image.Image) -> bytes:
@@ -51,14 +54,16 @@ def _png(img: Image.Image) -> bytes:
 
 
 def record(seed: int, n_objects: int = 10, n_detections: int = 20) -> bytes:
-    """A 640×480 record with every layer."""
+    """A 640×480 record with every layer. Its photograph is its own (a window of a packaged
+    photograph, as the app benchmark's: :func:`benchmarks.ui_photos.picture`), so that a page
+    of them is a page of 100 pictures, as a dataset's is, not of one picture 100 times."""
     payload = G.predictions(
         seed, n_detections, masks=True, keypoints=True, photo="rocket", n_objects=n_objects
     )
     feats = dict(ex.decode(payload).features)
-    photo = Image.open(io.BytesIO(feats["image/encoded"].values[0])).convert("RGB")
+    _name, photo = ui_photos.picture(random.Random(seed), ui_photos.sources())
     out = io.BytesIO()
-    photo.resize(SIZE, Image.Resampling.BILINEAR).save(out, format="JPEG", quality=90)
+    photo.save(out, format="JPEG", quality=PHOTO_QUALITY)
     masks = [
         _png(Image.open(io.BytesIO(m)).resize(SIZE, Image.Resampling.NEAREST))
         for m in feats["image/object/mask"].values

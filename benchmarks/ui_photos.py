@@ -14,6 +14,7 @@ manifest's size.
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import random
@@ -39,11 +40,13 @@ _CALIBRATE = 600  # pictures the quality is chosen on (fewer miss by a quality s
 MADE_BY = 2  # how the pictures are made: a file made otherwise is made again
 
 
-def _sources() -> dict[str, Image.Image]:
+@functools.cache
+def sources() -> dict[str, Image.Image]:
+    """The packaged photographs, decoded (once)."""
     return {name: Image.open(io.BytesIO(photo(name).encoded)).convert("RGB") for name in PHOTOS}
 
 
-def _picture(rng: random.Random, sources: dict[str, Image.Image]) -> tuple[str, Image.Image]:
+def picture(rng: random.Random, sources: dict[str, Image.Image]) -> tuple[str, Image.Image]:
     """A 640×480 window of a packaged photograph: ``(its name, the pixels)``."""
     name = rng.choice(PHOTOS)
     img = sources[name]
@@ -69,8 +72,7 @@ def _jpeg(img: Image.Image, quality: int) -> bytes:
 def quality_for(target: int = TARGET_BYTES, seed: int = SEED) -> int:
     """The JPEG quality whose first pictures average closest to ``target`` bytes."""
     rng = random.Random(seed)
-    sources = _sources()
-    pictures = [_picture(rng, sources)[1] for _ in range(_CALIBRATE)]
+    pictures = [picture(rng, sources())[1] for _ in range(_CALIBRATE)]
 
     def mean(q: int) -> float:
         return sum(len(_jpeg(p, q)) for p in pictures) / len(pictures)
@@ -97,10 +99,10 @@ def payloads(
     """``count`` Example records, each a photograph with its size, file name and the name of
     the photograph it was cut from (its class); each JPEG's size is added to ``pictures``."""
     rng = random.Random(seed)
-    sources = _sources()
+    decoded = sources()
     t0 = time.monotonic()
     for i in range(count):
-        name, img = _picture(rng, sources)
+        name, img = picture(rng, decoded)
         jpeg = _jpeg(img, quality)
         if pictures is not None:
             pictures.append(len(jpeg))
