@@ -942,7 +942,7 @@ function composite(ctx, pixels) {
   if (!layerScratch) layerScratch = canvas2d(w, h);
   if (layerScratch.width < w) layerScratch.width = w;
   if (layerScratch.height < h) layerScratch.height = h;
-  layerScratch.getContext("2d").putImageData(pixels, 0, 0);
+  layerScratch.getContext("2d", { willReadFrequently: true }).putImageData(pixels, 0, 0);
   ctx.drawImage(layerScratch, 0, 0, w, h, 0, 0, w, h);
 }
 
@@ -972,7 +972,7 @@ function drawPredictions(ctx, L) {
   if (!dashScratch) dashScratch = canvas2d(w, h);
   if (dashScratch.width < w) dashScratch.width = w;
   if (dashScratch.height < h) dashScratch.height = h;
-  const lc = dashScratch.getContext("2d");
+  const lc = dashScratch.getContext("2d", { willReadFrequently: true });
   lc.globalCompositeOperation = "source-over";
   lc.clearRect(0, 0, w, h);
   for (const [x0, y0, x1, y1] of L.predictions) outline(lc, x0 - 1, y0 - 1, x1 + 1, y1 + 1, line + 2, "#000000");
@@ -1065,7 +1065,9 @@ export async function drawLayers(canvas, L, palette, current) {
   if (!current()) return complete;
   canvas.width = w;
   canvas.height = h;
-  const ctx = canvas.getContext("2d");
+  // In memory, not on the GPU: a page holds 100 of these small canvases, and one on the GPU
+  // is a layer of its own for the page's compositor to draw at each frame.
+  const ctx = canvas.getContext("2d", { willReadFrequently: true });
   ctx.clearRect(0, 0, w, h);
   // One ImageData for the tile's class maps and masks, each drawn over the canvas in turn.
   let px = null;
