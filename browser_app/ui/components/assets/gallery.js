@@ -684,7 +684,7 @@ function packBytes(url) {
     packs.set(url, got);
     return got;
   }
-  got = fetch(url).then(async (response) => {
+  got = fetch(url, { priority: "high" }).then(async (response) => {
     if (!response.ok) throw new Error(`${response.status} for ${url}`);
     const bytes = new Uint8Array(await response.arrayBuffer());
     if (String.fromCharCode(...bytes.subarray(0, PACK_MAGIC.length)) !== PACK_MAGIC) {
@@ -799,31 +799,61 @@ export function pyRound(x) {
   return Math.abs(x - Math.trunc(x)) === 0.5 && r % 2 !== 0 ? r - 1 : r;
 }
 
+const rgbKept = new Map(); // "#rrggbb" -> [r, g, b]
+
 function rgbOf(hex) {
-  return [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+  let got = rgbKept.get(hex);
+  if (!got) {
+    got = [1, 3, 5].map((i) => parseInt(hex.slice(i, i + 2), 16));
+    rgbKept.set(hex, got);
+  }
+  return got;
 }
 
-let maskIndex = null; // which object each tile pixel shows, for maskPixels
+let maskIndex = null; // which object each tile pixel shows, for maskPixels (all 0 between)
 
-/** `out` (an ImageData of w × h, to be used again) all clear, or a new one. */
+/** `out` (an ImageData of w × h, to be used again) all clear, or a new one. What a layer
+ * wrote lies in its `tfbDirty` rectangle [x0, y0, x1, y1] (null: nothing): only that is
+ * cleared, and only that is drawn (composite). */
 function cleared(out, w, h) {
   if (out && out.width === w && out.height === h) {
-    out.data.fill(0);
+    const r = out.tfbDirty;
+    if (r) out.data.fill(0, r[1] * w * 4, (r[3] + 1) * w * 4);
+    out.tfbDirty = null;
     return out;
   }
-  return new ImageData(w, h);
+  const fresh = new ImageData(w, h);
+  fresh.tfbDirty = null;
+  return fresh;
 }
 
 /** Instance masks blended as one layer (codec.layers._draw_masks): larger objects first, an
  * object's pixels tinted at the opacity, its outline (pixels next to another object's or to
- * none) opaque. */
+ * none) opaque. Only the rectangle the objects' parts cover is worked through. */
 export function maskPixels(parts, colors, w, h, opacity, out = null) {
-  const counts = parts.map((p) => (p ? p.values.reduce((n, v) => n + (v ? 1 : 0), 0) : 0));
-  const order = parts.map((_, i) => i).filter((i) => parts[i]);
+  const counts = new Array(parts.length).fill(0);
+  const order = [];
+  let x0 = w;
+  let y0 = h;
+  let x1 = -1;
+  let y1 = -1;
+  parts.forEach((p, k) => {
+    if (!p) return;
+    let n = 0;
+    const v = p.values;
+    for (let q = 0; q < v.length; q++) if (v[q]) n++;
+    counts[k] = n;
+    order.push(k);
+    x0 = Math.min(x0, p.x);
+    y0 = Math.min(y0, p.y);
+    x1 = Math.max(x1, p.x + p.cw - 1);
+    y1 = Math.max(y1, p.y + p.ch - 1);
+  });
   order.sort((a, b) => counts[b] - counts[a] || a - b);
+  out = cleared(out, w, h);
+  if (!order.length) return out;
   if (!maskIndex || maskIndex.length < w * h) maskIndex = new Uint16Array(w * h);
-  const index = maskIndex.subarray(0, w * h);
-  index.fill(0);
+  const index = maskIndex;
   order.forEach((k, rank) => {
     const { x, y, cw, ch, values } = parts[k];
     for (let r = 0; r < ch; r++) {
@@ -831,11 +861,10 @@ export function maskPixels(parts, colors, w, h, opacity, out = null) {
     }
   });
   const a = pyRound(opacity * 255);
-  out = cleared(out, w, h);
   const d = out.data;
   const rgb = order.map((k) => rgbOf(colors[k]));
-  for (let y = 0, p = 0; y < h; y++) {
-    for (let x = 0; x < w; x++, p++) {
+  for (let y = y0; y <= y1; y++) {
+    for (let x = x0, p = y * w + x0; x <= x1; x++, p++) {
       const i = index[p];
       if (!i) continue;
       const edge =
@@ -848,6 +877,8 @@ export function maskPixels(parts, colors, w, h, opacity, out = null) {
       d[p * 4 + 3] = edge ? 255 : a;
     }
   }
+  index.fill(0, y0 * w, (y1 + 1) * w); // all 0 again, for the next tile
+  out.tfbDirty = [x0, y0, x1, y1];
   return out;
 }
 
@@ -864,6 +895,7 @@ export function classMapPixels(part, palette, hidden, w, h, opacity, out = null)
   if (!part) return out;
   const d = out.data;
   const { x, y, cw, ch, values } = part;
+  out.tfbDirty = [x, y, x + cw - 1, y + ch - 1];
   for (let r = 0; r < ch; r++) {
     for (let c = 0; c < cw; c++) {
       const v = values[r * cw + c];
@@ -938,12 +970,17 @@ function dashedOutline(ctx, x0, y0, x1, y1, width, color) {
 /** `pixels` drawn over what `ctx` holds (through one canvas kept for it: a canvas made per
  * layer and tile is garbage a page turn waits for). */
 function composite(ctx, pixels) {
+  const r = pixels.tfbDirty;
+  if (r === null) return; // nothing written
   const { width: w, height: h } = pixels;
+  const [x0, y0, x1, y1] = r || [0, 0, w - 1, h - 1];
+  const cw = x1 - x0 + 1;
+  const ch = y1 - y0 + 1;
   if (!layerScratch) layerScratch = canvas2d(w, h);
   if (layerScratch.width < w) layerScratch.width = w;
   if (layerScratch.height < h) layerScratch.height = h;
-  layerScratch.getContext("2d", { willReadFrequently: true }).putImageData(pixels, 0, 0);
-  ctx.drawImage(layerScratch, 0, 0, w, h, 0, 0, w, h);
+  layerScratch.getContext("2d", { willReadFrequently: true }).putImageData(pixels, 0, 0, x0, y0, cw, ch);
+  ctx.drawImage(layerScratch, x0, y0, cw, ch, x0, y0, cw, ch);
 }
 
 let dashScratch = null; // where a tile's predictions are drawn before their dashes are cut
