@@ -399,6 +399,55 @@ def _unserved(page: Any) -> list[str]:
     )
 
 
+def test_the_next_page_is_asked_for_once_this_one_is_shown(server: str, browser: Any) -> None:
+    """The next page (Python's run for it, its pictures fetched ahead) waits until every
+    picture of this page is in: while this page's pictures are held back, no other picture
+    is asked for; once they come, the next page's are."""
+    page = browser.new_page(viewport=VIEWPORT)
+    held: list[Any] = []
+    asked: list[str] = []
+    holding = [True]
+
+    def pictures(route: Any) -> None:
+        if route.request.resource_type != "image":
+            route.continue_()
+            return
+        asked.append(route.request.url)
+        if holding[0]:
+            held.append(route)
+        else:
+            route.continue_()
+
+    page.route("**/media/**", pictures)
+    page.goto(f"{server}/gallery?file=many.tfrecord&record=0&size={PAGE}")
+    page.wait_for_function(
+        f"() => document.querySelectorAll('.tfb-gallery .tfb-tile img').length === {PAGE}",
+        timeout=60_000,
+    )
+    srcs = set(
+        page.evaluate(
+            "() => [...document.querySelectorAll('.tfb-gallery .tfb-tile img')].map(i => i.src)"
+        )
+    )
+    settled(page, quiet_ms=1500)  # the app at rest: a next page asked for would be under way
+    assert set(asked) <= srcs, "pictures of another page were asked for before this one's"
+    holding[0] = False
+    for route in held:
+        route.continue_()
+    ready(page, 0, 0, timeout=60_000)
+    # The next page's pictures are then fetched ahead (in the page's own record of what it
+    # loaded: pictures other than this page's).
+    page.wait_for_function(
+        """([srcs, n]) => new Set(performance.getEntriesByType('resource')
+            .filter((e) => e.initiatorType === 'img' && !srcs.includes(e.name))
+            .map((e) => e.name)).size >= n""",
+        arg=[sorted(srcs), PAGE],
+        timeout=30_000,
+    )
+    no_errors(page)
+    page.close()
+
+
 def test_no_request_leaves_the_machine(server: str, browser: Any) -> None:
     page = browser.new_page(viewport=VIEWPORT)
     hosts: set[str] = set()

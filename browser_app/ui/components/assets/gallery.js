@@ -147,6 +147,7 @@ const valuesKept = new Map(); // `${address} ${kind} ${size}` -> Promise of a Pa
 let scratch = null;
 let layerScratch = null; // where a layer's pixels go before they are drawn over the tile's
 const AHEAD_KEPT = 400; // canvases of the next page drawn ahead, kept until shown
+const AHEAD_WAIT_MS = 10000; // the next page is asked for once this one is shown, or after this
 
 function canvas2d(w, h) {
   const c = document.createElement("canvas");
@@ -600,6 +601,23 @@ function sampledRows(raw, spans, head, stride, rowBytes, channels, bpp, w, h, fw
     } else if (f === 3) {
       for (let x = 0; x < rowBytes; x++) {
         cur[x] = (raw[at + x] + (((x >= bpp ? cur[x - bpp] : 0) + cur[x]) >> 1)) & 255;
+      }
+      clear = false;
+      lo = 0;
+      hi = rowBytes - 1;
+    } else if (bpp === 1) {
+      // Paeth, in place: b (above) is read before it is written over, c carried along.
+      let a = 0;
+      let c = 0;
+      for (let x = 0; x < rowBytes; x++) {
+        const b = cur[x];
+        const pa = b > c ? b - c : c - b;
+        const pb = a > c ? a - c : c - a;
+        const d = a + b - 2 * c;
+        const pc = d < 0 ? -d : d;
+        a = (raw[at + x] + (pa <= pb && pa <= pc ? a : pb <= pc ? b : c)) & 255;
+        cur[x] = a;
+        c = b;
       }
       clear = false;
       lo = 0;
@@ -1292,11 +1310,31 @@ class Grid {
     }
   }
 
-  /** Once a page is shown, ask Python for the next one (once a page). */
+  /** Whether the page's tiles are all shown: each picture loaded (or failed) and its layers
+   * drawn (or failed). */
+  pageShown() {
+    for (const tile of this.tilesEl.children) {
+      const img = tile.querySelector(".tfb-pic img");
+      if (img && !img.complete) return false;
+      if (tile.dataset.layers === "drawing") return false;
+    }
+    return true;
+  }
+
+  /** Once a page is shown, ask Python for the next one (once a page): not before, so that
+   * the server's work for the next page and its pictures never slow this one's (at most
+   * AHEAD_WAIT_MS after the page came). */
   askAhead() {
     const v = this.view;
     if (!v || !v.has_next || v.next || this.ahead === v.page) return;
-    if (this.queue.some((a) => a.kind === "page")) return; // its answer is on the way
+    // A page's answer is on the way, or the record opened: no next page wanted.
+    if (this.queue.some((a) => a.kind === "page" || a.kind === "open")) return;
+    if (!this.parent) return; // the grid left the page: asked again when it is back
+    if (!this.pageShown() && performance.now() - this.appliedAt < AHEAD_WAIT_MS) {
+      clearTimeout(this.aheadTimer);
+      this.aheadTimer = setTimeout(() => this.askAhead(), 50);
+      return;
+    }
     this.ahead = v.page;
     this.outbox.ahead = v.page;
     this.flushSoon();
