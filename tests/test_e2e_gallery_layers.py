@@ -323,7 +323,7 @@ def _outline(x0: int, y0: int, x1: int, y1: int, w: int, h: int) -> np.ndarray:
 def test_a_pack_that_cannot_be_fetched_marks_its_tiles_failed_and_the_pictures_show(
     server: str, browser: Any
 ) -> None:
-    """The page's layer PNGs come in one pack (one request, ``.bin``): when it cannot be
+    """The page's layer PNGs come in one pack (one request, ``.zip``): when it cannot be
     fetched, every tile whose layers need it says so (``data-layers="failed"``) and still
     shows its picture; a tile whose layers need no PNG (boxes only) is drawn."""
     import re
@@ -335,7 +335,7 @@ def test_a_pack_that_cannot_be_fetched_marks_its_tiles_failed_and_the_pictures_s
         packs.append(route.request.url)
         route.abort()
 
-    page.route(re.compile(r"/media/[^/?#]+\.bin$"), refuse)
+    page.route(re.compile(r"/media/[^/?#]+\.zip$"), refuse)
     page.goto(f"{server}/gallery?file=every.tfrecord")
     tiles = page.locator(f"{TILES}[data-record]")
 

@@ -38,7 +38,7 @@ class TileUrl(str):
         return out
 
 
-PACK_MIME = "application/octet-stream"
+PACK_MIME = "application/zip"  # what it is (layer_pack); and no ZIP is compressed again
 
 
 def tile_urls(items: Sequence[GalleryItem], slot: str) -> list[str | None]:

@@ -692,7 +692,7 @@ function sampledRows(raw, spans, head, stride, rowBytes, channels, bpp, w, h, fw
 }
 
 const PACKS_KEPT = 4; // a page's, the next one's, and those just left
-const PACK_MAGIC = "TFBPACK1";
+const PACK_MAGIC = "PK\x03\x04"; // a ZIP archive of the PNGs, stored (view/gallery.py)
 const packs = new Map(); // URL of a pack -> Promise of its bytes
 
 function packBytes(url) {
