@@ -188,15 +188,16 @@ export function paletteOf(bytes) {
 }
 
 // The values of a mask or a class map are read here from its stored bytes, which the page's
-// pack holds (one request for the page: codec's PNGs laid end to end, each tile given the
-// address `PACK_URL#at=OFFSET,LENGTH` of each of its PNGs). A PNG of instance masks is mostly
-// zeros: a 640×480 one inflates to 300 KB of which a few thousand bytes are the object, and a
-// page has 1,000 of them; the browser's own decoder writes every pixel in RGBA, then a canvas
-// samples them. So the zlib stream is inflated here, never writing a run of zeros (its
-// copies of zeros are skipped; what is not 0 is listed), and only the rows the tile's pixels
-// fall on — and those their filters need — are unfiltered, sampled at the very pixels the
-// server samples (codec.layers._draw_masks; `fw` × `fh` is the picture's size). An
-// interlaced PNG is left to the browser's decoder (createImageBitmap, sampled on a canvas).
+// pack holds (one request for the page: a ZIP archive of codec's PNGs stored as they are,
+// each tile given the address `PACK_URL#at=OFFSET,LENGTH` of each of its PNGs). A PNG of
+// instance masks is mostly zeros: a 640×480 one inflates to 300 KB of which a few thousand
+// bytes are the object, and a page has 1,000 of them; the browser's own decoder writes every
+// pixel in RGBA, then a canvas samples them. So the zlib stream is inflated here, never
+// writing a run of zeros (its copies of zeros are skipped; what is not 0 is listed), each row
+// down to the last the tile shows is unfiltered in place from the bytes the stream holds
+// (sampledRows), and the rows are sampled at the very pixels the server samples
+// (codec.layers._draw_masks; `fw` × `fh` is the picture's size). An interlaced PNG is left to
+// the browser's decoder (createImageBitmap, sampled on a canvas).
 
 const RAW_KEPT = 1 << 24; // inflated rows up to this size use one buffer, kept all 0
 const MAX_SIDE = 1 << 15;
@@ -438,8 +439,8 @@ export function inflate(src, out) {
  * of a w × h tile showing a fw × fh picture, sampled as the server samples them (the value
  * under each tile pixel's centre, codec.layers._draw_masks), as the part that holds those
  * other than 0: {x, y, cw, ch, values}; null when every one is 0; undefined for a PNG this
- * reader leaves to the browser's decoder (interlaced). Only the rows the tile's pixels fall
- * on (and those their filters need) are unfiltered; rows of zeros are never written. */
+ * reader leaves to the browser's decoder (interlaced). Rows of zeros are never written, and
+ * rows past the last the tile shows are not unfiltered. */
 export function pngValues(bytes, w, h, fw, fh) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let pos = 8;
