@@ -257,7 +257,7 @@ def browser_rows(
 def browser_only(quick: bool = False) -> list[Row]:
     """The Chromium rows alone (``python -m benchmarks.bench_layers --browser``): the
     browser's side measured before and after a change without the server's steps."""
-    count = 20 if quick else 100
+    count = 25 if quick else 100  # a page size the app offers (state.url.PAGE_SIZES)
     payloads = [record(seed) for seed in range(count)]
     second = [record(seed) for seed in range(count, 2 * count)]
     return browser_rows(
@@ -272,7 +272,7 @@ def run(quick: bool = False, browser: bool = True) -> list[Row]:
     """Each step's median wall time, its range in the measure's name; without ``browser``
     (``python -m benchmarks.bench_layers --server``) the server's rows alone."""
     repeat = 3 if quick else 7
-    count = 20 if quick else 100
+    count = 25 if quick else 100  # a page size the app offers (state.url.PAGE_SIZES)
     one = record(7)
     everything = L.LayerOptions()
     rows = []
