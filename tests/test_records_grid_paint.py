@@ -86,3 +86,21 @@ def test_an_input_that_turns_no_page_reads_nothing_new(page: Any) -> None:
     settled(page)
     assert _painted(page) in (None, "0")  # at most the same page painted again
     assert page.evaluate(_first_row_is(SIZE)) is False
+
+
+def test_a_text_read_as_painted_is_one_the_grid_drew_since_the_input(page: Any) -> None:
+    """``painted(grid, text)`` (the editor step's reading): true for a value the grid drew
+    after the input, false for one it did not, and false again from the next input on."""
+    grid = "document.querySelector('[data-testid=\"stDataFrame\"]')"
+
+    def painted(text: str) -> bool:
+        return bool(page.evaluate(f"(t) => window.__tfb.painted({grid}, t)", text))
+
+    _watch(page)
+    page.get_by_role("button", name="Next", exact=True).first.click()
+    page.wait_for_function(_first_row_is(SIZE), polling="raf", timeout=30_000)
+    assert painted(str(SIZE))
+    assert not painted("no such value 31337")
+    settled(page)
+    _watch(page)
+    assert not painted(str(SIZE))  # the next input not made yet: nothing read since
