@@ -75,7 +75,14 @@ if __package__ in (None, ""):
 # Streamlit redraws.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
-from browser_support import CHROMIUM, CHROMIUM_ARGS, free_port, open_cell_editor, until
+from browser_support import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    RUN_COUNTER_JS,
+    free_port,
+    open_cell_editor,
+    until,
+)
 
 import codec
 from benchmarks import ui_before, ui_photos
@@ -235,23 +242,16 @@ def app_server(root: Path, paths: list[str] | None = None, code: Path = REPO) ->
 #   time each condition holds (``[name, JS expression, needs a finished run]``), in ``watch``;
 # - ``gridFirst(element)``: what a data grid (``stDataFrame``) has painted since the input in
 #   its first row's first column of numbers (see below).
-_PROBE = """
+_PROBE = (
+    """
 (() => {
   const t = (window.__tfb = {
     input: 0, done: 0, running: false, state: "", startDone: 0, watch: null, g: null,
     msgs: 0, startMsgs: 0, lastMsg: 0,
   });
-  // Messages from the server, counted: a run whose messages all come in one burst may be
-  // drawn in one go, its script state never shown as running (see settled below).
-  const Socket = window.WebSocket;
-  window.WebSocket = function (...args) {
-    const ws = new Socket(...args);
-    ws.addEventListener("message", () => { t.msgs += 1; t.lastMsg = performance.now(); });
-    return ws;
-  };
-  window.WebSocket.prototype = Socket.prototype;
-  Object.assign(window.WebSocket, Socket);
-  const mark = (e) => {
+"""
+    + RUN_COUNTER_JS
+    + """  const mark = (e) => {
     if (t.input) return;
     const now = performance.now();
     const stamp = e && e.timeStamp;
@@ -260,22 +260,6 @@ _PROBE = """
   addEventListener("pointerdown", mark, true);
   addEventListener("mousedown", mark, true);
   addEventListener("keydown", mark, true);
-  // Every state the app root passes through, in order: a fast run (a fragment, a callback)
-  // may start and finish between two looks, so the mutation records' old values count too.
-  const step = (s) => {
-    if (s === t.state) return;
-    if (s === "running" || s === "rerunRequested") t.running = true;
-    if (s === "notRunning" && t.running) { t.running = false; t.done += 1; }
-    t.state = s;
-  };
-  new MutationObserver((mutations) => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    for (const m of mutations) if (m.target === app) step(m.oldValue || "");
-    step(app ? app.getAttribute("data-test-script-state") : "");
-  }).observe(document, {
-    subtree: true, attributes: true, attributeOldValue: true, childList: true,
-    attributeFilter: ["data-test-script-state"],
-  });
   const inShadow = (root, sel) => {
     for (const el of root.querySelectorAll("*")) {
       if (!el.shadowRoot) continue;
@@ -374,6 +358,7 @@ _PROBE = """
   };
 })();
 """
+)
 
 
 @contextlib.contextmanager

@@ -355,17 +355,17 @@ def open_cell_editor(page: Any, grid: Callable[[], Any], row: int, col: int) -> 
     return until(attempt, what=f"the editor of cell ({col}, {row})")
 
 
-# In the page before Streamlit's code: every run of the script that finishes (the app root's
-# script state back at notRunning after running), counted, with the state now, and every
-# message from the server.
-RUNS_PROBE = """
-(() => {
-  const t = (window.__runs = { done: 0, state: "", running: false, msgs: 0 });
-  // Messages from the server, counted (a run drawn in one go may never show as running).
+# What counts the app's runs and the server's messages, in a probe's own function where `t`
+# (with done, state, running, msgs and lastMsg) is its record: every message from the server
+# counted, with the time of the last (a run drawn in one go may never show as running), and
+# every state the app root passes through, in order (a fast run — a fragment, a callback —
+# may start and finish between two looks, so the mutation records' old values count too):
+# each run that finishes (back at notRunning after running) counted in `done`.
+RUN_COUNTER_JS = """
   const Socket = window.WebSocket;
   window.WebSocket = function (...args) {
     const ws = new Socket(...args);
-    ws.addEventListener("message", () => { t.msgs += 1; });
+    ws.addEventListener("message", () => { t.msgs += 1; t.lastMsg = performance.now(); });
     return ws;
   };
   window.WebSocket.prototype = Socket.prototype;
@@ -384,5 +384,16 @@ RUNS_PROBE = """
     subtree: true, attributes: true, attributeOldValue: true, childList: true,
     attributeFilter: ["data-test-script-state"],
   });
-})();
 """
+
+# In the page before Streamlit's code: every run of the script that finishes, counted, with
+# the state now, and every message from the server (RUN_COUNTER_JS), in window.__runs.
+RUNS_PROBE = (
+    """
+(() => {
+  const t = (window.__runs = { done: 0, state: "", running: false, msgs: 0, lastMsg: 0 });
+"""
+    + RUN_COUNTER_JS
+    + """})();
+"""
+)
