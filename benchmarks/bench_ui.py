@@ -664,6 +664,10 @@ def first_row(page: Any) -> int:
     return int(cell.inner_text().replace(",", "").strip())
 
 
+_RECORDS_GRID = "document.querySelector('[data-testid=\"stDataFrame\"]')"
+_EDITOR_GRID = "document.querySelector('.st-key-tfb-editor-features [data-testid=\"stDataFrame\"]')"
+
+
 def _row_is(page: Any, n: int) -> None:
     got = first_row(page)
     assert got == n, f"the records table's first row is {got}, not {n}"
@@ -672,18 +676,22 @@ def _row_is(page: Any, n: int) -> None:
 def _first_row_is(n: int) -> str:
     """The records table (the page's first data grid) has painted ``n`` in its first row's
     ``#`` since the input (its DOM cells say so only 0.2 s later: :data:`_PROBE`)."""
-    return f"""window.__tfb.gridFirst(
-      document.querySelector('[data-testid="stDataFrame"]')) === '{n}'"""
+    return f"window.__tfb.gridFirst({_RECORDS_GRID}) === '{n}'"
+
+
+def _cell_says(grid: str, col: int, row: int, text: object) -> str:
+    """Whether the DOM cell (``col``, ``row``) of the data grid ``grid`` (a JS expression;
+    the cells are glide-data-grid's accessibility table) says ``text`` (thousands' commas
+    aside)."""
+    return f"""(() => {{
+      const c = {grid}?.querySelector('[data-testid="glide-cell-{col}-{row}"]');
+      return !!c && c.textContent.replace(/,/g, '').trim() === '{text}';
+    }})()"""
 
 
 def _cells_first_row_is(n: int) -> str:
-    """The records table's DOM cells (glide-data-grid's accessibility table) say ``n`` in
-    the first row's ``#``."""
-    return f"""(() => {{
-      const c = document.querySelector(
-        '[data-testid="stDataFrame"] [data-testid="glide-cell-1-0"]');
-      return !!c && c.textContent.replace(/,/g, '').trim() === '{n}';
-    }})()"""
+    """The records table's DOM cells say ``n`` in the first row's ``#``."""
+    return _cell_says(_RECORDS_GRID, 1, 0, n)
 
 
 def _row_point(page: Any, row: int) -> tuple[float, float]:
@@ -947,16 +955,12 @@ def _edit_step(tab: Tab, data: UiData, attempt: int) -> Once:
         # Column 3 holds the values (feature, type, n, values, check).
         editor = open_cell_editor(page, lambda: _editor_grid(page), row, 3)
         editor.fill(str(value))
-        grid = "document.querySelector('.st-key-tfb-editor-features [data-testid=\"stDataFrame\"]')"
         pending = "/pending change/.test(document.body.innerText)"
         # Shown: the grid has painted the value since the input (what is seen; its DOM cells
         # follow 200 ms after its last change: timed apart), the run that saved it over and
         # the pending change counted.
-        painted = f"window.__tfb.painted({grid}, '{value}') && {pending}"
-        cells = f"""(() => {{
-          const c = {grid}?.querySelector('[data-testid="glide-cell-3-{row}"]');
-          return !!c && c.textContent.trim() === '{value}' && {pending};
-        }})()"""
+        painted = f"window.__tfb.painted({_EDITOR_GRID}, '{value}') && {pending}"
+        cells = f"{_cell_says(_EDITOR_GRID, 3, row, value)} && {pending}"
         got = timed_many(
             page,
             lambda: editor.press("Enter"),
