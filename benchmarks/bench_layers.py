@@ -10,7 +10,7 @@
   on the server (as before the browser drew them; the record view's way), cold and with the
   masks decoded before;
 - in Chromium (``--only layers`` with the browser there): the time from opening the gallery
-  until a page of 100 tiles with every layer is fully drawn (pictures loaded, every canvas of
+  until a page of 100 tiles with every layer is fully drawn (pictures loaded, every picture of
   layers drawn) against the same page of 100 photographs alone.
 
 The records are the generators' (``browser_app.generators``: ``infer_detections`` output over
@@ -150,14 +150,14 @@ def gallery_page(
 
 # Whether the gallery shows its page (its first tile record ``first``): every tile there,
 # every picture loaded, every tile's layers drawn (data-layers is "drawn" wherever there is a
-# canvas of layers).
+# picture of layers).
 _PAGE_DRAWN = """([n, first]) => {
   const tiles = [...document.querySelectorAll('.tfb-gallery .tfb-tile[data-record]')];
   if (tiles.length !== n || tiles[0].dataset.record !== String(first)) return false;
   return tiles.every((t) => {
-    const img = t.querySelector('img');
+    const img = t.querySelector('img:not(.tfb-layers)');
     if (!img || !img.complete || !img.naturalWidth) return false;
-    return !t.querySelector('canvas.tfb-layers') || t.dataset.layers === 'drawn';
+    return !t.querySelector('.tfb-layers') || t.dataset.layers === 'drawn';
   });
 }"""
 

@@ -487,12 +487,12 @@ def _page_decoded(kind: str, first: int, count: int) -> str:
           const g = __tfb.gallery(), tiles = __tfb.tiles();
           return !!g && +g.dataset.page === {first} && tiles.length === {count}
             && +tiles[0].dataset.record === {first}
-            && tiles.every(x => __tfb.decoded(x.querySelector('img')));
+            && tiles.every(x => __tfb.decoded(x.querySelector('img:not(.tfb-layers)')));
         }})()"""
     return rf"""(() => {{
       const g = document.querySelector('.st-key-tfb-gallery');
       const caption = g && g.querySelector('.stButton');
-      const imgs = g ? [...g.querySelectorAll('img')] : [];
+      const imgs = g ? [...g.querySelectorAll('img:not(.tfb-layers)')] : [];
       return !!caption && /^\s*#{first}(?!\d)/.test(caption.innerText)
         && imgs.length === {count} && imgs.every(__tfb.decoded);
     }})()"""
@@ -508,13 +508,13 @@ def _window_shown(kind: str, first: int) -> str:
           const seen = __tfb.tiles().filter(__tfb.inView);
           return seen.length > 0 && seen.every(x => +x.dataset.record >= {first}
             && +x.dataset.record < {first + GALLERY_PAGE}
-            && __tfb.decoded(x.querySelector('img')));
+            && __tfb.decoded(x.querySelector('img:not(.tfb-layers)')));
         }})()"""
     return rf"""(() => {{
       const g = document.querySelector('.st-key-tfb-gallery');
       const caption = g && g.querySelector('.stButton');
       if (!caption || !/^\s*#{first}(?!\d)/.test(caption.innerText)) return false;
-      const seen = [...g.querySelectorAll('img')].filter(__tfb.inView);
+      const seen = [...g.querySelectorAll('img:not(.tfb-layers)')].filter(__tfb.inView);
       return seen.length > 0 && seen.every(i => __tfb.decoded(i)
         && !i.closest('[data-stale="true"]'));
     }})()"""

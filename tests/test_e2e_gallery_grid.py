@@ -44,6 +44,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow]
 VIEWPORT = {"width": 1440, "height": 900}
 RECORDS = 240
 PAGE = 50
+PHOTOS = ".tfb-gallery .tfb-tile img:not(.tfb-layers)"  # the tiles' pictures (not their layers)
 PER_ROW = 6  # the Medium tiles
 HOSTILE = "<b>x</b><img src=x onerror=alert(1)>"
 HOST = ".tfb-gallery"
@@ -93,7 +94,7 @@ _READY = """([page, focus]) => {
   if (focus !== null && g.dataset.focus !== String(focus)) return false;
   const tiles = [...g.querySelectorAll('.tfb-tile')];
   return tiles.length > 0 && !g.querySelector('.tfb-tile[data-pending]')
-    && [...g.querySelectorAll('.tfb-tile img:not([hidden])')]
+    && [...g.querySelectorAll('.tfb-tile img:not([hidden]):not(.tfb-layers)')]
          .every(i => i.complete && i.naturalWidth > 0);
 }"""
 
@@ -101,7 +102,7 @@ _READY = """([page, focus]) => {
 _SEEN = """() => {
   const g = document.querySelector('.tfb-gallery');
   if (!g) return 'no grid';
-  const broken = [...g.querySelectorAll('.tfb-tile img')]
+  const broken = [...g.querySelectorAll('.tfb-tile img:not(.tfb-layers)')]
     .filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.getAttribute('src'));
   const pending = [...g.querySelectorAll('.tfb-tile[data-pending]')].map(t => t.dataset.record);
   return {page: g.dataset.page, focus: g.dataset.focus, rev: g.dataset.rev, pending,
@@ -366,7 +367,8 @@ def test_the_next_page_is_shown_at_once_and_every_picture_stays_served(
           const fetched = new Set(performance.getEntriesByType('resource').map(e => e.name));
           document.dispatchEvent(new KeyboardEvent('keydown', {key: 'n', bubbles: true}));
           const g = document.querySelector('.tfb-gallery');
-          const srcs = [...g.querySelectorAll('.tfb-tile img[src]')].map(i => i.src);
+          const photos = g.querySelectorAll('.tfb-tile img[src]:not(.tfb-layers)');
+          const srcs = [...photos].map(i => i.src);
           return [g.dataset.page, g.dataset.focus, srcs.length,
                   srcs.filter(u => !fetched.has(u)).length];
         }"""
@@ -389,8 +391,8 @@ def _unserved(page: Any) -> list[str]:
     return list(
         page.evaluate(
             """async () => {
-              const urls = [...document.querySelectorAll('.tfb-gallery .tfb-tile img[src]')]
-                .map(i => i.src);
+              const photos = '.tfb-gallery .tfb-tile img[src]:not(.tfb-layers)';
+              const urls = [...document.querySelectorAll(photos)].map(i => i.src);
               const codes = await Promise.all(urls.map(u =>
                 fetch(u, {cache: 'no-store'}).then(r => r.status, () => 0)));
               return urls.filter((u, i) => codes[i] !== 200);
@@ -421,14 +423,10 @@ def test_the_next_page_is_asked_for_once_this_one_is_shown(server: str, browser:
     page.route("**/media/**", pictures)
     page.goto(f"{server}/gallery?file=many.tfrecord&record=0&size={PAGE}")
     page.wait_for_function(
-        f"() => document.querySelectorAll('.tfb-gallery .tfb-tile img').length === {PAGE}",
+        f"() => document.querySelectorAll('{PHOTOS}').length === {PAGE}",
         timeout=60_000,
     )
-    srcs = set(
-        page.evaluate(
-            "() => [...document.querySelectorAll('.tfb-gallery .tfb-tile img')].map(i => i.src)"
-        )
-    )
+    srcs = set(page.evaluate(f"() => [...document.querySelectorAll('{PHOTOS}')].map(i => i.src)"))
     settled(page, quiet_ms=1500)  # the app at rest: a next page asked for would be under way
     assert set(asked) <= srcs, "pictures of another page were asked for before this one's"
     holding[0] = False

@@ -64,27 +64,32 @@ def server(root: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str
 
 browser = browser_fixture()
 
-# The tile's picture and, over it, its canvas of layers, read back: [picture with layers,
-# layers alone over black], each as base64 RGBA, and the size.
+# The tile's picture and, over it, its layers (a canvas drawn in place, or a picture of them
+# drawn ahead), read back: [picture with layers, layers alone over black], each as base64
+# RGBA, the size, and what the layers are shown by.
 READ_TILE = """([record]) => {
   const tile = document.querySelector(`.tfb-gallery .tfb-tile[data-record="${record}"]`);
-  const img = tile.querySelector('img');
-  const layers = tile.querySelector('canvas.tfb-layers');
-  const w = layers ? layers.width : img.naturalWidth;
-  const h = layers ? layers.height : img.naturalHeight;
+  const img = tile.querySelector('img:not(.tfb-layers)');
+  const layers = tile.querySelector('.tfb-layers');
+  const canvas = layers && layers.tagName === 'CANVAS';
+  const size = layers && (canvas ? [layers.width, layers.height]
+                                 : [layers.naturalWidth, layers.naturalHeight]);
+  const drawn = size && size[0] > 0;  // a picture of layers where none are drawn has no pixels
+  const [w, h] = drawn ? size : [img.naturalWidth, img.naturalHeight];
   const read = (under) => {
     const c = document.createElement('canvas');
     c.width = w; c.height = h;
     const ctx = c.getContext('2d');
     if (under) ctx.drawImage(img, 0, 0, w, h);
     else { ctx.fillStyle = '#000'; ctx.fillRect(0, 0, w, h); }
-    if (layers) ctx.drawImage(layers, 0, 0);
+    if (drawn) ctx.drawImage(layers, 0, 0);
     const px = ctx.getImageData(0, 0, w, h).data;
     let s = '';
     for (let i = 0; i < px.length; i += 8192) s += String.fromCharCode(...px.subarray(i, i + 8192));
     return btoa(s);
   };
-  return {w, h, whole: read(true), layers: read(false), state: tile.dataset.layers || ''};
+  const by = layers ? layers.tagName.toLowerCase() : '';
+  return {w, h, whole: read(true), layers: read(false), state: tile.dataset.layers || '', by};
 }"""
 
 FETCH = """async (url) => {
@@ -125,8 +130,10 @@ def _plain_tile(payload: bytes) -> Image.Image:
     return Image.open(io.BytesIO(thumb.data)).convert("RGB")
 
 
-def _open(browser: Any, server: str) -> Any:
+def _open(browser: Any, server: str, init: str | None = None) -> Any:
     page = browser.new_page(viewport={"width": 1440, "height": 900})
+    if init:
+        page.add_init_script(init)
     page.goto(f"{server}/gallery?file=every.tfrecord")
     tiles = page.locator(f"{TILES}[data-record]")
     from playwright.sync_api import expect
@@ -196,11 +203,48 @@ def test_the_browser_draws_every_layer_as_the_server_does(server: str, browser: 
     page.close()
 
 
+# A browser without workers, and one whose worker cannot load (it fails as a module worker
+# whose script is refused does).
+NO_WORKERS = "window.Worker = undefined;"
+BROKEN_WORKER = """window.Worker = class extends EventTarget {
+  constructor() {
+    super();
+    setTimeout(() => this.onerror && this.onerror(new ErrorEvent('error')), 200);
+  }
+  postMessage() {}
+  terminate() {}
+};"""
+
+
+def test_the_pngs_are_read_by_a_worker_and_by_the_page_alike(server: str, browser: Any) -> None:
+    """The page's PNGs are read on a thread of their own (a worker: this module loaded as
+    one); without one (no workers, or one that fails to load after it was asked), the page
+    reads them itself: the same pixels in every tile, and no error."""
+    page = _open(browser, server)
+    loaded = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
+    workers = [w.url for w in page.workers]
+    assert len(workers) == 1 and workers[0] in loaded, (workers, loaded)  # the element's module
+    read = {r: page.evaluate(READ_TILE, [r]) for r in range(LAYERED)}
+    no_errors(page)
+    page.close()
+    for init in (NO_WORKERS, BROKEN_WORKER):
+        other = _open(browser, server, init)
+        assert other.workers == []
+        for r in range(LAYERED):
+            got = other.evaluate(READ_TILE, [r])
+            assert (got["w"], got["h"], got["by"]) == (read[r]["w"], read[r]["h"], "canvas")
+            assert got["layers"] == read[r]["layers"], (init, r)
+        no_errors(other)
+        other.close()
+
+
 def test_the_next_page_s_layers_are_drawn_ahead_and_n_shows_them_drawn(
     root: Path, server: str, browser: Any
 ) -> None:
-    """The next page's canvases of layers are drawn while this page is looked at: N shows
-    them drawn at once (in the same task as the key), the very layers the server draws."""
+    """The next page's layers are drawn while this page is looked at, each into a picture (a
+    page of pictures is painted as its photographs are; a page of canvases is 100 layers for
+    the compositor): N shows them drawn at once (in the same task as the key), the very
+    pixels a canvas drawn in place shows, and the layers the server draws."""
     first = [G.pascal(seed) for seed in range(10)]  # a page of 10 with boxes only
     layered = [every_layer(seed) for seed in range(10, 13)]
     G.write(root / "ahead.tfrecord", first + layered)
@@ -223,6 +267,7 @@ def test_the_next_page_s_layers_are_drawn_ahead_and_n_shows_them_drawn(
     )
     assert states == [["10", "drawn"], ["11", "drawn"], ["12", "drawn"]]
     ahead = {n: page.evaluate(READ_TILE, [n]) for n in (10, 11, 12)}
+    assert {n: got["by"] for n, got in ahead.items()} == {10: "img", 11: "img", 12: "img"}
     settled(page)
     no_errors(page)
     shot(page, "gallery-layers-ahead.png")
@@ -241,6 +286,7 @@ def test_the_next_page_s_layers_are_drawn_ahead_and_n_shows_them_drawn(
     everything = L.LayerOptions()
     for n, payload in zip((10, 11, 12), layered):
         got = again.evaluate(READ_TILE, [n])
+        assert got["by"] == "canvas", n
         w, h = got["w"], got["h"]
         assert (ahead[n]["w"], ahead[n]["h"]) == (w, h)
         assert ahead[n]["layers"] == got["layers"], n

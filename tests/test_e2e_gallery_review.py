@@ -87,7 +87,8 @@ def _marked(page: Any, n: int, status: str) -> None:
 def _visible_pictures(page: Any) -> int:
     return int(
         page.evaluate(
-            """() => [...document.querySelectorAll('.tfb-gallery .tfb-tile img')].filter(i => {
+            """() => [...document.querySelectorAll(
+                 '.tfb-gallery .tfb-tile img:not(.tfb-layers)')].filter(i => {
                  const r = i.getBoundingClientRect();
                  return i.complete && i.naturalWidth > 0 && r.width > 0 && r.top >= 0
                    && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth;
@@ -104,7 +105,9 @@ def test_keyboard_review_of_20_tiles(
     first = 20
     page = browser.new_page(viewport=VIEWPORT)
     page.goto(f"{server}/gallery?file=pics&record={first}&size=50")
-    expect(page.locator(f"{HOST} .tfb-tile img").first).to_be_visible(timeout=30_000)
+    expect(page.locator(f"{HOST} .tfb-tile img:not(.tfb-layers)").first).to_be_visible(
+        timeout=30_000
+    )
     _focused(page, first)
     settled(page)
     # The focus ring is drawn on the focused tile only.
@@ -178,13 +181,15 @@ def test_dense_tiles_fill_the_screen(server: str, browser: Any) -> None:
 
     page = browser.new_page(viewport=VIEWPORT)
     page.goto(f"{server}/gallery?file=pics&record=0&size=100")
-    expect(page.locator(f"{HOST} .tfb-tile img").first).to_be_visible(timeout=30_000)
+    expect(page.locator(f"{HOST} .tfb-tile img:not(.tfb-layers)").first).to_be_visible(
+        timeout=30_000
+    )
     page.locator("[data-testid='stButtonGroup'] button").filter(
         has_text=re.compile("^Dense$")
     ).first.click()
     expect(page.locator(HOST)).to_have_class(re.compile(r"\btfb-dense\b"), timeout=30_000)
     page.wait_for_function(
-        "() => [...document.querySelectorAll('.tfb-gallery .tfb-tile img')]"
+        "() => [...document.querySelectorAll('.tfb-gallery .tfb-tile img:not(.tfb-layers)')]"
         ".every(i => i.complete && i.naturalWidth > 0)",
         timeout=30_000,
     )

@@ -80,7 +80,7 @@ def _src(page: Any, selector: str) -> list[str]:
 
 
 _LOOKS = """() => [...document.querySelectorAll('.st-key-tfb-gallery .tfb-tile')].map(t => {
-  const img = t.querySelector('img'), cv = t.querySelector('canvas.tfb-layers');
+  const img = t.querySelector('img:not(.tfb-layers)'), cv = t.querySelector('.tfb-layers');
   if (t.dataset.layers === 'drawing') return null;
   return (img ? img.getAttribute('src') : '') + '|' + (cv && !cv.hidden ? cv.dataset.key : '');
 })"""

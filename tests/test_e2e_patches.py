@@ -52,7 +52,7 @@ PER_ROW = 6
 _READY = """() => {
   const g = document.querySelector('.st-key-tfb-patches .tfb-patches');
   if (!g || !g.dataset.focus) return false;
-  const imgs = [...g.querySelectorAll('.tfb-tile img')];
+  const imgs = [...g.querySelectorAll('.tfb-tile img:not(.tfb-layers)')];
   return imgs.length === 24 && imgs.every(i => i.complete && i.naturalWidth > 10)
     && !g.querySelector('.tfb-tile[data-pending]');
 }"""

@@ -30,7 +30,7 @@
 // data-record (absent for a tile without record), data-mark (passed, flagged or ""),
 // data-pending="1" while a mark typed is not yet confirmed, and data-layers ("drawing",
 // "drawn" or "failed") when its layers are drawn here over its picture (see below); the host's
-// data-ahead counts the canvases of the next page's layers drawn ahead, off the page.
+// data-ahead counts the pictures of the next page's layers drawn ahead, off the page.
 
 const MARK_ICONS = { passed: "\u2713", flagged: "\u2691" };
 // Actions not acknowledged this long after they were sent are sent again (then twice as
@@ -130,8 +130,9 @@ function records(tiles) {
 
 // -- layers drawn over a tile's picture ---------------------------------------------------------
 //
-// A tile whose record has layers (Python's codec.layers.browser_overlay) gets a canvas over its
-// picture, the size of the picture's pixels, on which they are drawn as the server draws them
+// A tile whose record has layers (Python's codec.layers.browser_overlay) gets a picture of them
+// over its photograph (img.tfb-layers, a BMP the size of the photograph's pixels: bmpOf); they
+// are drawn on a canvas kept for it as the server draws them
 // (codec.layers.draw_layers): class maps and instance masks from their stored PNGs (the page's
 // pack of them fetched once from the app's own media URL, their values read as stored — see
 // pngValues —, sampled at the tile's size by nearest neighbour, tinted and outlined pixel by
@@ -146,7 +147,7 @@ const VALUES_KEPT = 2500; // sampled PNGs kept (a page of 100 tiles with 11 PNGs
 const valuesKept = new Map(); // `${address} ${kind} ${size}` -> Promise of a Part (or null)
 let scratch = null;
 let layerScratch = null; // where a layer's pixels go before they are drawn over the tile's
-const AHEAD_KEPT = 400; // canvases of the next page drawn ahead, kept until shown
+const AHEAD_KEPT = 400; // pictures of the next page's layers drawn ahead, kept until shown
 const AHEAD_WAIT_MS = 10000; // the next page is asked for once this one is shown, or after this
 
 function canvas2d(w, h) {
@@ -204,6 +205,7 @@ const MAX_SIDE = 1 << 15;
 let rawScratch = null;
 let rowScratch = null; // the row being unfiltered, and the row above it
 let allScratch = null; // a tile's values, all 0 between two PNGs
+let neededScratch = null; // which rows of a PNG are unfiltered (sampledRows)
 
 const LENGTH_BASE = [3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227, 258];
 const LENGTH_EXTRA = [0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3, 4, 4, 4, 4, 5, 5, 5, 5, 0];
@@ -554,6 +556,17 @@ function sampledRows(raw, spans, head, stride, rowBytes, channels, bpp, w, h, fw
   let k = 0; // the first span not wholly before this row
   let j = 0;
   while (j < h && rows[j] < 0) j++;
+  // The rows worked: those the tile shows, and each row above one worked that is read
+  // through its filter (Up, Average, Paeth); the others are skipped (None and Sub rows read
+  // nothing above them).
+  if (!neededScratch || neededScratch.length < lastRow + 1) neededScratch = new Uint8Array(lastRow + 1);
+  const needed = neededScratch;
+  needed.fill(0, 0, lastRow + 1);
+  for (let q = j; q < h; q++) if (rows[q] >= 0 && rows[q] <= lastRow) needed[rows[q]] = 1;
+  for (let r = lastRow; r > 0; r--) {
+    const f = raw[r * stride];
+    if (needed[r] && f >= 2 && f <= 4) needed[r - 1] = 1;
+  }
   for (let r = 0; r <= lastRow && j < h; r++) {
     const at = r * stride + 1;
     const end = at + rowBytes;
@@ -562,6 +575,7 @@ function sampledRows(raw, spans, head, stride, rowBytes, channels, bpp, w, h, fw
       all.fill(0); // left all 0 for the next PNG
       throw new Error(`filter type ${f}`);
     }
+    if (!needed[r]) continue;
     while (k < spans.length && spans[k + 1] <= at) k += 2;
     if (f === 0 || f === 2) {
       if (f === 0 && !clear) {
@@ -726,7 +740,8 @@ export async function pngBytes(address) {
     if (!response.ok) throw new Error(`${response.status} for ${address}`);
     return new Uint8Array(await response.arrayBuffer());
   }
-  const pack = await packBytes(m[1]);
+  // One key per pack, whether its address is written relative or whole.
+  const pack = await packBytes(typeof location === "undefined" ? m[1] : new URL(m[1], location.href).href);
   const at = Number(m[2]);
   const end = at + Number(m[3]);
   if (end > pack.length) throw new Error(`${address}: past the end of the pack`);
@@ -741,8 +756,14 @@ function yieldToPage() {
 
 /** A PNG's values at the tile's size (L.w × L.h, nearest neighbour, as the server samples
  * them), as the part that holds those other than 0: {x, y, cw, ch, values}; null when every
- * value is 0. Read here (pngValues) unless the PNG is one left to the browser's decoder. */
-async function readValues(address, kind, L) {
+ * value is 0. Read by the page's reader (a worker: pngReader) or here (pngValues), unless
+ * the PNG is one left to the browser's decoder. */
+function readValues(address, kind, L) {
+  if (L.fw && L.fh && pngReader()) return readElsewhere(address, kind, L);
+  return readHere(address, kind, L);
+}
+
+async function readHere(address, kind, L) {
   const bytes = await pngBytes(address);
   await yieldToPage();
   if (L.fw && L.fh) {
@@ -751,6 +772,137 @@ async function readValues(address, kind, L) {
   }
   return decodedValues(bytes, kind, L.w, L.h);
 }
+
+// -- the PNGs read on a thread of their own ---------------------------------------------------
+//
+// Reading a page's PNGs is most of what its layers cost the page's own thread (a page of 100
+// tiles has 1,100 of them: ~200 ms), and that thread also runs the app, lays the page out and
+// draws. So they are read by a worker: this very module, loaded as one, which fetches the
+// page's pack itself and answers with the PNGs' sampled values, several to a message, in the
+// order asked (the page's first). The page's thread only draws. Where no worker can be made
+// (or it fails to load), they are read on the page's thread.
+
+const IN_WORKER =
+  typeof WorkerGlobalScope !== "undefined" && globalThis instanceof globalThis.WorkerGlobalScope;
+const READER_SLICE_MS = 4; // a worker's answers go at least this often while it reads
+let reader = null; // the worker and what it was asked
+let noReader = IN_WORKER || typeof Worker === "undefined";
+
+function pngReader() {
+  if (reader || noReader) return reader;
+  try {
+    const worker = new Worker(import.meta.url, { type: "module", name: "tfb-png-reader" });
+    reader = {
+      worker,
+      waiting: new Map(), // id of an ask -> {address, kind, L, resolve, reject}
+      next: 0,
+      batch: null, // the asks of this task, sent at its end
+    };
+    worker.onmessage = (e) => {
+      for (const [id, how, value] of e.data) {
+        const request = reader && reader.waiting.get(id);
+        if (!request) continue;
+        reader.waiting.delete(id);
+        if (how === "values") request.resolve(value);
+        else if (how === "browser") request.resolve(readHere(request.address, request.kind, request.L));
+        else request.reject(new Error(value));
+      }
+    };
+    worker.onerror = (e) => {
+      // No worker after all (it could not load, or broke): what it was asked is read here.
+      e.preventDefault();
+      const left = reader ? [...reader.waiting.values()] : [];
+      reader = null;
+      noReader = true;
+      worker.terminate();
+      for (const r of left) r.resolve(readHere(r.address, r.kind, r.L));
+    };
+  } catch {
+    noReader = true;
+  }
+  return reader;
+}
+
+/** A PNG's values (readValues) asked of the worker: the asks of one task go in one message. */
+function readElsewhere(address, kind, L) {
+  return new Promise((resolve, reject) => {
+    const id = reader.next++;
+    reader.waiting.set(id, { address, kind, L, resolve, reject });
+    if (!reader.batch) {
+      reader.batch = [];
+      queueMicrotask(() => {
+        const batch = reader && reader.batch;
+        if (!batch) return;
+        reader.batch = null;
+        reader.worker.postMessage(batch);
+      });
+    }
+    reader.batch.push([id, new URL(address, location.href).href, L.w, L.h, L.fw, L.fh]);
+  });
+}
+
+/** The packs of a page's tiles fetched by the worker now, as the page comes: before its
+ * pictures are asked for (they would hold the browser's few connections to the server), and
+ * by the worker, whose thread is free to take them in (the page's is busy drawing the page). */
+function warmPacks(tiles) {
+  if (!pngReader()) return;
+  const urls = new Set();
+  for (const t of tiles) {
+    for (const url of (t.layers && t.layers.urls) || []) {
+      const m = /^(.*)#at=\d+,\d+$/.exec(url);
+      if (m) urls.add(new URL(m[1], location.href).href);
+    }
+  }
+  if (urls.size) reader.worker.postMessage({ packs: [...urls] });
+}
+
+/** The worker's side: each PNG asked read from its pack (fetched here), its values sent
+ * back (their buffers moved, not copied), "browser" for one left to the browser's decoder,
+ * "error" with the reason for one that cannot be read. */
+function serveReads() {
+  const asked = [];
+  let at = 0;
+  let reading = false;
+  globalThis.onmessage = (e) => {
+    if (e.data.packs) {
+      for (const url of e.data.packs) packBytes(url).catch(() => {}); // asked for below
+      return;
+    }
+    for (const a of e.data) asked.push(a);
+    if (!reading) read();
+  };
+  async function read() {
+    reading = true;
+    let out = [];
+    let moved = [];
+    let since = performance.now();
+    while (at < asked.length) {
+      const [id, address, w, h, fw, fh] = asked[at];
+      asked[at++] = null;
+      try {
+        const got = pngValues(await pngBytes(address), w, h, fw, fh);
+        if (got === undefined) out.push([id, "browser", null]);
+        else {
+          out.push([id, "values", got]);
+          if (got) moved.push(got.values.buffer);
+        }
+      } catch (err) {
+        out.push([id, "error", String((err && err.message) || err)]);
+      }
+      if (at === asked.length || performance.now() - since >= READER_SLICE_MS) {
+        globalThis.postMessage(out, moved);
+        out = [];
+        moved = [];
+        since = performance.now();
+      }
+    }
+    asked.length = 0;
+    at = 0;
+    reading = false;
+  }
+}
+
+if (IN_WORKER) serveReads();
 
 /** A PNG's values at w × h as readValues gives them, from the browser's decoding of it
  * (without colour management) sampled on a canvas. */
@@ -947,16 +1099,34 @@ function outline(ctx, x0, y0, x1, y1, width, color) {
   ctx.fillRect(Math.max(x0, x1 - width + 1), y0, Math.min(width, w), h);
 }
 
+const CAPTIONS_KEPT = 500;
+const captionsKept = new Map(); // a caption's text, size, colours -> a canvas of it drawn
+
+/** A caption: its band in the object's colour (edged in black for a prediction), its text
+ * over it. Drawn once on a canvas of its own and copied from there at each use (a page of 100
+ * tiles captions 1,000 boxes with a few dozen class names; text is slow to draw). */
 function caption(ctx, font, text, band, color, paint, edged) {
   if (!text || !band || !font) return;
   const [l, t, r, b] = band;
-  ctx.fillStyle = color;
-  ctx.fillRect(l, t, r - l, b - t);
-  if (edged) outline(ctx, l, t, r - 1, b - 1, 1, "#000000");
-  ctx.fillStyle = paint;
-  ctx.font = `${font}px sans-serif`;
-  ctx.textBaseline = "top";
-  ctx.fillText(text, l + 2, t, r - l - 2);
+  const bw = r - l;
+  const bh = b - t;
+  if (bw <= 0 || bh <= 0) return;
+  const key = `${font} ${bw}x${bh} ${color} ${paint} ${edged ? 1 : 0} ${text}`;
+  let art = captionsKept.get(key);
+  if (!art) {
+    art = canvas2d(bw, bh);
+    const c = art.getContext("2d");
+    c.fillStyle = color;
+    c.fillRect(0, 0, bw, bh);
+    if (edged) outline(c, 0, 0, bw - 1, bh - 1, 1, "#000000");
+    c.fillStyle = paint;
+    c.font = `${font}px sans-serif`;
+    c.textBaseline = "top";
+    c.fillText(text, 2, 0, bw - 2);
+    captionsKept.set(key, art);
+    while (captionsKept.size > CAPTIONS_KEPT) captionsKept.delete(captionsKept.keys().next().value);
+  }
+  ctx.drawImage(art, l, t);
 }
 
 /** Dashes as Pillow's lines make them (codec.images._dashed_rectangle). */
@@ -1105,9 +1275,50 @@ function readAhead(L) {
   return { maps, masks };
 }
 
-/** Draw a tile's layers on `canvas`; `current()` says whether they are still wanted. Returns
- * whether every PNG could be read. */
-export async function drawLayers(canvas, L, palette, current) {
+let tileScratch = null; // where a tile's layers are drawn, then read out as a BMP
+
+/** A BMP of RGBA pixels as they are, rows top down (a BITMAPV4HEADER whose bit fields say
+ * which byte is red, green, blue and alpha): made with no work per pixel, and decoded by the
+ * browser with next to none. Null when every pixel is clear: a browser shows a 32-bit BMP
+ * whose alpha is 0 everywhere as opaque (the BMPs of old wrote 0 there). */
+export function bmpOf(px, w, h) {
+  const words = new Uint32Array(px.buffer, px.byteOffset, w * h);
+  let seen = false;
+  for (let i = 0; i < words.length; i++) {
+    if (words[i] >>> 24) {
+      seen = true;
+      break;
+    }
+  }
+  if (!seen) return null;
+  const head = new ArrayBuffer(14 + 108);
+  const v = new DataView(head);
+  v.setUint16(0, 0x4d42, true); // "BM"
+  v.setUint32(2, head.byteLength + w * h * 4, true);
+  v.setUint32(10, head.byteLength, true); // where the pixels start
+  v.setUint32(14, 108, true); // BITMAPV4HEADER
+  v.setInt32(18, w, true);
+  v.setInt32(22, -h, true); // top down
+  v.setUint16(26, 1, true); // planes
+  v.setUint16(28, 32, true); // bits a pixel
+  v.setUint32(30, 3, true); // BI_BITFIELDS
+  v.setUint32(34, w * h * 4, true);
+  v.setUint32(38, 2835, true); // 72 dpi
+  v.setUint32(42, 2835, true);
+  // Bytes R, G, B, A read as a little-endian word: 0xAABBGGRR.
+  v.setUint32(54, 0x000000ff, true);
+  v.setUint32(58, 0x0000ff00, true);
+  v.setUint32(62, 0x00ff0000, true);
+  v.setUint32(66, 0xff000000, true);
+  v.setUint32(70, 0x73524742, true); // "sRGB", as the canvas it was drawn on
+  return new Blob([head, px], { type: "image/bmp" });
+}
+
+/** Draw a tile's layers on `canvas`; `current()` says whether they are still wanted.
+ * Resolves to whether every PNG could be read (null when they are no longer wanted), or,
+ * given `read`, to what `read(ctx)` gives once they are drawn (in the same task: a canvas
+ * kept for drawing one tile after another can be read there). */
+export async function drawLayers(canvas, L, palette, current, read = null) {
   const { w, h } = L;
   const reads = readAhead(L);
   let complete = true;
@@ -1118,7 +1329,7 @@ export async function drawLayers(canvas, L, palette, current) {
     });
   const maps = await Promise.all(reads.maps.map(settle));
   const masks = await Promise.all(reads.masks.map((g) => Promise.all(g.map(settle))));
-  if (!current()) return complete;
+  if (!current()) return null;
   canvas.width = w;
   canvas.height = h;
   // In memory, not on the GPU: a page holds 100 of these small canvases, and one on the GPU
@@ -1140,7 +1351,59 @@ export async function drawLayers(canvas, L, palette, current) {
   if (L.predictions) drawPredictions(ctx, L);
   if (L.boxes) drawBoxes(ctx, L);
   if (L.keypoints) drawKeypoints(ctx, L);
-  return complete;
+  return read ? { complete, value: read(ctx) } : complete;
+}
+
+/** The layers `L` of a tile of the next page drawn ahead, as a picture: `{complete, blob}`
+ * (a BMP of them, null where nothing is drawn), or null when no longer wanted. A page's
+ * canvases are each a layer the compositor copies to the screen when the page turns (40 ms
+ * for 100 tiles); pictures are painted as the photographs under them are, so N shows a page
+ * drawn ahead as fast as a page of photographs alone. */
+async function layersAhead(L, palette, current) {
+  if (!tileScratch) tileScratch = canvas2d(L.w, L.h);
+  const read = (ctx) => bmpOf(ctx.getImageData(0, 0, L.w, L.h).data, L.w, L.h);
+  const got = await drawLayers(tileScratch, L, palette, current, read);
+  return got && { complete: got.complete, blob: got.value };
+}
+
+/** The picture of a tile's layers drawn ahead: an <img> (class tfb-layers) that shows
+ * `blob`, once decoded (resolved then); an <img> without one shows nothing. Its URL is let
+ * go by dropLayers. */
+function layersPicture(img, blob) {
+  dropLayers(img);
+  if (!blob) return Promise.resolve();
+  img.src = URL.createObjectURL(blob);
+  return img.decode().catch(() => {});
+}
+
+/** The URL of a picture of layers let go (the picture left the page, or shows others). */
+function dropLayers(el) {
+  if (el.tagName !== "IMG") return;
+  const url = el.getAttribute("src");
+  if (url && url.startsWith("blob:")) URL.revokeObjectURL(url);
+  el.removeAttribute("src");
+}
+
+const layerKeys = new WeakMap(); // a tile's layers (as Python sent them) -> their key
+
+/** What a tile's layers are, as a string: the same layers drawn ahead are found by it at N.
+ * Made once per layers object (a page's are made when the page is drawn ahead). */
+function layersKey(L) {
+  let key = layerKeys.get(L);
+  if (key === undefined) {
+    key = JSON.stringify(L);
+    layerKeys.set(L, key);
+  }
+  return key;
+}
+
+function layersImg() {
+  const img = document.createElement("img");
+  img.className = "tfb-layers";
+  img.alt = "";
+  img.decoding = "sync";
+  img.draggable = false;
+  return img;
 }
 
 function paletteBytes(hex) {
@@ -1172,8 +1435,8 @@ class Grid {
     this.rev = 0;
     this.prefetched = [];
     this.prefetchedKey = "";
-    this.drawnAhead = new Map(); // layers' key -> {canvas, done, complete}: the next page's
-    this.aheadDrawn = 0; // canvases drawn ahead so far (data-ahead, for tests)
+    this.drawnAhead = new Map(); // layers' key -> {img, done, complete}: the next page's
+    this.aheadDrawn = 0; // pictures of layers drawn ahead so far (data-ahead, for tests)
     this.palette = paletteBytes("");
     this.paletteHex = "";
     this.resendTimer = 0;
@@ -1315,7 +1578,7 @@ class Grid {
    * drawn (or failed). */
   pageShown() {
     for (const tile of this.tilesEl.children) {
-      const img = tile.querySelector(".tfb-pic img");
+      const img = tile.querySelector(".tfb-pic img:not(.tfb-layers)");
       if (img && !img.complete) return false;
       if (tile.dataset.layers === "drawing") return false;
     }
@@ -1357,26 +1620,27 @@ class Grid {
     });
   }
 
-  /** Draw the layers `L` of a tile of the next page on a canvas of their own, off the page,
-   * so that N only puts it in its tile (fillLayers). */
+  /** Draw the layers `L` of a tile of the next page into a picture of their own, off the
+   * page and decoded, so that N only puts it in its tile (fillLayers). */
   drawAhead(L) {
-    const key = JSON.stringify(L);
+    const key = layersKey(L);
     if (this.drawnAhead.has(key)) return;
-    const cv = document.createElement("canvas");
-    cv.className = "tfb-layers";
-    cv.dataset.key = key;
-    const entry = { canvas: cv, complete: null, done: null };
+    const img = layersImg();
+    img.dataset.key = key;
+    const entry = { img, complete: null, done: null };
     const done = (complete) => {
       entry.complete = complete;
       this.root.dataset.ahead = String(++this.aheadDrawn);
       return complete;
     };
-    entry.done = drawLayers(cv, L, this.palette, () => cv.dataset.key === key).then(done, () =>
-      done(false),
-    );
+    entry.done = layersAhead(L, this.palette, () => img.dataset.key === key)
+      .then((got) => (got ? layersPicture(img, got.blob).then(() => got.complete) : false))
+      .then(done, () => done(false));
     this.drawnAhead.set(key, entry);
     while (this.drawnAhead.size > AHEAD_KEPT) {
-      this.drawnAhead.delete(this.drawnAhead.keys().next().value);
+      const [first, old] = this.drawnAhead.entries().next().value;
+      this.drawnAhead.delete(first);
+      if (!old.img.isConnected) dropLayers(old.img);
     }
   }
 
@@ -1384,6 +1648,7 @@ class Grid {
 
   render() {
     const v = this.view;
+    warmPacks(v.tiles);
     const r = this.root;
     r.style.setProperty("--tfb-per-row", String(v.per_row));
     r.classList.toggle("tfb-dense", !!v.dense);
@@ -1425,7 +1690,7 @@ class Grid {
     tile.classList.toggle("tfb-norecord", t.record === null || t.record === undefined);
     const pic = tile.querySelector(".tfb-pic");
     const why = tile.querySelector(".tfb-why");
-    let img = pic.querySelector("img");
+    let img = pic.querySelector("img:not(.tfb-layers)");
     if (t.src) {
       if (!img) {
         img = document.createElement("img");
@@ -1455,23 +1720,29 @@ class Grid {
     tile.querySelector(".tfb-marks").hidden = !canMark;
   }
 
-  /** The canvas of a tile's layers, drawn afresh when they (or the picture) changed. */
+  /** The layers of a tile, drawn afresh when they (or the picture) changed: a picture drawn
+   * ahead put in place, or a canvas drawn here. */
   fillLayers(tile, pic, L) {
-    let cv = pic.querySelector("canvas.tfb-layers");
+    let cv = pic.querySelector(".tfb-layers"); // a canvas drawn here, or a picture drawn ahead
     if (!L) {
-      if (cv) cv.remove();
+      if (cv) {
+        dropLayers(cv);
+        cv.remove();
+      }
       delete tile.dataset.layers;
       return;
     }
-    const key = JSON.stringify(L);
+    const key = layersKey(L);
     if (cv && cv.dataset.key === key) return; // drawn already, or being drawn
     const ahead = this.drawnAhead.get(key);
-    if (ahead && !ahead.canvas.isConnected) {
-      // Drawn ahead (or being drawn): put in place of the tile's canvas.
+    if (ahead && !ahead.img.isConnected) {
+      // Drawn ahead (or being drawn): put in place of the tile's picture of layers.
       this.drawnAhead.delete(key);
-      const drawn = ahead.canvas;
-      if (cv) cv.replaceWith(drawn);
-      else this.placeLayers(pic, drawn);
+      const drawn = ahead.img;
+      if (cv) {
+        dropLayers(cv);
+        cv.replaceWith(drawn);
+      } else this.placeLayers(pic, drawn);
       const show = (complete) => {
         if (drawn.dataset.key !== key || drawn.parentNode !== pic) return;
         drawn.hidden = false;
@@ -1485,10 +1756,15 @@ class Grid {
       }
       return;
     }
-    if (!cv) {
-      cv = document.createElement("canvas");
-      cv.className = "tfb-layers";
-      this.placeLayers(pic, cv);
+    if (!cv || cv.tagName !== "CANVAS") {
+      // Drawn here, in place: a canvas (a picture drawn ahead is not drawn on again).
+      const fresh = document.createElement("canvas");
+      fresh.className = "tfb-layers";
+      if (cv) {
+        dropLayers(cv);
+        cv.replaceWith(fresh);
+      } else this.placeLayers(pic, fresh);
+      cv = fresh;
     }
     cv.dataset.key = key;
     cv.hidden = true; // never the previous tile's layers over this picture
@@ -1496,7 +1772,7 @@ class Grid {
     const current = () => cv.dataset.key === key && cv.isConnected;
     drawLayers(cv, L, this.palette, current)
       .then((complete) => {
-        if (!current()) return;
+        if (complete === null || !current()) return;
         cv.hidden = false;
         tile.dataset.layers = complete ? "drawn" : "failed";
       })
@@ -1505,9 +1781,9 @@ class Grid {
       });
   }
 
-  /** A canvas of layers put over the picture of `pic`. */
+  /** A picture of layers put over the picture of `pic`. */
   placeLayers(pic, cv) {
-    const img = pic.querySelector("img");
+    const img = pic.querySelector("img:not(.tfb-layers)");
     if (img) img.after(cv);
     else pic.prepend(cv);
   }
