@@ -366,3 +366,102 @@ def test_generated_pngs_read_in_the_browser_as_the_server_samples_them() -> None
         assert mine not in ("error", "browser"), name
         tile = _tile(mine, w, h)
         assert np.array_equal(tile, expected), (name, w, h, int((tile != expected).sum()))
+
+
+_STREAMED = """
+import {{ pngBytes }} from {module};
+import {{ readFileSync }} from "fs";
+const input = JSON.parse(readFileSync(0, "utf8"));
+const pack = Uint8Array.from(Buffer.from(input.pack, "base64"));
+let fetched = 0;
+let serve = null;  // how the next fetch answers: (url) -> Response
+globalThis.fetch = async (url) => {{ fetched++; return serve(url); }};
+// A body that comes in pieces of 1 to 5,000 bytes (a seeded sequence), cut short or not.
+function body(bytes, seed) {{
+  let at = 0, s = seed;
+  return new ReadableStream({{
+    pull(c) {{
+      if (at >= bytes.length) return c.close();
+      s = (s * 1103515245 + 12345) % 2147483648;
+      const n = 1 + (s % 5000);
+      c.enqueue(bytes.slice(at, at + n));
+      at += n;
+    }},
+  }});
+}}
+const response = (bytes, headers, seed = 7) =>
+  new Response(body(bytes, seed), {{ status: 200, headers }});
+const hex = (b) => Buffer.from(b).toString("base64");
+const out = {{}};
+const parts = input.parts;
+let n = 0;
+async function read(name, make, at = parts) {{
+  serve = make;
+  const url = `http://127.0.0.1/p${{n++}}.zip`;
+  const got = await Promise.allSettled(at.map(([o, l]) => pngBytes(`${{url}}#at=${{o}},${{l}}`)));
+  const said = (g) => (g.status === "fulfilled" ? hex(g.value) : "error: " + g.reason.message);
+  out[name] = got.map(said);
+}}
+const whole = {{ "content-length": String(pack.length) }};
+await read("streamed", () => response(pack, whole));
+await read("streamed again", () => response(pack, whole, 99));
+await read("encoded", () => response(pack, {{ "content-encoding": "gzip" }}));
+const last = parts[parts.length - 1];
+const lastEnd = last[0] + last[1];  // the pack's PNGs end there (its ZIP directory follows)
+await read("short", () => response(pack.slice(0, lastEnd - 10), whole));
+await read("long", () => response(pack, {{ "content-length": String(lastEnd) }}));
+const bad = pack.slice(); bad[0] = 0x50; bad[2] = 0x4e;
+await read("not a pack", () => response(bad, whole));
+await read("too large", () => response(pack, {{ "content-length": String(2 ** 31) }}));
+// A pack that failed is fetched again when next asked; one that came is not.
+fetched = 0;
+serve = () => response(pack, whole);
+const url = "http://127.0.0.1/again.zip";
+const [o, l] = parts[0];
+await pngBytes(`${{url}}#at=${{o}},${{l}}`);
+await pngBytes(`${{url}}#at=${{o}},${{l}}`);
+out.fetched = fetched;
+console.log(JSON.stringify(out));
+"""
+
+
+def test_a_pack_is_read_as_it_comes_and_a_bad_one_refused() -> None:
+    """The browser reads a page's pack as it arrives (a PNG is read once its bytes are in,
+    not once the whole pack is): each PNG's bytes are the pack's at its offset, whatever
+    pieces the body comes in; a pack said to be compressed is read whole; one cut short, one
+    longer than its length says, one that is not a ZIP archive, and one said to be larger
+    than a pack may be (nothing allocated for it) are refused with the reason."""
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("Node.js is not installed: the pack is read in Chromium's tests")
+    pngs = [
+        [b for b in ex.decode(every_layer(seed)).features["image/object/mask"].values[:3]]
+        for seed in range(4)
+    ]
+    pack = layer_pack(pngs)
+    assert pack is not None
+    parts = [p for tile in pack.parts for p in tile]
+    want = [base64.b64encode(pack.data[o : o + n]).decode() for o, n in parts]
+    code = _STREAMED.format(module=json.dumps(JS.as_uri()))
+    data = json.dumps({"pack": base64.b64encode(pack.data).decode(), "parts": parts})
+    run = subprocess.run(
+        [node, "--input-type=module", "-e", code],
+        input=data,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    got = json.loads(run.stdout)
+    assert got["streamed"] == want
+    assert got["streamed again"] == want
+    assert got["encoded"] == want
+    # Cut short in its last PNG: that PNG never comes whole, and the reason is given; the
+    # PNGs before it were read as they came.
+    assert got["short"][-1] == "error: http://127.0.0.1/p3.zip: shorter than said"
+    assert got["short"][0] == want[0]
+    # Longer than its length says (which ends with the last PNG): refused there.
+    assert got["long"][-1] == "error: http://127.0.0.1/p4.zip: longer than said"
+    assert all(x.endswith("is not a pack of PNGs") for x in got["not a pack"])
+    assert all(x.endswith("bytes is too large") for x in got["too large"])
+    assert got["fetched"] == 1

@@ -504,31 +504,44 @@ export function pngValues(bytes, w, h, fw, fh) {
   }
 }
 
-/** The tile's values from a PNG's inflated rows (`raw`, what is not 0 in it listed in
- * `spans`): see pngValues. Every row is unfiltered into one buffer, in place, from the bytes
- * the spans list: a None row is the row's own bytes (the buffer cleared, the spans copied),
- * an Up row adds its bytes other than 0 to the row above (already in the buffer); only Sub,
- * Average and Paeth rows are worked through byte by byte. So the work is what the stream
- * holds, not the picture's size: a mask's rows are mostly 0, or Up rows equal to the row
- * above. The tile's rows are read from the buffer at the columns under its pixels. */
-function sampledRows(raw, spans, head, stride, rowBytes, channels, bpp, w, h, fw, fh) {
-  const { mw, mh, depth } = head;
-  // The source row and column under each tile pixel's centre, as the server computes them.
+let sampling = null; // the last samplingOf, for the next PNG of the same sizes (a page's are)
+
+/** Where a w × h tile samples a PNG of mw × mh stored for a fw × fh picture, as the server
+ * computes it: the source row and column under each tile pixel's centre, the last row a tile
+ * pixel falls on, the tile's columns inside the picture (i0..i1) and the first byte of each
+ * one's pixel. */
+function samplingOf(w, h, fw, fh, mw, mh, depth, channels) {
+  const key = `${w} ${h} ${fw} ${fh} ${mw} ${mh} ${depth} ${channels}`;
+  if (sampling && sampling.key === key) return sampling;
   const sx = w / fw;
   const sy = h / fh;
   const rows = new Int32Array(h);
   const cols = new Int32Array(w);
   for (let j = 0; j < h; j++) rows[j] = Math.floor(((j + 0.5) / sy) * (mh / fh));
   for (let i = 0; i < w; i++) cols[i] = Math.floor(((i + 0.5) / sx) * (mw / fw));
-  let lastRow = -1; // the last row a tile pixel falls on
+  let lastRow = -1;
   for (let j = 0; j < h; j++) if (rows[j] < mh && rows[j] > lastRow) lastRow = rows[j];
-  // The tile's columns inside the picture (i0..i1), and the first byte of each one's pixel.
   let i0 = 0;
   while (i0 < w && cols[i0] < 0) i0++;
   let i1 = w - 1;
   while (i1 >= i0 && cols[i1] >= mw) i1--;
   const firstByte = new Int32Array(w);
   for (let i = i0; i <= i1; i++) firstByte[i] = depth === 8 ? cols[i] * channels : (cols[i] * depth) >> 3;
+  sampling = { key, rows, cols, lastRow, i0, i1, firstByte };
+  return sampling;
+}
+
+/** The tile's values from a PNG's inflated rows (`raw`, what is not 0 in it listed in
+ * `spans`): see pngValues. Each row the tile shows, and each row above one worked that it
+ * reads through its filter, is unfiltered into one buffer, in place, from the bytes the spans
+ * list: a None row is the row's own bytes (the buffer cleared, the spans copied),
+ * an Up row adds its bytes other than 0 to the row above (already in the buffer); only Sub,
+ * Average and Paeth rows are worked through byte by byte. So the work is what the stream
+ * holds, not the picture's size: a mask's rows are mostly 0, or Up rows equal to the row
+ * above. The tile's rows are read from the buffer at the columns under its pixels. */
+function sampledRows(raw, spans, head, stride, rowBytes, channels, bpp, w, h, fw, fh) {
+  const { mw, mh, depth } = head;
+  const { rows, cols, lastRow, i0, i1, firstByte } = samplingOf(w, h, fw, fh, mw, mh, depth, channels);
   // The first tile column whose pixel has a byte at or after `b` (i1 + 1: none).
   const columnFrom = (b) => {
     let lo = i0;
@@ -708,8 +721,15 @@ function sampledRows(raw, spans, head, stride, rowBytes, channels, bpp, w, h, fw
 
 const PACKS_KEPT = 4; // a page's, the next one's, and those just left
 const PACK_MAGIC = "PK\x03\x04"; // a ZIP archive of the PNGs, stored (view/gallery.py)
-const packs = new Map(); // URL of a pack -> Promise of its bytes
+const packs = new Map(); // URL of a pack -> Promise of the pack, read as it comes (packBytes)
 
+const PACK_MAX = 1 << 30; // a pack said to be larger is refused, nothing allocated for it
+
+/** A page's pack, read as it comes: resolves, once its length is known, to `{bytes,
+ * received, failed, arrived}` (`bytes` of that length, filled in as they arrive; `arrived(end)`
+ * resolves once the first `end` are in, and rejects when the pack fails before). So the PNGs
+ * at its start are read while the rest is on its way. One cut short, longer than its length
+ * says, or not a ZIP archive fails, and is fetched again when next asked. */
 function packBytes(url) {
   let got = packs.get(url);
   if (got) {
@@ -719,11 +739,53 @@ function packBytes(url) {
   }
   got = fetch(url, { priority: "high" }).then(async (response) => {
     if (!response.ok) throw new Error(`${response.status} for ${url}`);
-    const bytes = new Uint8Array(await response.arrayBuffer());
-    if (String.fromCharCode(...bytes.subarray(0, PACK_MAGIC.length)) !== PACK_MAGIC) {
-      throw new Error(`${url} is not a pack of PNGs`);
+    const said = Number(response.headers.get("content-length"));
+    const coded = (response.headers.get("content-encoding") || "identity") !== "identity";
+    if (coded || !response.body || !Number.isSafeInteger(said) || !said) {
+      // Its length unknown (or that of other bytes than the pack's): read whole.
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      if (String.fromCharCode(...bytes.subarray(0, PACK_MAGIC.length)) !== PACK_MAGIC) {
+        throw new Error(`${url} is not a pack of PNGs`);
+      }
+      return { bytes, received: bytes.length, failed: null, arrived: () => Promise.resolve() };
     }
-    return bytes;
+    if (said > PACK_MAX) throw new Error(`${url}: a pack of ${said} bytes is too large`);
+    const pack = { bytes: new Uint8Array(said), received: 0, failed: null, waits: [] };
+    const settle = () => {
+      pack.waits = pack.waits.filter(([end, done]) => {
+        if (pack.failed || end <= pack.received) done();
+        return !(pack.failed || end <= pack.received);
+      });
+    };
+    pack.arrived = (end) =>
+      new Promise((done) => {
+        pack.waits.push([end, done]);
+        settle();
+      }).then(() => {
+        if (pack.failed) throw pack.failed;
+      });
+    (async () => {
+      const reader = response.body.getReader();
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        if (pack.received + value.length > said) throw new Error(`${url}: longer than said`);
+        pack.bytes.set(value, pack.received);
+        const before = pack.received;
+        pack.received += value.length;
+        if (before < PACK_MAGIC.length && pack.received >= PACK_MAGIC.length) {
+          const head = String.fromCharCode(...pack.bytes.subarray(0, PACK_MAGIC.length));
+          if (head !== PACK_MAGIC) throw new Error(`${url} is not a pack of PNGs`);
+        }
+        settle();
+      }
+      if (pack.received < said) throw new Error(`${url}: shorter than said`);
+    })().catch((err) => {
+      pack.failed = err instanceof Error ? err : new Error(String(err));
+      packs.delete(url); // fetched again next time
+      settle();
+    });
+    return pack;
   });
   got.catch(() => packs.delete(url)); // tried again next time
   packs.set(url, got);
@@ -744,8 +806,9 @@ export async function pngBytes(address) {
   const pack = await packBytes(typeof location === "undefined" ? m[1] : new URL(m[1], location.href).href);
   const at = Number(m[2]);
   const end = at + Number(m[3]);
-  if (end > pack.length) throw new Error(`${address}: past the end of the pack`);
-  return pack.subarray(at, end);
+  if (end > pack.bytes.length) throw new Error(`${address}: past the end of the pack`);
+  await pack.arrived(end);
+  return pack.bytes.subarray(at, end);
 }
 
 /** Let the page paint and take keys between two PNGs read. */
