@@ -375,6 +375,7 @@ def test_the_next_page_is_shown_at_once_and_every_picture_stays_served(
     )
     assert shown == ["200", "200", RECORDS - 200, 0]
     ready(page, 200, 200)
+    assert page.workers == []  # boxes only: no PNG to read, so no worker to read them
     expect(page).to_have_url(re.compile(r"record=200(&|$)"))
     # Turns and marks in both directions, then every picture shown is still served.
     for key in ("b", "p", "b", "n", "f"):

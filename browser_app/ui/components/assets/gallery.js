@@ -904,19 +904,26 @@ function readElsewhere(address, kind, L) {
   });
 }
 
+let warmed = ""; // the packs the worker was last told to fetch
+
 /** The packs of a page's tiles fetched by the worker now, as the page comes: before its
  * pictures are asked for (they would hold the browser's few connections to the server), and
- * by the worker, whose thread is free to take them in (the page's is busy drawing the page). */
+ * by the worker, whose thread is free to take them in (the page's is busy drawing the page).
+ * A page without layer PNGs makes no worker. */
 function warmPacks(tiles) {
-  if (!pngReader()) return;
-  const urls = new Set();
+  const found = new Set();
   for (const t of tiles) {
     for (const url of (t.layers && t.layers.urls) || []) {
-      const m = /^(.*)#at=\d+,\d+$/.exec(url);
-      if (m) urls.add(new URL(m[1], location.href).href);
+      const cut = url.indexOf("#at=");
+      if (cut > 0) found.add(url.slice(0, cut));
     }
   }
-  if (urls.size) reader.worker.postMessage({ packs: [...urls] });
+  if (!found.size) return; // no PNG to read: no worker
+  const urls = [...found].map((u) => new URL(u, location.href).href);
+  const key = urls.join(" ");
+  if (key === warmed || !pngReader()) return;
+  warmed = key;
+  reader.worker.postMessage({ packs: urls });
 }
 
 /** The worker's side: each PNG asked read from its pack (fetched here), its values sent
@@ -1443,9 +1450,19 @@ function layersPicture(img, blob) {
 function dropLayers(el) {
   if (el.tagName !== "IMG") return;
   const url = el.getAttribute("src");
-  if (url && url.startsWith("blob:")) URL.revokeObjectURL(url);
   el.removeAttribute("src");
+  if (!url || !url.startsWith("blob:")) return;
+  // Let go once the page is idle: a page turn drops 100 of them.
+  revoking.push(url);
+  if (revoking.length === 1) {
+    const later = globalThis.requestIdleCallback || ((f) => setTimeout(f, 50));
+    later(() => {
+      for (const u of revoking.splice(0)) URL.revokeObjectURL(u);
+    });
+  }
 }
+
+const revoking = []; // URLs of pictures of layers no longer shown, let go soon
 
 const layerKeys = new WeakMap(); // a tile's layers (as Python sent them) -> their key
 
