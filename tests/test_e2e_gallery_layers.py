@@ -393,6 +393,11 @@ def test_a_pack_that_cannot_be_fetched_marks_its_tiles_failed_and_the_pictures_s
         )
 
     until(failed, timeout=60, what="the layered tiles marked failed, every picture shown")
+    # And each says so on its picture.
+    notes = tiles.evaluate_all(
+        "ts => ts.map(t => getComputedStyle(t.querySelector('.tfb-pic'), '::after').content)"
+    )
+    assert notes == ['"some layers could not be read"'] * LAYERED + ["none", "none"], notes
     assert packs and len(set(packs)) == 1  # one pack for the page, asked for again, not per PNG
     shot(page, "gallery-layers-pack-failed.png")
     page.close()
