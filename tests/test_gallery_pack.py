@@ -125,21 +125,26 @@ console.log(JSON.stringify(cases.map(([b64, w, h, fw, fh]) => {{
 """
 
 
-def _read_in_node(cases: list[tuple[bytes, int, int, int, int]]) -> list[Any]:
+def _in_node(script: str, data: Any, why: str) -> Any:
+    """What ``script`` (a module importing ``gallery.js`` as ``{module}``) prints, as JSON,
+    given ``data`` as JSON on its standard input."""
     node = shutil.which("node")
     if node is None:
-        pytest.skip("Node.js is not installed: the PNGs are read in Chromium's test")
-    code = _NODE.format(module=json.dumps(JS.as_uri()))
-    data = json.dumps([[base64.b64encode(d).decode(), *rest] for d, *rest in cases])
+        pytest.skip(f"Node.js is not installed: {why}")
     out = subprocess.run(
-        [node, "--input-type=module", "-e", code],
-        input=data,
+        [node, "--input-type=module", "-e", script.format(module=json.dumps(JS.as_uri()))],
+        input=json.dumps(data),
         capture_output=True,
         text=True,
         timeout=120,
         check=True,
     )
-    return list(json.loads(out.stdout))
+    return json.loads(out.stdout)
+
+
+def _read_in_node(cases: list[tuple[bytes, int, int, int, int]]) -> list[Any]:
+    data = [[base64.b64encode(d).decode(), *rest] for d, *rest in cases]
+    return list(_in_node(_NODE, data, "the PNGs are read in Chromium's test"))
 
 
 def _tile(got: Any, w: int, h: int) -> np.ndarray:
@@ -431,9 +436,6 @@ def test_a_pack_is_read_as_it_comes_and_a_bad_one_refused() -> None:
     pieces the body comes in; a pack said to be compressed is read whole; one cut short, one
     longer than its length says, one that is not a ZIP archive, and one said to be larger
     than a pack may be (nothing allocated for it) are refused with the reason."""
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("Node.js is not installed: the pack is read in Chromium's tests")
     pngs = [
         [b for b in ex.decode(every_layer(seed)).features["image/object/mask"].values[:3]]
         for seed in range(4)
@@ -442,17 +444,8 @@ def test_a_pack_is_read_as_it_comes_and_a_bad_one_refused() -> None:
     assert pack is not None
     parts = [p for tile in pack.parts for p in tile]
     want = [base64.b64encode(pack.data[o : o + n]).decode() for o, n in parts]
-    code = _STREAMED.format(module=json.dumps(JS.as_uri()))
-    data = json.dumps({"pack": base64.b64encode(pack.data).decode(), "parts": parts})
-    run = subprocess.run(
-        [node, "--input-type=module", "-e", code],
-        input=data,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=True,
-    )
-    got = json.loads(run.stdout)
+    data = {"pack": base64.b64encode(pack.data).decode(), "parts": parts}
+    got = _in_node(_STREAMED, data, "the pack is read in Chromium's tests")
     assert got["streamed"] == want
     assert got["streamed again"] == want
     assert got["encoded"] == want
