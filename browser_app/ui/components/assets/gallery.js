@@ -147,6 +147,7 @@ const VALUES_KEPT = 2500; // sampled PNGs kept (a page of 100 tiles with 11 PNGs
 const valuesKept = new Map(); // `${address} ${kind} ${size}` -> Promise of a Part (or null)
 let scratch = null;
 let layerScratch = null; // where a layer's pixels go before they are drawn over the tile's
+let keptPixels = null; // the last tile's ImageData of masks or class map, for the next
 const AHEAD_KEPT = 400; // pictures of the next page's layers drawn ahead, kept until shown
 const AHEAD_WAIT_MS = 10000; // the next page is asked for once this one is shown, or after this
 
@@ -1406,8 +1407,9 @@ export async function drawLayers(canvas, L, palette, current, read = null) {
   // is a layer of its own for the page's compositor to draw at each frame.
   const ctx = canvas.getContext("2d", { willReadFrequently: true });
   ctx.clearRect(0, 0, w, h);
-  // One ImageData for the tile's class maps and masks, each drawn over the canvas in turn.
-  let px = null;
+  // One ImageData for the class maps and masks, each drawn over the canvas in turn (kept for
+  // the next tile: a page would make 100 of 77 KB for the collector).
+  let px = keptPixels;
   (L.class_maps || []).forEach((m, i) => {
     px = classMapPixels(maps[i], palette, m.hidden || [], w, h, L.opacity, px);
     composite(ctx, px);
@@ -1418,6 +1420,7 @@ export async function drawLayers(canvas, L, palette, current, read = null) {
     px = maskPixels(masks[i], colors, w, h, L.opacity, px);
     composite(ctx, px);
   });
+  keptPixels = px;
   if (L.predictions) drawPredictions(ctx, L);
   if (L.boxes) drawBoxes(ctx, L);
   if (L.keypoints) drawKeypoints(ctx, L);
