@@ -11,7 +11,8 @@
   masks decoded before;
 - in Chromium (``--only layers`` with the browser there): the time from opening the gallery
   until a page of 100 tiles with every layer is fully drawn (pictures loaded, every picture of
-  layers drawn) against the same page of 100 photographs alone.
+  layers drawn) against the same page of 100 photographs alone; until the tiles in the window
+  are (what a reviewer sees before scrolling); and from N until the next page is.
 
 The records are the generators' (``browser_app.generators``: ``infer_detections`` output over
 a COCO record with masks and keypoints, and a DeepLab class map), scaled to 640×480.
@@ -162,6 +163,29 @@ _PAGE_DRAWN = """([n, first]) => {
 }"""
 
 
+# When the tiles in the window are first all drawn (their pictures loaded, their layers
+# drawn), in ms from the start of the navigation: what a reviewer sees before scrolling.
+_WINDOW_WATCH = """(() => {
+  window.__tfbWindow = null;
+  const look = () => {
+    const tiles = [...document.querySelectorAll('.tfb-gallery .tfb-tile[data-record]')];
+    const seen = tiles.filter((t) => {
+      const r = t.getBoundingClientRect();
+      return r.bottom > 0 && r.top < innerHeight;
+    });
+    const drawn = (t) => {
+      const img = t.querySelector('img:not(.tfb-layers)');
+      if (!img || !img.complete || !img.naturalWidth) return false;
+      return !t.querySelector('.tfb-layers') || t.dataset.layers === 'drawn';
+    };
+    if (tiles.length >= %d && seen.length && seen.every(drawn)) {
+      window.__tfbWindow = performance.now();
+    } else requestAnimationFrame(look);
+  };
+  requestAnimationFrame(look);
+})();"""
+
+
 def _quiet(page: Any, busy: set[Any], quiet: float = 0.5, timeout: float = 120) -> None:
     """Wait until the page has had no HTTP request under way for ``quiet`` seconds and the
     app runs nothing (what it fetches ahead is in)."""
@@ -204,11 +228,13 @@ def browser_rows(
         G.write(root / "layers.tfrecord", payloads + second[0])
         G.write(root / "photos.tfrecord", photos + second[1])
         times: dict[str, list[float]] = {"layers": [], "photos": []}
+        seen: dict[str, list[float]] = {"layers": [], "photos": []}
         turns: dict[str, list[float]] = {"layers": [], "photos": []}
         with app_server(root, [str(root / "layers.tfrecord")]) as url, chromium() as browser:
             for _ in range(repeat):
                 for name in times:
                     context = browser.new_context(viewport={"width": 1440, "height": 900})
+                    context.add_init_script(_WINDOW_WATCH % n)
                     page = context.new_page()
                     busy: set[Any] = set()
                     page.on("request", lambda r, b=busy: b.add(r))
@@ -218,6 +244,7 @@ def browser_rows(
                     page.goto(f"{url}/gallery?file={name}.tfrecord&size={n}")
                     page.wait_for_function(_PAGE_DRAWN, arg=[n, 0], polling="raf", timeout=120_000)
                     times[name].append(time.perf_counter() - t0)
+                    seen[name].append(page.evaluate("() => window.__tfbWindow") / 1000)
                     _quiet(page, busy)
                     t0 = time.perf_counter()
                     page.keyboard.press("n")
@@ -225,7 +252,11 @@ def browser_rows(
                     turns[name].append(time.perf_counter() - t0)
                     context.close()
     rows = []
-    for what, got in (("opened", times), ("N pressed", turns)):
+    for what, got in (
+        ("opened", times),
+        ("opened, the tiles in the window (from the navigation's start)", seen),
+        ("N pressed", turns),
+    ):
         layers, photos_t = Timing(tuple(got["layers"])), Timing(tuple(got["photos"]))
         ratio = layers.median / photos_t.median
         rows += [
@@ -242,7 +273,10 @@ def browser_rows(
                 layers.median * 1000,
                 "ms",
             ),
-            Row(
+            # The issue's goal is the whole page's; the window's is what a reviewer sees.
+            Row(GROUP, f"Chromium, {what}: every layer / photographs alone", ratio, "×")
+            if got is seen
+            else Row(
                 GROUP,
                 f"Chromium, {what}: every layer / photographs alone",
                 ratio,
