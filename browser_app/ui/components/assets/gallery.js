@@ -196,8 +196,8 @@ export function paletteOf(bytes) {
 // bytes are the object, and a page has 1,000 of them; the browser's own decoder writes every
 // pixel in RGBA, then a canvas samples them. So the zlib stream is inflated here, never
 // writing a run of zeros (its copies of zeros are skipped; what is not 0 is listed), each row
-// down to the last the tile shows is unfiltered in place from the bytes the stream holds
-// (sampledRows), and the rows are sampled at the very pixels the server samples
+// the tile shows (and each one its filter reads) is unfiltered in place from the bytes the
+// stream holds (sampledRows), and the rows are sampled at the very pixels the server samples
 // (codec.layers._draw_masks; `fw` × `fh` is the picture's size). An interlaced PNG is left to
 // the browser's decoder (createImageBitmap, sampled on a canvas).
 
@@ -443,7 +443,7 @@ export function inflate(src, out) {
  * under each tile pixel's centre, codec.layers._draw_masks), as the part that holds those
  * other than 0: {x, y, cw, ch, values}; null when every one is 0; undefined for a PNG this
  * reader leaves to the browser's decoder (interlaced). Rows of zeros are never written, and
- * rows past the last the tile shows are not unfiltered. */
+ * only the rows the tile shows (and those their filters read) are unfiltered. */
 export function pngValues(bytes, w, h, fw, fh) {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   let pos = 8;
@@ -726,6 +726,33 @@ const packs = new Map(); // URL of a pack -> Promise of the pack, read as it com
 
 const PACK_MAX = 1 << 30; // a pack said to be larger is refused, nothing allocated for it
 
+function checkPack(bytes, url) {
+  if (String.fromCharCode(...bytes.subarray(0, PACK_MAGIC.length)) !== PACK_MAGIC) {
+    throw new Error(`${url} is not a pack of PNGs`);
+  }
+}
+
+const wholeUrls = new Map(); // a pack's URL as written -> whole
+
+/** A pack's URL whole (as the worker, whose own URL is another, reads it too): one key per
+ * pack however its address is written; worked out once per pack, not per PNG. */
+function wholeUrl(url) {
+  if (typeof location === "undefined") return url;
+  let got = wholeUrls.get(url);
+  if (got === undefined) {
+    if (wholeUrls.size >= 64) wholeUrls.clear();
+    got = new URL(url, location.href).href;
+    wholeUrls.set(url, got);
+  }
+  return got;
+}
+
+/** `URL#at=OFFSET,LENGTH` split: [the pack's URL whole, offset, length]; null for another. */
+function packPart(address) {
+  const m = /^(.*)#at=(\d+),(\d+)$/.exec(address);
+  return m && [wholeUrl(m[1]), Number(m[2]), Number(m[3])];
+}
+
 /** A page's pack, read as it comes: resolves, once its length is known, to `{bytes,
  * received, failed, arrived}` (`bytes` of that length, filled in as they arrive; `arrived(end)`
  * resolves once the first `end` are in, and rejects when the pack fails before). So the PNGs
@@ -745,9 +772,7 @@ function packBytes(url) {
     if (coded || !response.body || !Number.isSafeInteger(said) || !said) {
       // Its length unknown (or that of other bytes than the pack's): read whole.
       const bytes = new Uint8Array(await response.arrayBuffer());
-      if (String.fromCharCode(...bytes.subarray(0, PACK_MAGIC.length)) !== PACK_MAGIC) {
-        throw new Error(`${url} is not a pack of PNGs`);
-      }
+      checkPack(bytes, url);
       return { bytes, received: bytes.length, failed: null, arrived: () => Promise.resolve() };
     }
     if (said > PACK_MAX) throw new Error(`${url}: a pack of ${said} bytes is too large`);
@@ -774,10 +799,7 @@ function packBytes(url) {
         pack.bytes.set(value, pack.received);
         const before = pack.received;
         pack.received += value.length;
-        if (before < PACK_MAGIC.length && pack.received >= PACK_MAGIC.length) {
-          const head = String.fromCharCode(...pack.bytes.subarray(0, PACK_MAGIC.length));
-          if (head !== PACK_MAGIC) throw new Error(`${url} is not a pack of PNGs`);
-        }
+        if (before < PACK_MAGIC.length && pack.received >= PACK_MAGIC.length) checkPack(pack.bytes, url);
         settle();
       }
       if (pack.received < said) throw new Error(`${url}: shorter than said`);
@@ -797,16 +819,15 @@ function packBytes(url) {
 /** A PNG's stored bytes from its address: a part of a pack (`URL#at=OFFSET,LENGTH`), or a
  * URL of its own. */
 export async function pngBytes(address) {
-  const m = /^(.*)#at=(\d+),(\d+)$/.exec(address);
-  if (!m) {
+  const part = packPart(address);
+  if (!part) {
     const response = await fetch(address);
     if (!response.ok) throw new Error(`${response.status} for ${address}`);
     return new Uint8Array(await response.arrayBuffer());
   }
-  // One key per pack, whether its address is written relative or whole.
-  const pack = await packBytes(typeof location === "undefined" ? m[1] : new URL(m[1], location.href).href);
-  const at = Number(m[2]);
-  const end = at + Number(m[3]);
+  const [url, at, length] = part;
+  const pack = await packBytes(url);
+  const end = at + length;
   if (end > pack.bytes.length) throw new Error(`${address}: past the end of the pack`);
   await pack.arrived(end);
   return pack.bytes.subarray(at, end);
@@ -901,7 +922,9 @@ function readElsewhere(address, kind, L) {
         reader.worker.postMessage(batch);
       });
     }
-    reader.batch.push([id, new URL(address, location.href).href, L.w, L.h, L.fw, L.fh]);
+    const part = packPart(address);
+    const whole = part ? `${part[0]}#at=${part[1]},${part[2]}` : new URL(address, location.href).href;
+    reader.batch.push([id, whole, L.w, L.h, L.fw, L.fh]);
   });
 }
 
@@ -915,12 +938,12 @@ function warmPacks(tiles) {
   const found = new Set();
   for (const t of tiles) {
     for (const url of (t.layers && t.layers.urls) || []) {
-      const cut = url.indexOf("#at=");
-      if (cut > 0) found.add(url.slice(0, cut));
+      const part = packPart(url);
+      if (part) found.add(part[0]);
     }
   }
   if (!found.size) return; // no PNG to read: no worker
-  const urls = [...found].map((u) => new URL(u, location.href).href);
+  const urls = [...found];
   const key = urls.join(" ");
   if (key === warmed || !pngReader()) return;
   warmed = key;
@@ -1822,10 +1845,7 @@ class Grid {
       // Drawn ahead (or being drawn): put in place of the tile's picture of layers.
       this.drawnAhead.delete(key);
       const drawn = ahead.img;
-      if (cv) {
-        dropLayers(cv);
-        cv.replaceWith(drawn);
-      } else this.placeLayers(pic, drawn);
+      this.placeLayers(pic, drawn, cv);
       const show = (complete) => {
         if (drawn.dataset.key !== key || drawn.parentNode !== pic) return;
         drawn.hidden = false;
@@ -1843,10 +1863,7 @@ class Grid {
       // Drawn here, in place: a canvas (a picture drawn ahead is not drawn on again).
       const fresh = document.createElement("canvas");
       fresh.className = "tfb-layers";
-      if (cv) {
-        dropLayers(cv);
-        cv.replaceWith(fresh);
-      } else this.placeLayers(pic, fresh);
+      this.placeLayers(pic, fresh, cv);
       cv = fresh;
     }
     cv.dataset.key = key;
@@ -1864,8 +1881,14 @@ class Grid {
       });
   }
 
-  /** A picture of layers put over the picture of `pic`. */
-  placeLayers(pic, cv) {
+  /** The layers `cv` (a canvas or a picture) put over the picture of `pic`, in place of
+   * `old` (its URL let go) when there is one. */
+  placeLayers(pic, cv, old = null) {
+    if (old) {
+      dropLayers(old);
+      old.replaceWith(cv);
+      return;
+    }
     const img = pic.querySelector("img:not(.tfb-layers)");
     if (img) img.after(cv);
     else pic.prepend(cv);
