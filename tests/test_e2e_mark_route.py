@@ -157,6 +157,73 @@ def test_marks_and_moves_typed_fast_each_write_one_line(
     page.close()
 
 
+def test_a_mark_typed_while_the_one_before_is_posted_waits_for_it(
+    served: tuple[str, Path], root: Path, browser: Any
+) -> None:
+    """P then F on one record, the route slow to answer P: F is not posted until P is answered
+    (two posts under way at once reach the server in either order, and the journal's last
+    mark of a record is its mark). P refused by the route: P and F both go to Python, in that
+    order, and F is never posted ahead of it."""
+    from playwright.sync_api import expect
+
+    url, cache = served
+    page = _open(browser, url, 40)
+    keys = page.get_by_test_id("tfb-review-keys")
+    before = _marks_written(root, cache)
+    posts: list[Any] = []
+    refuse = False
+
+    def route(r: Any) -> None:
+        posts.append(r)
+        if refuse:
+            r.fulfill(status=503, content_type="application/json", body='{"error": "busy"}')
+        elif len(posts) > 1:
+            r.continue_()  # the first is held until the test lets it go
+
+    page.route("**/tfb/mark", route)
+    page.keyboard.type("pf")
+    expect(keys).to_have_attribute("data-queue", "2", timeout=15_000)
+    page.wait_for_function("() => true")  # the route's handler has run by now
+    assert len(posts) == 1
+    # The window in which a second post would be made, the first still unanswered.
+    page.wait_for_timeout(1_000)
+    assert len(posts) == 1, "F was posted while P's post was under way"
+    posts[0].continue_()
+    expect(keys).to_have_attribute("data-queue", "0", timeout=30_000)
+    expect(keys).to_have_attribute("data-saved", "40:flagged", timeout=15_000)
+    settled(page)
+    assert len(posts) == 2
+    until(
+        lambda: _assert_equal(
+            _marks_written(root, cache)[len(before) :], [(40, "passed"), (40, "flagged")]
+        ),
+        timeout=15,
+        what="P's line, then F's",
+    )
+
+    # The route refuses P: both marks go to Python, in order; F is not posted.
+    refuse, posts[:] = True, []
+    before = _marks_written(root, cache)
+    page.keyboard.type("pf")
+    expect(keys).to_have_attribute("data-queue", "0", timeout=30_000)
+    settled(page)
+    until(
+        lambda: _assert_equal(
+            _marks_written(root, cache)[len(before) :], [(40, "passed"), (40, "flagged")]
+        ),
+        timeout=15,
+        what="P's line, then F's, both written by Python",
+    )
+    assert len(posts) == 1, "F was posted after the route refused P"
+    expect(page.get_by_text("Review · ⚑ Flagged").first).to_be_visible(timeout=15_000)
+    no_errors(page)
+    page.close()
+
+
+def _assert_equal(got: Any, want: Any) -> None:
+    assert got == want
+
+
 def test_the_route_refuses_a_request_without_the_sessions_token(served: tuple[str, Path]) -> None:
     import urllib.error
     import urllib.request

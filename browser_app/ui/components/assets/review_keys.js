@@ -24,8 +24,11 @@
 // on a record the element knows (no move waits before it) is posted there first: the route
 // writes it into the journal and answers, and the element says "saved" at once; only then
 // does the action go to Python (the page follows on that run; Python sees the route wrote it
-// and does not write it again). A mark the route refused, or that could not reach it, goes
-// to Python as before. Nothing else is ever posted; the token is never put in the page.
+// and does not write it again). The posts go one at a time, in the order typed: two posts
+// under way at once are two requests the server may take in either order, and the journal's
+// last mark of a record is its mark. A mark the route refused, or that could not reach it,
+// goes to Python as before, and so does every mark typed after it (Python writes them in
+// order after it). Nothing else is ever posted; the token is never put in the page.
 //
 // The host element (class tfb-review-keys) says what is shown, for tests: data-record (the
 // record Python drew), data-queue (actions not yet acknowledged), data-behind (what Python
@@ -104,16 +107,14 @@ export function wire(a) {
   return out;
 }
 
-/** Whether the mark `a` can go to the marks route: a mark on a record it names by number. */
-export function routable(a, route) {
-  return (
-    !!route &&
-    typeof route.url === "string" &&
-    typeof route.token === "string" &&
-    a.kind === "mark" &&
-    Number.isInteger(a.record) &&
-    a.record >= 0
-  );
+/** Whether the mark `a` can go to the marks route: a mark on a record it names by number,
+ * with every mark before it in `queue` saved there already (or, `posting` true, being posted
+ * there: the posts go one after the other, each asking again when its turn comes). */
+export function routable(a, route, queue, posting = false) {
+  if (!route || typeof route.url !== "string" || typeof route.token !== "string") return false;
+  if (a.kind !== "mark" || !Number.isInteger(a.record) || a.record < 0) return false;
+  const before = (b) => b !== a && b.seq < a.seq && b.kind === "mark";
+  return queue.every((b) => !before(b) || b.saved || (posting && b.posting));
 }
 
 function newClient() {
@@ -143,6 +144,7 @@ class Keys {
     this.catchingUp = 0; // when a rest was sent whose run a key need not wait for
     this.route = null; // the marks route: { url, token }
     this.saved = ""; // the last mark the route saved, "RECORD:STATUS"
+    this.posts = Promise.resolve(); // the marks posted to the route, one after the other
     this.buildHelp();
     this.onKey = (e) => this.key(e);
     this.listening = false;
@@ -173,6 +175,7 @@ class Keys {
     this.queue = before.queue;
     this.restSent = before.restSent;
     this.saved = before.saved;
+    this.posts = before.posts;
   }
 
   buildHelp() {
@@ -245,46 +248,52 @@ class Keys {
     clearTimeout(this.restTimer);
     this.seq = a.seq;
     this.queue.push(a);
-    if (routable(a, this.route)) this.post(a);
+    if (routable(a, this.route, this.queue, true)) {
+      // Posted once the posts before it are answered; the queue waits for it.
+      a.posting = true;
+      const route = this.route;
+      this.posts = this.posts.then(() => this.post(a, route));
+    }
     this.send();
     this.render();
   }
 
-  /** Post the mark `a` to the marks route; once it answers, the queue goes to Python. */
-  post(a) {
-    a.posting = true;
-    const route = this.route;
-    const abort = new AbortController();
-    const timer = setTimeout(() => abort.abort(), POST_MS);
-    const body = {
-      token: route.token,
-      client: this.client,
-      seq: a.seq,
-      record: a.record,
-      status: a.status,
-    };
-    fetch(route.url, {
-      method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(body),
-      credentials: "same-origin",
-      cache: "no-store",
-      signal: abort.signal,
-    })
-      .then((r) => (r.ok ? r.json() : null))
-      .catch(() => null)
-      .then((got) => {
-        clearTimeout(timer);
-        a.posting = false;
-        // The element whose queue holds the action now (the page may have drawn a new one).
-        const owner = active && active.queue.includes(a) ? active : this;
-        if (got && got.saved === true && got.record === a.record && got.status === a.status) {
-          a.saved = true;
-          owner.saved = `${a.record}:${a.status}`;
-        }
-        owner.send();
-        owner.render();
-      });
+  /** Post the mark `a` to the marks route (unless a mark before it went to Python
+   * meanwhile); once it answers, the queue goes to Python. */
+  async post(a, route) {
+    // The element whose queue holds the action now (the page may have drawn a new one).
+    const owner = () => (active && active.queue.includes(a) ? active : this);
+    let got = null;
+    if (routable(a, route, owner().queue)) {
+      const abort = new AbortController();
+      const timer = setTimeout(() => abort.abort(), POST_MS);
+      const body = {
+        token: route.token,
+        client: this.client,
+        seq: a.seq,
+        record: a.record,
+        status: a.status,
+      };
+      got = await fetch(route.url, {
+        method: "POST",
+        headers: { "Content-Type": "application/json" },
+        body: JSON.stringify(body),
+        credentials: "same-origin",
+        cache: "no-store",
+        signal: abort.signal,
+      })
+        .then((r) => (r.ok ? r.json() : null))
+        .catch(() => null);
+      clearTimeout(timer);
+    }
+    a.posting = false;
+    const keys = owner();
+    if (got && got.saved === true && got.record === a.record && got.status === a.status) {
+      a.saved = true;
+      keys.saved = `${a.record}:${a.status}`;
+    }
+    keys.send();
+    keys.render();
   }
 
   /** Send what waits: at once when the app is idle, else once its run is over and a frame
