@@ -10,6 +10,7 @@ Uses Debian's chromium (``/usr/bin/chromium``): skipped locally without it, FAIL
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -171,20 +172,33 @@ def test_a_mark_typed_while_the_one_before_is_posted_waits_for_it(
     keys = page.get_by_test_id("tfb-review-keys")
     before = _marks_written(root, cache)
     posts: list[Any] = []
-    refuse = False
+    how = "pass"  # what the handler does with a post: "pass", "hold" (the next one), "refuse"
 
     def route(r: Any) -> None:
+        nonlocal how
         posts.append(r)
-        if refuse:
+        if how == "refuse":
             r.fulfill(status=503, content_type="application/json", body='{"error": "busy"}')
-        elif len(posts) > 1:
-            r.continue_()  # the first is held until the test lets it go
+        elif how == "hold":
+            how = "pass"  # held until the test lets it go
+        else:
+            r.continue_()
 
     page.route("**/tfb/mark", route)
+    # The interception in effect before a key: a post without a token, seen by the handler
+    # (let through: the server refuses it and writes nothing).
+    status = page.evaluate(
+        "(u) => fetch(u, {method: 'POST', headers: {'Content-Type': 'application/json'},"
+        " body: '{}'}).then((r) => r.status)",
+        f"{url}/tfb/mark",
+    )
+    assert len(posts) == 1 and 400 <= status < 500, status
+    posts.clear()
+    how = "hold"
     page.keyboard.type("pf")
     expect(keys).to_have_attribute("data-queue", "2", timeout=15_000)
-    page.wait_for_function("() => true")  # the route's handler has run by now
-    assert len(posts) == 1
+    _posted(page, posts, 1)
+    assert json.loads(posts[0].request.post_data or "{}")["status"] == "passed"
     # The window in which a second post would be made, the first still unanswered.
     page.wait_for_timeout(1_000)
     assert len(posts) == 1, "F was posted while P's post was under way"
@@ -202,7 +216,7 @@ def test_a_mark_typed_while_the_one_before_is_posted_waits_for_it(
     )
 
     # The route refuses P: both marks go to Python, in order; F is not posted.
-    refuse, posts[:] = True, []
+    how, posts[:] = "refuse", []
     before = _marks_written(root, cache)
     page.keyboard.type("pf")
     expect(keys).to_have_attribute("data-queue", "0", timeout=30_000)
@@ -222,6 +236,15 @@ def test_a_mark_typed_while_the_one_before_is_posted_waits_for_it(
 
 def _assert_equal(got: Any, want: Any) -> None:
     assert got == want
+
+
+def _posted(page: Any, posts: list[Any], n: int, timeout: float = 15) -> None:
+    """Wait until the route's handler has seen ``n`` posts (the page's events are handled
+    while Playwright waits)."""
+    deadline = time.monotonic() + timeout
+    while len(posts) < n:
+        assert time.monotonic() < deadline, f"{len(posts)} posts seen, not {n}"
+        page.wait_for_timeout(50)
 
 
 def test_the_route_refuses_a_request_without_the_sessions_token(served: tuple[str, Path]) -> None:
