@@ -4,9 +4,10 @@
 It is two things. Imported as a module (``streamlit run`` finds the ``st.App`` assigned to
 ``app`` below and has uvicorn import this file), it is the server: Streamlit's routes and
 the app's own (:mod:`browser_app.ui.routes`: ``POST /tfb/mark``, a review mark saved without
-a run of the script), and what it does once at start-up (:mod:`browser_app.ui.server`).
-Executed as ``__main__`` (Streamlit runs it so at every run of a
-session, as does an ``AppTest``), it is the app itself, :func:`browser_app.ui.app.main`.
+a run of the script; :mod:`browser_app.ui.components.served`: the elements' files), and
+what it does once at start-up (:mod:`browser_app.ui.server`). Executed as ``__main__``
+(Streamlit runs it so at every run of a session, as does an ``AppTest``), it is the app
+itself, :func:`browser_app.ui.app.main`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ if __name__ == "__main__":
 else:
     from streamlit import App
 
+    from browser_app.ui.components import served
     from browser_app.ui.routes import app_routes
     from browser_app.ui.server import lifespan
 
-    app = App(Path(__file__).resolve(), routes=app_routes(), lifespan=lifespan)
+    app = App(Path(__file__).resolve(), routes=[*app_routes(), *served.routes()], lifespan=lifespan)
