@@ -352,8 +352,25 @@ def test_a_click_while_the_table_follows_the_keys_keeps_the_record(
     which the server must not take for a click on it (the record would jump back)."""
     from playwright.sync_api import expect
 
-    running = """() => document.querySelector('[data-testid="stApp"]')
-      .getAttribute('data-test-script-state') === 'running'"""
+    # Installed before J: at the first run that starts once the element shows record ``n``
+    # (the keys rest: the run that moves the table's row), the button is clicked in that
+    # very moment. Clicked from the test once the run is seen, it could come after a short
+    # run had ended on a loaded machine, or the run be missed altogether.
+    click_in_next_run = """(n) => {
+      window.__clicked = false;
+      const app = document.querySelector('[data-testid="stApp"]');
+      const seen = new MutationObserver(() => {
+        if (app.getAttribute('data-test-script-state') !== 'running') return;
+        const keys = document.querySelector('[data-testid="tfb-review-keys"]');
+        if (!keys || keys.dataset.record !== String(n)) return;
+        seen.disconnect();
+        const button = [...document.querySelectorAll('button')]
+          .find((b) => /Flagged/.test(b.innerText));
+        button.click();
+        window.__clicked = true;
+      });
+      seen.observe(app, { attributes: true, attributeFilter: ['data-test-script-state'] });
+    }"""
     page = _open(browser, server, 53)
     keys = page.get_by_test_id("tfb-review-keys")
     expect(keys).to_have_attribute("data-record", "53", timeout=15_000)
@@ -371,11 +388,11 @@ def test_a_click_while_the_table_follows_the_keys_keeps_the_record(
     )
     for n in (54, 55, 56):
         page.get_by_role("heading", name="Records", exact=True).click()
+        page.evaluate(click_in_next_run, n)
         page.keyboard.press("j")
         expect(keys).to_have_attribute("data-record", str(n))
         # The keys rest: the run that moves the table's row; a click on the page meanwhile.
-        page.wait_for_function(running, polling=5, timeout=15_000)
-        page.get_by_role("button", name=re.compile("Flagged")).first.click()
+        page.wait_for_function("() => window.__clicked", timeout=15_000)
         expect(page.get_by_text("Review · ⚑ Flagged").first).to_be_visible()
         settled(page, quiet_ms=1_000)
         expect(page.get_by_role("heading", name=f"Record {n}")).to_be_visible()
