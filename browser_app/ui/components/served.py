@@ -69,6 +69,7 @@ def asset(name: str) -> str:
     return (resources.files(__package__) / "assets" / name).read_text(encoding="utf-8")
 
 
+@cache
 def _served_name(name: str) -> str:
     """Asset ``name`` (``gallery.js``) as the element route serves it: ``gallery.<hash>.js``,
     the hash of its content."""
