@@ -1,4 +1,4 @@
-"""A closed tab's work stops, in the real app and headless Chromium: a filter over 800,000
+"""A closed tab's work stops, in the real app and headless Chromium: a filter over 3,200,000
 records in 8 shards, on 2 local processes (``view --executor processes:2``), is running on
 its workers when its tab is closed; the workers are gone soon after, long before the filter
 could have finished, and the server goes on serving another tab. (AppTest covers the same
@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from browser_support import browser_fixture, serve, servers_of, settled, until
-from test_e2e_jobs import _workers, shards  # noqa: F401  (the same 8 shards of 100,000 records)
+from test_e2e_jobs import _workers, shards  # noqa: F401  (the same 8 shards of 400,000 records)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
