@@ -60,10 +60,14 @@ def server(served: tuple[str, Path]) -> str:
 browser = browser_fixture()
 
 
-def _open(browser: Any, server: str, record: int, viewport: dict[str, int] = WIDE) -> Any:
+def _open(
+    browser: Any, server: str, record: int, viewport: dict[str, int] = WIDE, init: str = ""
+) -> Any:
     from playwright.sync_api import expect
 
     page = browser.new_page(viewport=viewport)
+    if init:
+        page.add_init_script(init)
     page.goto(f"{server}/?file=detection.tfrecord&record={record}")
     expect(page.get_by_role("heading", name=f"Record {record}")).to_be_visible(timeout=30_000)
     return page
@@ -352,26 +356,41 @@ def test_a_click_while_the_table_follows_the_keys_keeps_the_record(
     which the server must not take for a click on it (the record would jump back)."""
     from playwright.sync_api import expect
 
-    # Installed before J: at the first run that starts once the element shows record ``n``
-    # (the keys rest: the run that moves the table's row), the button is clicked in that
-    # very moment. Clicked from the test once the run is seen, it could come after a short
-    # run had ended on a loaded machine, or the run be missed altogether.
+    # Every websocket the page opens, kept where the page's scripts can reach it.
+    keep_sockets = """(() => {
+      const Native = window.WebSocket;
+      window.__sockets = [];
+      window.WebSocket = class extends Native {
+        constructor(...args) { super(...args); window.__sockets.push(this); }
+      };
+    })();"""
+    # Installed before J: once the element has asked for the catching-up run on record ``n``
+    # (the keys rest: the run that moves the table's row), the button is clicked as the
+    # server's first message after that arrives: the run has started, and the table still
+    # shows the row before. (Watching the app's "running" state instead misses a short run
+    # whose start and end the page draws in one frame; clicking as the run is asked for is
+    # too early: the server has selected nothing yet.)
     click_in_next_run = """(n) => {
       window.__clicked = false;
       const app = document.querySelector('[data-testid="stApp"]');
+      const asked = new Set([...document.querySelectorAll('[data-testid="tfb-review-keys"]')]
+        .map((k) => k.dataset.rest));
+      const click = () => {
+        if (window.__clicked) return;
+        window.__clicked = true;
+        [...document.querySelectorAll('button')].find((b) => /Flagged/.test(b.innerText))
+          .click();
+      };
       const seen = new MutationObserver(() => {
-        if (app.getAttribute('data-test-script-state') !== 'running') return;
         const keys = document.querySelector('[data-testid="tfb-review-keys"]');
         if (!keys || keys.dataset.record !== String(n)) return;
+        if (!keys.dataset.rest || asked.has(keys.dataset.rest)) return;
         seen.disconnect();
-        const button = [...document.querySelectorAll('button')]
-          .find((b) => /Flagged/.test(b.innerText));
-        button.click();
-        window.__clicked = true;
+        for (const s of window.__sockets) s.addEventListener('message', click, { once: true });
       });
-      seen.observe(app, { attributes: true, attributeFilter: ['data-test-script-state'] });
+      seen.observe(app, { attributes: true, subtree: true, attributeFilter: ['data-rest'] });
     }"""
-    page = _open(browser, server, 53)
+    page = _open(browser, server, 53, init=keep_sockets)
     keys = page.get_by_test_id("tfb-review-keys")
     expect(keys).to_have_attribute("data-record", "53", timeout=15_000)
     settled(page)

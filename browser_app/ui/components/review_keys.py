@@ -30,8 +30,9 @@ refused or could not take is Python's to write, as before.
 The host element (class ``tfb-review-keys``, ``data-testid="tfb-review-keys"``) says what is
 shown, for tests: ``data-record`` (the record Python drew), ``data-queue`` (actions not yet
 acknowledged), ``data-behind`` (what Python said the page has not drawn yet; "" when
-nothing), ``data-rev`` (one more each time data from Python is applied) and ``data-saved``
-(the last mark the route saved, ``RECORD:STATUS``; "" when none)."""
+nothing), ``data-rev`` (one more each time data from Python is applied), ``data-saved``
+(the last mark the route saved, ``RECORD:STATUS``; "" when none) and ``data-rest`` (the state
+whose catching-up run was last asked for, set as the request is sent; "" when none)."""
 
 from __future__ import annotations
 

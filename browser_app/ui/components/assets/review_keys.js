@@ -33,7 +33,8 @@
 // The host element (class tfb-review-keys) says what is shown, for tests: data-record (the
 // record Python drew), data-queue (actions not yet acknowledged), data-behind (what Python
 // said the page has not drawn yet), data-rev (one more each time data from Python is
-// applied), data-saved (the last mark the route saved, "RECORD:STATUS").
+// applied), data-saved (the last mark the route saved, "RECORD:STATUS"), data-rest (the
+// state whose catching-up was last asked for, set as it is sent).
 
 const KEYS = {
   p: ["mark", "passed"],
@@ -236,6 +237,7 @@ class Keys {
       this.restSent = this.behind;
       this.catchingUp = this.restWaits ? 0 : performance.now();
       if (this.setTriggerValue) this.setTriggerValue("rest", this.behind);
+      this.root.dataset.rest = this.restSent;
     }, this.restMs);
   }
 
@@ -339,6 +341,7 @@ class Keys {
     r.dataset.behind = this.behind;
     r.dataset.rev = String(this.rev);
     r.dataset.saved = this.saved;
+    r.dataset.rest = this.restSent;
     let text = "";
     if (this.queue.length) {
       // Saved when every action waiting is a mark the route saved (the page follows).
