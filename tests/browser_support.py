@@ -357,7 +357,8 @@ def open_cell_editor(page: Any, grid: Callable[[], Any], row: int, col: int) -> 
 
 # What counts the app's runs and the server's messages, in a probe's own function where `t`
 # (with done, state, running, msgs and lastMsg) is its record: every message from the server
-# counted, with the time of the last (a run drawn in one go may never show as running), and
+# counted, with the time of the last (a run drawn in one go may never show as running), the
+# page's websockets kept in t.sockets (a test may act on the server's next message), and
 # every state the app root passes through, in order (a fast run — a fragment, a callback —
 # may start and finish between two looks, so the mutation records' old values count too):
 # each run that finishes (back at notRunning after running) counted in `done`.
@@ -365,6 +366,7 @@ RUN_COUNTER_JS = """
   const Socket = window.WebSocket;
   window.WebSocket = function (...args) {
     const ws = new Socket(...args);
+    (t.sockets = t.sockets || []).push(ws);
     ws.addEventListener("message", () => { t.msgs += 1; t.lastMsg = performance.now(); });
     return ws;
   };

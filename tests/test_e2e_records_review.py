@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 from browser_support import (
+    RUNS_PROBE,
     app_server,
     browser_fixture,
     click_cell,
@@ -356,14 +357,6 @@ def test_a_click_while_the_table_follows_the_keys_keeps_the_record(
     which the server must not take for a click on it (the record would jump back)."""
     from playwright.sync_api import expect
 
-    # Every websocket the page opens, kept where the page's scripts can reach it.
-    keep_sockets = """(() => {
-      const Native = window.WebSocket;
-      window.__sockets = [];
-      window.WebSocket = class extends Native {
-        constructor(...args) { super(...args); window.__sockets.push(this); }
-      };
-    })();"""
     # Installed before J: once the element has asked for the catching-up run on record ``n``
     # (the keys rest: the run that moves the table's row), the button is clicked as the
     # server's first message after that arrives: the run has started, and the table still
@@ -386,11 +379,11 @@ def test_a_click_while_the_table_follows_the_keys_keeps_the_record(
         if (!keys || keys.dataset.record !== String(n)) return;
         if (!keys.dataset.rest || asked.has(keys.dataset.rest)) return;
         seen.disconnect();
-        for (const s of window.__sockets) s.addEventListener('message', click, { once: true });
+        for (const s of window.__runs.sockets) s.addEventListener('message', click, { once: true });
       });
       seen.observe(app, { attributes: true, subtree: true, attributeFilter: ['data-rest'] });
     }"""
-    page = _open(browser, server, 53, init=keep_sockets)
+    page = _open(browser, server, 53, init=RUNS_PROBE)
     keys = page.get_by_test_id("tfb-review-keys")
     expect(keys).to_have_attribute("data-record", "53", timeout=15_000)
     settled(page)
