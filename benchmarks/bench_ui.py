@@ -242,7 +242,7 @@ def app_server(root: Path, paths: list[str] | None = None, code: Path = REPO) ->
 #   time each condition holds (``[name, JS expression, needs a finished run]``), in ``watch``;
 # - ``gridFirst(element)``: what a data grid (``stDataFrame``) has painted since the input in
 #   its first row's first column of numbers (see below).
-_PROBE = (
+PROBE = (
     """
 (() => {
   const t = (window.__tfb = {
@@ -388,7 +388,7 @@ class Tab:
         self.received = 0
         self.frames = 0
         self.ctx = browser.new_context(viewport=VIEWPORT, accept_downloads=True)
-        self.ctx.add_init_script(_PROBE)
+        self.ctx.add_init_script(PROBE)
         self.page = self.ctx.new_page()
         self.page.set_default_timeout(TIMEOUT_MS)
         self.page.on("websocket", self._socket)
@@ -480,7 +480,7 @@ def open_page(page: Any, url: str, ready: str) -> None:
 # -- what the page shows: JS conditions for each kind of gallery ------------------------------
 
 
-def _page_decoded(kind: str, first: int, count: int) -> str:
+def page_decoded(kind: str, first: int, count: int) -> str:
     """The gallery's page starting at ``first`` with ``count`` tiles, every picture decoded."""
     if kind == ELEMENT:
         return f"""(() => {{
@@ -590,7 +590,7 @@ def open_gallery(tab: Tab, spec: str, record: int, total: int) -> int:
     first = record - record % GALLERY_PAGE
     count = min(GALLERY_PAGE, total - first)
     ready = " || ".join(
-        f"({_page_decoded(k, first, count)} && {_focused_on(k, record)})"
+        f"({page_decoded(k, first, count)} && {_focused_on(k, record)})"
         for k in (ELEMENT, STREAMLIT)
     )
     query = f"file={spec}&record={record}&size={GALLERY_PAGE}"
@@ -675,7 +675,7 @@ def _row_is(page: Any, n: int) -> None:
 
 def _first_row_is(n: int) -> str:
     """The records table (the page's first data grid) has painted ``n`` in its first row's
-    ``#`` since the input (its DOM cells say so only 0.2 s later: :data:`_PROBE`)."""
+    ``#`` since the input (its DOM cells say so only 0.2 s later: :data:`PROBE`)."""
     return f"window.__tfb.gridFirst({_RECORDS_GRID}) === '{n}'"
 
 
@@ -795,7 +795,7 @@ def _next_page(tab: Tab, data: UiData, key: str, action: Callable[[], object]) -
         run = tab.kind != ELEMENT
         conditions = [
             (f"{key}_window", _window_shown(tab.kind, first), False),
-            (f"{key}_all", _page_decoded(tab.kind, first, count), run),
+            (f"{key}_all", page_decoded(tab.kind, first, count), run),
         ]
         if key == "page":
             conditions.append((f"{key}_run", "true", True))
