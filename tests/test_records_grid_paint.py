@@ -1,6 +1,6 @@
 """The app benchmark's reading of what the records table shows after "Next" (issue 27's
 "records page, next 25"): the texts the data grid paints on its canvas since the input, its
-first row's ``#`` (:data:`benchmarks.bench_ui._PROBE`, ``gridFirst``). The grid's cells in
+first row's ``#`` (:data:`benchmarks.bench_ui.PROBE`, ``gridFirst``). The grid's cells in
 the DOM (its accessibility table) follow only some 0.2 s after the grid changed, so they
 are not the measure; here they are the check: what the probe read painted is what they come
 to say, the previous page's first record is never read as painted, and an input that turns
@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from browser_support import app_server, browser_fixture, settled, until
 
-from benchmarks.bench_ui import _PROBE, _first_row_is, first_row
+from benchmarks.bench_ui import PROBE, _first_row_is, first_row
 from browser_app.sample_data import write_sample
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -41,7 +41,7 @@ browser = browser_fixture()
 @pytest.fixture
 def page(browser: Any, server: str) -> Iterator[Any]:
     ctx = browser.new_context(viewport=WIDE)
-    ctx.add_init_script(_PROBE)
+    ctx.add_init_script(PROBE)
     p = ctx.new_page()
     p.goto(f"{server}/?file=detection.tfrecord&record=0&size={SIZE}")
     until(lambda: _first_is(p, 0), what="the records table's first row")
