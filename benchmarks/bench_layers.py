@@ -292,7 +292,7 @@ def browser_rows(
             Row(
                 GROUP,
                 f"Chromium: gallery page of {n} photographs alone, opened until drawn, in the app"
-                f" as issue 25 found it ({ui_before.describe(filed or FILED)[:7]})"
+                f" as issue 25 found it ({ui_before.describe(filed or FILED).split()[0]})"
                 f" {before.words()}",
                 before.median * 1000,
                 "ms",
