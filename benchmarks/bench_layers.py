@@ -248,8 +248,9 @@ def browser_rows(
         then: list[float] = []  # the photographs alone in the app at ``filed``
         with contextlib.ExitStack() as stack:
             url = stack.enter_context(app_server(root, [str(root / "layers.tfrecord")]))
-            old = ""
+            old = filed_commit = ""  # the filed app's URL and short hash
             if filed is not None:
+                filed_commit = ui_before.describe(filed).split()[0]
                 code = stack.enter_context(ui_before.checkout(filed))
                 old = stack.enter_context(app_server(root, [str(root / "photos.tfrecord")], code))
             browser = stack.enter_context(chromium())
@@ -292,7 +293,7 @@ def browser_rows(
             Row(
                 GROUP,
                 f"Chromium: gallery page of {n} photographs alone, opened until drawn, in the app"
-                f" as issue 25 found it ({ui_before.describe(filed or FILED).split()[0]})"
+                f" as issue 25 found it ({filed_commit})"
                 f" {before.words()}",
                 before.median * 1000,
                 "ms",
